@@ -1,0 +1,162 @@
+"""The grading pipeline: load -> run cases -> judge -> (GPU) time -> score -> result.
+
+`check` runs a launch function in this process (the notebook path); `check_file` runs a
+source file in a child process with a time limit (the CLI path). Both share every step.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grader import backend as _backend
+from grader.cases import PreparedCase, new_seed, prepare
+from grader.exercises import Exercise, exercise
+from grader.hints import DEFAULT_HINTS
+from grader.judge import judge_case
+from grader.load import SubmissionError, check_signature
+from grader.result import CaseResult, CheckResult, Speed
+from grader.run import Outcome, execute
+
+DEFAULT_CASE_TIMEOUT = 60.0
+
+
+def current_backend() -> str:
+    from numba import config
+
+    return _backend.SIMULATOR if config.ENABLE_CUDASIM else _backend.GPU
+
+
+def speed_section(backend: str) -> Speed:
+    if backend == _backend.SIMULATOR:
+        return Speed(
+            measured=False,
+            reason="not measured: no GPU. Numba's CUDA simulator runs each CUDA thread as a "
+            "Python thread, so its times say nothing about GPU speed.",
+        )
+    return Speed(measured=False, reason="not measured: GPU timing is not part of this check yet.")
+
+
+def _hint(ex: Exercise, verdict: str) -> str:
+    if verdict == "passed":
+        return ""
+    return ex.spec.hints.get(verdict) or DEFAULT_HINTS.get(verdict, "")
+
+
+def _differs(a: Outcome, b: Outcome) -> bool:
+    if a.error or b.error or a.buffers.keys() != b.buffers.keys():
+        return False
+    return any(a.buffers[k].tobytes() != b.buffers[k].tobytes() for k in a.buffers)
+
+
+def _as_race(result: CaseResult) -> CaseResult:
+    from dataclasses import replace
+
+    return replace(result, verdict="race", message=(
+        "Two runs on the same input gave different answers, so threads are racing. "
+        f"First run: {result.message}"))
+
+
+def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
+              started: float, secret: bool = False) -> CheckResult:
+    failing = next((c for c in case_results if not c.passed), None)
+    passed_count = sum(c.passed for c in case_results)
+    score = round(ex.spec.points * passed_count / len(ex.spec.cases), 2)
+    if failing is None:
+        verdict, message = "passed", f"All {len(case_results)} cases passed."
+    else:
+        verdict = failing.verdict
+        where = f" (line {failing.line}: {failing.source})" if failing.line else ""
+        message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
+    return CheckResult(
+        exercise=ex.id, title=ex.spec.title, backend=backend, verdict=verdict, message=message,
+        hint=_hint(ex, verdict), cases=tuple(case_results), speed=speed_section(backend),
+        score=score, max_score=float(ex.spec.points), seed=None if secret else seed,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _fmt_dims(dims: dict) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in dims.items()) + ")" if dims else ""
+
+
+def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError,
+                          started: float) -> CheckResult:
+    where = f" (line {err.line}: {err.source})" if err.line and err.source else (
+        f" (line {err.line})" if err.line else "")
+    return CheckResult(
+        exercise=ex.id, title=ex.spec.title, backend=backend, verdict=err.verdict,
+        message=err.message + where, hint=_hint(ex, err.verdict), cases=(),
+        speed=speed_section(backend), score=0.0, max_score=float(ex.spec.points), seed=seed,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun) -> list[CaseResult]:
+    """Judge every case; rerun the first wrong one to tell a race from a plain bug."""
+    results, rerun_done = [], False
+    for p in prepared:
+        result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance)
+        if result.verdict == "wrong_result" and not rerun_done:
+            rerun_done = True
+            again = rerun(p)
+            if again is not None and _differs(outcomes[p.index], again):
+                result = _as_race(result)
+        results.append(result)
+    return results
+
+
+def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
+    """Check a `launch` function in this process (what a notebook's check cell calls)."""
+    started = time.perf_counter()
+    ex = exercise(exercise_id)
+    seed = new_seed() if seed is None else seed
+    backend = current_backend()
+    try:
+        check_signature(ex.spec, launch)
+    except SubmissionError as err:
+        return failed_before_running(ex, backend, seed, err, started)
+    prepared = prepare(ex, seed)
+
+    def run(p: PreparedCase) -> Outcome:
+        return execute(ex.spec, launch, p.inputs, dict(p.case.dims))
+
+    outcomes = {p.index: run(p) for p in prepared}
+    return summarise(ex, backend, seed, judge_all(ex, prepared, outcomes, run), started)
+
+
+def check_file(exercise_id: str, path, *, seed: int | None = None,
+               case_timeout: float = DEFAULT_CASE_TIMEOUT) -> CheckResult:
+    """Check a submission file in a child process (what the CLI calls)."""
+    from grader.isolate import run_in_child
+
+    started = time.perf_counter()
+    ex = exercise(exercise_id)
+    seed = new_seed() if seed is None else seed
+    backend = current_backend()
+    path = Path(path)
+    prepared = prepare(ex, seed)
+    try:
+        run = run_in_child(ex.id, path, prepared, case_timeout)
+    except SubmissionError as err:
+        return failed_before_running(ex, backend, seed, err, started)
+
+    def rerun(p: PreparedCase):
+        again = run_in_child(ex.id, path, [p], case_timeout)
+        return again.outcomes.get(p.index)
+
+    finished = [p for p in prepared if p.index in run.outcomes]
+    results = judge_all(ex, finished, run.outcomes, rerun)
+    if run.stopped:
+        stuck = prepared[len(finished)]
+        message = {
+            "timeout": f"Your code did not finish this case within {case_timeout:.0f} s "
+                       "(an endless loop?); it was stopped.",
+            "crashed": f"The run died: {run.detail}.",
+        }[run.stopped]
+        results.append(CaseResult(stuck.case.name, dict(stuck.case.dims), run.stopped, message))
+        for p in prepared[len(finished) + 1:]:
+            results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
+                                      "not run: an earlier case stopped the run"))
+    return summarise(ex, backend, seed, results, started)

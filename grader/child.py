@@ -1,0 +1,58 @@
+"""The child process that runs one submission: `python -m grader.child TASK_DIR`.
+
+The parent writes task.json and one inputs-<i>.npz per case into TASK_DIR. The child loads
+the submission, runs each case and leaves outcome-<i>.npz (the raw fenced output buffers)
+and outcome-<i>.json (error, seconds) behind; it never judges. A load failure is written to
+load-error.json. Results are written atomically (temp file, then rename).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _write_npz(path: Path, arrays: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+    os.replace(tmp, path)
+
+
+def run_task(task_dir: Path) -> None:
+    task = json.loads((task_dir / "task.json").read_text())
+    import grader  # noqa: F401 - chooses the back end before numba loads
+    from grader.exercises import exercise
+    from grader.load import SubmissionError, load_launch
+    from grader.run import execute
+
+    spec = exercise(task["exercise"]).spec
+    path = task["submission"]
+    try:
+        launch = load_launch(spec, Path(path).read_text(), path)
+    except SubmissionError as err:
+        _write_json(task_dir / "load-error.json", vars(err) | {"args": None})
+        return
+    for index in task["cases"]:
+        with np.load(task_dir / f"inputs-{index}.npz") as data:
+            inputs = {k: data[k] for k in data.files}
+        dims = task["dims"][str(index)]
+        outcome = execute(spec, launch, inputs, dims, learner_files=(path,))
+        _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
+        error = outcome.error.to_dict() if outcome.error else None
+        _write_json(task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds})
+
+
+if __name__ == "__main__":
+    run_task(Path(sys.argv[1]))
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

@@ -1,0 +1,90 @@
+"""`zerogpu`: the command line. Parsing and printing only; the work is in the library."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def cmd_list(args) -> int:
+    from rich.table import Table
+
+    from grader import progress
+    from grader.exercises import ladder
+
+    done = progress.status()
+    table = Table(title="Zero to GPU — the ladder")
+    for col in ("stage", "id", "title", "lesson", "status"):
+        table.add_column(col)
+    styles = {"passed": "green", "attempted": "yellow"}
+    for ex in ladder():
+        state = done.get(ex.id, "not started")
+        table.add_row(str(ex.spec.stage), ex.id, ex.spec.title, ex.spec.lesson,
+                      f"[{styles.get(state, 'dim')}]{state}[/]")
+    _console().print(table)
+    return EXIT_PASSED
+
+
+def cmd_check(args) -> int:
+    from grader import progress
+    from grader.check import check_file
+    from grader.render import result_rich
+
+    path = Path(args.file)
+    if not path.is_file():
+        _console(stderr=True).print(f"[red]error:[/] no such file: {path}")
+        return EXIT_USAGE
+    result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout)
+    progress.record(result)
+    if args.json:
+        print(result.to_json())
+    else:
+        _console().print(result_rich(result))
+    return EXIT_PASSED if result.passed else EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zerogpu", description="Zero to GPU: check Numba CUDA kernels, with or without a GPU.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="the exercise ladder and your progress").set_defaults(func=cmd_list)
+
+    check = sub.add_parser("check", help="check a submission file against an exercise")
+    check.add_argument("exercise", help="exercise id, e.g. vector_add (see `zerogpu list`)")
+    check.add_argument("file", help="your Python file defining launch(...)")
+    check.add_argument("--seed", type=int, help="fix the random inputs (the result shows the seed used)")
+    check.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    check.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds allowed per case before the run is stopped (default 60)")
+    check.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        import grader  # noqa: F401 - choose the back end before anything imports numba
+        from grader.exercises import UnknownExercise
+    except Exception as exc:  # noqa: BLE001
+        _console(stderr=True).print(f"[red]error:[/] cannot start the grader: {exc}")
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except UnknownExercise as exc:
+        _console(stderr=True).print(f"[red]error:[/] {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Turn an exception raised by a learner's code into something a learner can act on.
+
+We never show a grader traceback: we find the innermost frame of the learner's own code,
+the source line, the CUDA thread and block (the simulator prefixes them), and for an
+out-of-range index, which array and how big it is.
+"""
+from __future__ import annotations
+
+import linecache
+import re
+import sysconfig
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+_GRADER_DIR = str(Path(__file__).resolve().parent)
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve()) for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]}
+)
+_THREAD = re.compile(r"^tid=\[([\d, ]+)\] ctaid=\[([\d, ]+)\]:\s*")
+_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """A learner-facing account of one failure."""
+
+    verdict: str
+    """"exception", "out_of_bounds" or "crashed"."""
+    message: str
+    error_type: str = ""
+    line: int | None = None
+    source: str = ""
+    """The learner's source line where it happened."""
+    thread: tuple | None = None
+    block: tuple | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ErrorInfo":
+        data = dict(data)
+        for key in ("thread", "block"):
+            if data.get(key) is not None:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+
+def is_learner_frame(filename: str, learner_files=()) -> bool:
+    if learner_files:
+        return filename in learner_files
+    path = str(Path(filename).resolve()) if not filename.startswith("<") else filename
+    if path.startswith(_GRADER_DIR) or "site-packages" in path:
+        return False
+    return not any(path.startswith(d) for d in _LIBRARY_DIRS)
+
+
+def _learner_frame(exc: BaseException, learner_files):
+    """Innermost traceback frame in the learner's code, or None."""
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if is_learner_frame(frame.f_code.co_filename, learner_files):
+            found = (frame, lineno)
+    return found
+
+
+def _dims(text: str) -> tuple:
+    values = tuple(int(v) for v in text.split(","))
+    while len(values) > 1 and values[-1] == 0:
+        values = values[:-1]
+    return values
+
+
+def _fmt(values: tuple) -> str:
+    return str(values[0]) if len(values) == 1 else "(" + ", ".join(map(str, values)) + ")"
+
+
+def _which_array(frame, source: str, axis: int, size: int) -> str | None:
+    """The subscripted name on the source line whose shape matches the error."""
+    if frame is None:
+        return None
+    for name in re.findall(r"([A-Za-z_]\w*)\s*\[", source):
+        value = frame.f_locals.get(name)
+        shape = getattr(value, "shape", None)
+        if shape is not None and len(shape) > axis and shape[axis] == size:
+            return name
+    return None
+
+
+def _was_write(exc: BaseException) -> bool:
+    names = [f.f_code.co_name for f, _ in traceback.walk_tb(exc.__traceback__)]
+    return "__setitem__" in names
+
+
+def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> ErrorInfo:
+    text = str(exc)
+    thread = block = None
+    match = _THREAD.match(text)
+    if match:
+        thread, block = _dims(match.group(1)), _dims(match.group(2))
+        text = text[match.end():]
+    found = _learner_frame(exc, learner_files)
+    frame, line = found if found else (None, None)
+    source = linecache.getline(frame.f_code.co_filename, line).strip() if frame else ""
+    error_type = type(exc).__name__
+    who = f"thread {_fmt(thread)} of block {_fmt(block)}" if thread else "your code"
+
+    oob = _OUT_OF_RANGE.search(text) if isinstance(exc, IndexError) else None
+    if oob:
+        index, axis, size = (int(g) for g in oob.groups())
+        name = _which_array(frame, source, axis, size) or "an array"
+        verb = "wrote" if _was_write(exc) else "read"
+        shown = f"`{name}[{index}]`" if axis == 0 else f"index {index} on axis {axis} of `{name}`"
+        extent = f"{size} elements" if axis == 0 else f"size {size} on that axis"
+        message = (
+            f"{who} {verb} {shown}, but `{name}` has {extent} — "
+            "is your bounds guard right (e.g. `if i < n:`)?"
+        )
+        return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block)
+
+    if _looks_like_crash(exc):
+        message = f"The GPU reported an error that ends the program: {text.strip()}"
+        return ErrorInfo("crashed", message, error_type, line, source, thread, block)
+
+    message = f"{who} raised {error_type}: {text.strip()}"
+    return ErrorInfo("exception", message, error_type, line, source, thread, block)
+
+
+def _looks_like_crash(exc: BaseException) -> bool:
+    text = str(exc)
+    return type(exc).__name__ in ("CudaAPIError", "CudaDriverError") or any(
+        marker in text
+        for marker in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "MISALIGNED_ADDRESS", "illegal memory")
+    )

@@ -1,0 +1,109 @@
+"""Run a submission's cases in a child process with a time limit, results out of band."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grader.cases import PreparedCase
+from grader.explain import ErrorInfo
+from grader.load import SubmissionError
+from grader.run import Outcome
+
+STARTUP_SECONDS = 30.0
+"""Allowance for starting Python and importing numba before the first case."""
+
+
+@dataclass
+class ChildRun:
+    outcomes: dict
+    """Case index -> Outcome, for every case the child finished."""
+    stopped: str | None = None
+    """None, or "timeout"/"crashed" when the child did not finish every case."""
+    detail: str = ""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _read_outcome(task_dir: Path, index: int) -> Outcome:
+    meta = json.loads((task_dir / f"outcome-{index}.json").read_text())
+    with np.load(task_dir / f"outcome-{index}.npz") as data:
+        buffers = {k: data[k] for k in data.files}
+    error = ErrorInfo.from_dict(meta["error"]) if meta["error"] else None
+    return Outcome(buffers, error, meta["seconds"])
+
+
+def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
+                 case_timeout: float, env: dict | None = None) -> ChildRun:
+    """Raises SubmissionError when the file cannot be loaded at all."""
+    with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
+        task_dir = Path(tmp)
+        task = {
+            "exercise": exercise_id,
+            "submission": str(Path(submission).resolve()),
+            "cases": [c.index for c in cases],
+            "dims": {str(c.index): dict(c.case.dims) for c in cases},
+        }
+        (task_dir / "task.json").write_text(json.dumps(task))
+        for c in cases:
+            np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
+        log = open(task_dir / "child.log", "wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.child", str(task_dir)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, env=env, cwd=Path(__file__).resolve().parent.parent,
+        )
+        outcomes: dict = {}
+        deadline = time.monotonic() + STARTUP_SECONDS + case_timeout
+        pending = [c.index for c in cases]
+        try:
+            while pending:
+                if (task_dir / f"outcome-{pending[0]}.json").exists():
+                    index = pending.pop(0)
+                    outcomes[index] = _read_outcome(task_dir, index)
+                    deadline = time.monotonic() + case_timeout
+                    continue
+                if (task_dir / "load-error.json").exists():
+                    proc.wait()
+                    err = json.loads((task_dir / "load-error.json").read_text())
+                    raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
+                if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
+                    log.flush()
+                    tail = (task_dir / "child.log").read_text(errors="replace")[-2000:]
+                    return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
+                if time.monotonic() > deadline:
+                    _kill(proc)
+                    return ChildRun(outcomes, "timeout", f"no result within {case_timeout:.0f} s")
+                time.sleep(0.02)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                _kill(proc)
+            log.close()
+        return ChildRun(outcomes)
+
+
+def _crash_detail(returncode: int, tail: str) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the process running your kernel was killed by {name}"
+    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    return f"the process running your kernel exited with status {returncode} before finishing" + (
+        f" (last output: {last[:200]})" if last else "")

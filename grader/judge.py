@@ -1,0 +1,95 @@
+"""Compare what a run left behind with the oracle: canaries, poison, then values."""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.run import PAD, Outcome, canary_value, output_view, poison_value, same_bits
+from grader.result import CaseResult, Mismatch
+from grader.spec import Case, Spec
+
+SHOWN = 5
+"""Wrong elements listed per case."""
+
+
+def _index(flat: int, shape: tuple) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def _fmt_index(index: tuple) -> str:
+    return ", ".join(map(str, index))
+
+
+def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
+    """A message when the kernel wrote before the start or past the end of an output."""
+    for array in spec.outputs:
+        buf = outcome.buffers[array.name]
+        size = buf.size - 2 * PAD
+        fence = canary_value(array.dtype)
+        before = np.flatnonzero(~same_bits(buf[:PAD], fence))
+        after = np.flatnonzero(~same_bits(buf[PAD + size :], fence))
+        if after.size:
+            return (
+                f"Your kernel wrote past the end of `{array.name}` (up to {after[-1] + 1} "
+                f"element(s) after its last one, which has {size} elements). "
+                "Threads whose index is out of range must not write."
+            )
+        if before.size:
+            return (
+                f"Your kernel wrote before the start of `{array.name}` "
+                f"({PAD - before[0]} element(s) before index 0): a negative index?"
+            )
+    return None
+
+
+def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance) -> CaseResult:
+    """The verdict on one case. `tolerance` maps output name -> allowed |error|."""
+    dims = dict(case.dims)
+    base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
+    if outcome.error is not None:
+        e = outcome.error
+        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source, **base)
+    fence_message = check_canaries(spec, outcome, dims)
+    if fence_message:
+        return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
+
+    unwritten = wrong = total = 0
+    mismatches, max_abs, max_rel, first_unwritten = [], 0.0, 0.0, None
+    for array in spec.outputs:
+        shape = array.shape_for(dims)
+        got = output_view(outcome.buffers[array.name], shape)
+        want = np.asarray(expected[array.name])
+        total += got.size
+        never = same_bits(got, poison_value(array.dtype)) if array.init == "poison" else np.zeros(shape, bool)
+        if never.any() and first_unwritten is None:
+            first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]])
+        unwritten += int(never.sum())
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        err = np.where(np.isnan(err), np.inf, err)  # NaN is never within tolerance
+        bad = (err > tolerance[array.name]) & ~never
+        wrong += int(bad.sum())
+        finite = np.where(never, 0.0, err)
+        max_abs = max(max_abs, float(finite.max(initial=0.0)))
+        scale = np.maximum(np.abs(want.astype(np.float64)), np.finfo(np.float64).tiny)
+        max_rel = max(max_rel, float(np.where(never, 0.0, finite / scale).max(initial=0.0)))
+        for flat in np.flatnonzero(bad)[: SHOWN - len(mismatches)]:
+            idx = _index(flat, shape)
+            mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))
+
+    stats = dict(wrong=wrong, unwritten=unwritten, total=total, max_abs_error=max_abs,
+                 max_rel_error=max_rel, mismatches=tuple(mismatches))
+    if unwritten:
+        name, where = first_unwritten
+        shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
+        message = (
+            f"{unwritten} of {total} output elements were never written, first in `{name}` at "
+            f"{shown}. Does your grid cover every element?"
+        )
+        return CaseResult(verdict="unwritten_output", message=message, **base, **stats)
+    if wrong:
+        m = mismatches[0]
+        message = (
+            f"{wrong} of {total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
+            f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
+        )
+        return CaseResult(verdict="wrong_result", message=message, **base, **stats)
+    return CaseResult(verdict="passed", **base, **stats)

@@ -1,0 +1,87 @@
+"""How a CheckResult looks: HTML for notebooks, plain text, and rich text for the terminal."""
+from __future__ import annotations
+
+import html
+
+from grader.result import CheckResult
+
+_COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
+_FAIL_COLOUR = "#cf222e"
+
+
+def _dims(dims: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in dims.items())
+
+
+def _backend_line(r: CheckResult) -> str:
+    where = "a GPU" if r.backend == "gpu" else "Numba's CUDA simulator (no GPU)"
+    seed = f"seed {r.seed}" if r.seed is not None else "secret seed"
+    return f"ran on {where}; {seed}; {r.seconds:.1f} s"
+
+
+def _speed_line(r: CheckResult) -> str:
+    s = r.speed
+    return s.details.get("summary", "") if s.measured else f"Speed: {s.reason}"
+
+
+def result_text(r: CheckResult) -> str:
+    head = "PASSED" if r.passed else f"NOT YET ({r.verdict})"
+    lines = [f"{r.exercise} — {r.title}: {head}  score {r.score:g}/{r.max_score:g}", r.message]
+    if r.hint:
+        lines.append(f"Hint: {r.hint}")
+    for c in r.cases:
+        mark = "ok " if c.passed else "FAIL"
+        lines.append(f"  {mark} {c.name:<28} {_dims(c.dims):<24} {c.verdict}")
+    lines += [_speed_line(r), f"({_backend_line(r)})"]
+    return "\n".join(lines)
+
+
+def result_html(r: CheckResult) -> str:
+    colour = _COLOURS.get(r.verdict, _FAIL_COLOUR)
+    head = "Passed" if r.passed else f"Not yet — {r.verdict.replace('_', ' ')}"
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{'✅' if c.passed else '❌'}</td><td>{esc(c.name)}</td>"
+        f"<td><code>{esc(_dims(c.dims))}</code></td><td>{esc(c.verdict)}</td></tr>"
+        for c in r.cases
+    )
+    table = (
+        "<table style='border-collapse:collapse;margin:6px 0'><tr><th></th><th>case</th>"
+        f"<th>sizes</th><th>verdict</th></tr>{rows}</table>" if rows else ""
+    )
+    hint = f"<p><b>Hint:</b> {esc(r.hint)}</p>" if r.hint else ""
+    return (
+        f"<div style='border-left:6px solid {colour};padding:6px 12px;font-family:sans-serif'>"
+        f"<div style='font-size:1.1em'><b>{esc(r.exercise)}</b> — {esc(r.title)}: "
+        f"<b style='color:{colour}'>{esc(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
+        f"<p>{esc(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
+        f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"
+    )
+
+
+def result_rich(r: CheckResult):
+    """A rich renderable for the terminal."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    ok = r.passed
+    style = "green" if ok else "red"
+    title = Text.assemble((f"{r.exercise}", "bold"), f" — {r.title}: ",
+                          ("PASSED" if ok else f"NOT YET ({r.verdict})", f"bold {style}"),
+                          f"   score {r.score:g}/{r.max_score:g}")
+    parts = [title, Text(r.message)]
+    if r.hint:
+        parts.append(Text.assemble(("Hint: ", "bold yellow"), r.hint))
+    if r.cases:
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+        for col in ("", "case", "sizes", "verdict", "max abs err"):
+            table.add_column(col)
+        for c in r.cases:
+            err = "" if c.max_abs_error is None else f"{c.max_abs_error:.2g}"
+            table.add_row("✓" if c.passed else "✗", c.name, _dims(c.dims),
+                          Text(c.verdict, style="green" if c.passed else "red"), err)
+        parts.append(table)
+    parts += [Text(_speed_line(r)), Text(_backend_line(r), style="dim")]
+    return Panel(Group(*parts), border_style=style, expand=False)

@@ -1,0 +1,34 @@
+"""Tolerance rules, derived from the dtype and the length of each sum — never from what
+our own solution happens to produce.
+
+float32 unit roundoff u = 2**-24. A result built from a few float32 operations on terms
+t_1..t_k is within k·u·Σ|t_i| of the exact value; we allow twice that. A sum of L terms
+in *any* order (tree, atomics, sequential) is, with overwhelming probability, within
+λ·√L·u·Σ|t_i| (Higham & Mary, "A new approach to probabilistic rounding error analysis",
+2019) — we take λ = 8 and add the few roundings around the sum. Integer results are exact.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+U32 = 2.0 ** -24
+LAMBDA = 8.0
+TINY = 1e-30
+"""Keeps a zero bound from rejecting an exact zero computed as -0.0."""
+
+
+def exact(inputs: dict, expected: np.ndarray) -> float:
+    return 0.0
+
+
+def few_ops(operations: int, abs_terms: np.ndarray) -> np.ndarray:
+    """Bound for `operations` float32 roundings over terms whose |sum| is `abs_terms`."""
+    return 2.0 * operations * U32 * np.asarray(abs_terms, dtype=np.float64) + TINY
+
+
+def summed(length: int, abs_terms: np.ndarray, extra_ops: int = 2) -> np.ndarray:
+    """Bound for a float32 sum of `length` terms in any order, plus a few more roundings."""
+    factor = LAMBDA * math.sqrt(max(length, 1)) + 2.0 * extra_ops
+    return factor * U32 * np.asarray(abs_terms, dtype=np.float64) + TINY
