@@ -42,6 +42,7 @@ def run_task(task_dir: Path) -> None:
     except SubmissionError as err:
         _write_json(task_dir / "load-error.json", vars(err) | {"args": None})
         return
+    (task_dir / "ready").touch()  # the parent's per-case clock starts now
     for index in task["cases"]:
         with np.load(task_dir / f"inputs-{index}.npz") as data:
             inputs = {k: data[k] for k in data.files}

@@ -76,15 +76,20 @@ def _fmt(values: tuple) -> str:
     return str(values[0]) if len(values) == 1 else "(" + ", ".join(map(str, values)) + ")"
 
 
-def _which_array(frame, source: str, axis: int, size: int) -> str | None:
-    """The subscripted name on the source line whose shape matches the error."""
+def _which_array(frame, source: str, axis: int, size: int, write: bool) -> str | None:
+    """The subscripted name on the source line whose shape matches the error: on the left
+    of the assignment for a write, on the right (then anywhere) for a read."""
     if frame is None:
         return None
-    for name in re.findall(r"([A-Za-z_]\w*)\s*\[", source):
-        value = frame.f_locals.get(name)
-        shape = getattr(value, "shape", None)
-        if shape is not None and len(shape) > axis and shape[axis] == size:
-            return name
+    assign = re.search(r"(?<![=!<>])=(?!=)", source)
+    lhs, rhs = (source[: assign.start()], source[assign.end() :]) if assign else (source, source)
+    parts = [lhs] if write else [rhs, lhs]
+    for part in parts:
+        for name in re.findall(r"([A-Za-z_]\w*)\s*\[", part):
+            value = frame.f_locals.get(name)
+            shape = getattr(value, "shape", None)
+            if shape is not None and len(shape) > axis and shape[axis] == size:
+                return name
     return None
 
 
@@ -109,8 +114,9 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
     oob = _OUT_OF_RANGE.search(text) if isinstance(exc, IndexError) else None
     if oob:
         index, axis, size = (int(g) for g in oob.groups())
-        name = _which_array(frame, source, axis, size) or "an array"
-        verb = "wrote" if _was_write(exc) else "read"
+        write = _was_write(exc)
+        name = _which_array(frame, source, axis, size, write) or "an array"
+        verb = "wrote" if write else "read"
         shown = f"`{name}[{index}]`" if axis == 0 else f"index {index} on axis {axis} of `{name}`"
         extent = f"{size} elements" if axis == 0 else f"size {size} on that axis"
         message = (

@@ -68,10 +68,13 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             start_new_session=True, env=env, cwd=Path(__file__).resolve().parent.parent,
         )
         outcomes: dict = {}
-        deadline = time.monotonic() + STARTUP_SECONDS + case_timeout
+        deadline = time.monotonic() + STARTUP_SECONDS
+        ready = False
         pending = [c.index for c in cases]
         try:
             while pending:
+                if not ready and (task_dir / "ready").exists():
+                    ready, deadline = True, time.monotonic() + case_timeout
                 if (task_dir / f"outcome-{pending[0]}.json").exists():
                     index = pending.pop(0)
                     outcomes[index] = _read_outcome(task_dir, index)
@@ -87,7 +90,8 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                     return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
                 if time.monotonic() > deadline:
                     _kill(proc)
-                    return ChildRun(outcomes, "timeout", f"no result within {case_timeout:.0f} s")
+                    limit = case_timeout if ready else STARTUP_SECONDS
+                    return ChildRun(outcomes, "timeout", f"no result within {limit:.0f} s")
                 time.sleep(0.02)
             proc.wait(timeout=10)
         finally:

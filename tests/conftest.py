@@ -1,0 +1,9 @@
+"""Tests run on Numba's CUDA simulator unless ZEROGPU_BACKEND=gpu (the device runs `-m gpu`)."""
+import os
+import tempfile
+
+os.environ.setdefault("ZEROGPU_BACKEND", "simulator")
+# Progress records of test runs must not land in the developer's home.
+os.environ["ZEROGPU_HOME"] = tempfile.mkdtemp(prefix="zerogpu-test-home-")
+
+import grader  # noqa: E402,F401  - choose the back end before any test imports numba

@@ -1,0 +1,103 @@
+"""The `zerogpu` command: exit codes, JSON, and submissions that hang or crash."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grader.cli import main
+from grader.exercises import ROOT
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+
+
+def test_solution_passes_with_exit_0():
+    proc = run_cli("check", "vector_add", "solutions/vector_add.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASSED" in proc.stdout and "simulator" in proc.stdout
+
+
+def test_starter_fails_with_exit_1_and_a_message():
+    proc = run_cli("check", "vector_add", "exercises/vector_add.py")
+    assert proc.returncode == 1
+    assert "NOT YET" in proc.stdout and "Hint" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_json_has_the_documented_fields(capsys):
+    code = main(["check", "vector_add", str(ROOT / "solutions/vector_add.py"), "--json", "--seed", "4"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data["exercise"] == "vector_add" and data["backend"] == "simulator"
+    assert data["passed"] is True and data["verdict"] == "passed" and data["seed"] == 4
+    assert len(data["cases"]) == 6 and data["cases"][0]["verdict"] == "passed"
+    assert data["speed"]["measured"] is False and "no GPU" in data["speed"]["reason"]
+
+
+def test_same_seed_gives_the_same_inputs(capsys):
+    """--seed makes a failure reproducible."""
+    path = str(ROOT / "tests/submissions/vector_add/off_by_one.py")
+    outputs = []
+    for _ in range(2):
+        main(["check", "vector_add", path, "--json", "--seed", "99"])
+        outputs.append(json.loads(capsys.readouterr().out)["cases"][2]["mismatches"])
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "no_such_exercise", "solutions/vector_add.py"],
+    ["check", "vector_add", "does/not/exist.py"],
+])
+def test_usage_errors_exit_2_with_a_message(args):
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def write(tmp_path, body):
+    path = tmp_path / "submission.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_kernel_that_never_ends_is_stopped_as_timeout(tmp_path, capsys):
+    path = write(tmp_path, """
+        from numba import cuda
+
+        @cuda.jit
+        def spin(c):
+            i = 0
+            while i >= 0:
+                i = (i + 1) % 7
+
+        def launch(a, b, c):
+            spin[1, 1](c)
+        """)
+    code = main(["check", "vector_add", path, "--json", "--timeout", "3"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["verdict"] == "timeout"
+    assert "stopped" in data["message"]
+
+
+def test_process_that_dies_is_crashed(tmp_path, capsys):
+    path = write(tmp_path, """
+        import os
+
+        def launch(a, b, c):
+            os._exit(3)
+        """)
+    code = main(["check", "vector_add", path, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["verdict"] == "crashed"
+    assert "status 3" in data["message"]
+
+
+def test_list_shows_every_exercise():
+    proc = run_cli("list")
+    assert proc.returncode == 0
+    for exercise_id in ("thread_ids", "matmul_tiled", "softmax_fused"):
+        assert exercise_id in proc.stdout

@@ -1,0 +1,51 @@
+"""Learner-facing explanations of errors raised inside kernels."""
+import re
+
+import numpy as np
+from numba import cuda
+
+from grader.check import check
+
+
+@cuda.jit
+def _no_guard(a, b, c):
+    i = cuda.grid(1)
+    c[i] = a[i] + b[i]
+
+
+def _launch_no_guard(a, b, c):
+    _no_guard[(c.size + 63) // 64, 64](a, b, c)
+
+
+def test_out_of_range_names_thread_block_array_and_guard():
+    """Is the simulator's IndexError turned into a sentence about the bounds guard?"""
+    result = check("vector_add", _launch_no_guard, seed=1)
+    assert result.verdict == "out_of_bounds"
+    case = result.cases[0]
+    assert case.name == "one element"
+    assert re.search(r"thread \d+ of block 0 read `[ab]\[\d+\]`, but `[ab]` has 1 elements", case.message)
+    assert "bounds guard" in case.message
+    assert case.source == "c[i] = a[i] + b[i]"
+
+
+@cuda.jit
+def _divides(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = int(a[i]) // 0
+
+
+def test_exception_in_kernel_reports_line_and_type():
+    result = check("vector_add", lambda a, b, c: _divides[1, 32](a, b, c), seed=1)
+    assert result.verdict == "exception"
+    assert "ZeroDivisionError" in result.message
+    assert "int(a[i]) // 0" in result.message
+
+
+def test_check_never_raises_for_a_learner_bug():
+    def launch(a, b, c):
+        raise RuntimeError("my mistake")
+
+    result = check("vector_add", launch, seed=1)
+    assert result.verdict == "exception" and "my mistake" in result.message
+    assert np.isclose(result.score, 0)

@@ -1,0 +1,80 @@
+"""The judge: canaries, poison and tolerances on hand-made outcomes (no kernel runs)."""
+import numpy as np
+import pytest
+
+from grader.exercises import exercise
+from grader.judge import judge_case
+from grader.run import PAD, Outcome, fenced_buffer, output_view
+from grader.spec import Case
+
+
+@pytest.fixture
+def vector_add():
+    return exercise("vector_add").spec
+
+
+def outcome_with(values, spec, n, *, after=None, before=None):
+    buf = fenced_buffer("float32", n, "poison")
+    if values is not None:
+        output_view(buf, (n,))[:] = values
+    if after is not None:
+        buf[PAD + n + after] = 1.0
+    if before is not None:
+        buf[PAD - before] = 1.0
+    return Outcome({"c": buf}, None, 0.0)
+
+
+def judge(spec, outcome, want, n, tol=1e-6):
+    return judge_case(spec, Case("t", {"n": n}), outcome, {"c": want}, {"c": tol})
+
+
+def test_exact_answer_passes(vector_add):
+    want = np.arange(10, dtype=np.float64)
+    assert judge(vector_add, outcome_with(want, vector_add, 10), want, 10).verdict == "passed"
+
+
+def test_write_past_the_end_is_out_of_bounds(vector_add):
+    """Is a write just past the last element reported, even when all values are right?"""
+    want = np.arange(10, dtype=np.float64)
+    result = judge(vector_add, outcome_with(want, vector_add, 10, after=0), want, 10)
+    assert result.verdict == "out_of_bounds"
+    assert "past the end of `c`" in result.message
+
+
+def test_write_before_the_start_is_out_of_bounds(vector_add):
+    want = np.arange(10, dtype=np.float64)
+    result = judge(vector_add, outcome_with(want, vector_add, 10, before=1), want, 10)
+    assert result.verdict == "out_of_bounds" and "before the start" in result.message
+
+
+def test_unwritten_elements_are_counted_and_located(vector_add):
+    values = np.arange(10, dtype=np.float32)
+    out = outcome_with(values, vector_add, 10)
+    out.buffers["c"][PAD + 7 : PAD + 10] = fenced_buffer("float32", 10, "poison")[PAD + 7 : PAD + 10]
+    result = judge(vector_add, out, values.astype(np.float64), 10)
+    assert result.verdict == "unwritten_output"
+    assert result.unwritten == 3 and "[7]" in result.message
+
+
+def test_a_written_nan_is_wrong_not_unwritten(vector_add):
+    """A kernel that writes NaN wrote something: wrong_result, not unwritten_output."""
+    values = np.arange(10, dtype=np.float32)
+    values[4] = np.nan
+    result = judge(vector_add, outcome_with(values, vector_add, 10), np.arange(10.0), 10)
+    assert result.verdict == "wrong_result" and result.wrong == 1
+
+
+def test_mismatch_names_index_expected_and_got(vector_add):
+    values = np.arange(10, dtype=np.float32)
+    values[3] = 99.0
+    result = judge(vector_add, outcome_with(values, vector_add, 10), np.arange(10.0), 10)
+    assert result.verdict == "wrong_result"
+    m = result.mismatches[0]
+    assert (m.index, m.expected, m.got) == ((3,), 3.0, 99.0)
+    assert "`c[3]` should be 3 but is 99" in result.message
+    assert result.max_abs_error == pytest.approx(96.0)
+
+
+def test_error_within_tolerance_passes(vector_add):
+    values = np.arange(10, dtype=np.float32) + np.float32(1e-7)
+    assert judge(vector_add, outcome_with(values, vector_add, 10), np.arange(10.0), 10, tol=1e-6).passed

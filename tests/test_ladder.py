@@ -1,0 +1,89 @@
+"""Every exercise: do the reference kernels and the solution pass, and does every starter and
+every known-wrong submission fail with the verdict it should?"""
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.check import check, check_file
+from grader.exercises import LADDER, ROOT, exercise
+from grader.load import load_launch
+from grader.result import VERDICTS
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+STARTER_VERDICTS = {"wrong_result", "unwritten_output", "exception"}
+
+
+def wrong_submissions():
+    for path in sorted(SUBMISSIONS.glob("*/*.py")):
+        first = path.read_text().splitlines()[0]
+        match = re.fullmatch(r"# expect: (\w+)", first)
+        assert match, f"{path} must start with '# expect: <verdict>'"
+        yield pytest.param(path.parent.name, path, match.group(1), id=f"{path.parent.name}/{path.stem}")
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_all_three_files_exist(exercise_id):
+    """Does every rung have its starter, solution and reference module?"""
+    ex = exercise(exercise_id)
+    for path in (ex.starter_file, ex.solution_file, ex.reference_file):
+        assert path.is_file(), path
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_spec_has_the_required_cases(exercise_id):
+    """At least five cases, one of them the smallest legal size."""
+    spec = exercise(exercise_id).spec
+    assert len(spec.cases) >= 5
+    assert any(all(v == 1 for v in c.dims.values()) for c in spec.cases) or not spec.cases[0].dims
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_solution_passes(exercise_id):
+    """Does the bundled solution pass every case, in a child process like the CLI?"""
+    ex = exercise(exercise_id)
+    result = check_file(exercise_id, ex.solution_file, seed=11)
+    assert result.verdict == "passed", result.message
+    assert result.score == result.max_score
+
+
+@pytest.mark.parametrize("which", ["baseline", "target"])
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_reference_kernels_pass(exercise_id, which):
+    """Baseline and target are real kernels that pass the same check."""
+    ex = exercise(exercise_id)
+    result = check(exercise_id, getattr(ex, which), seed=23)
+    assert result.verdict == "passed", result.message
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_starter_fails_helpfully(exercise_id):
+    """Does the untouched starter run and fail, never pass?"""
+    ex = exercise(exercise_id)
+    result = check_file(exercise_id, ex.starter_file, seed=5)
+    assert result.verdict in STARTER_VERDICTS, result.message
+    assert result.score < result.max_score
+    assert result.message and result.hint
+
+
+@pytest.mark.parametrize("exercise_id, path, expected", list(wrong_submissions()))
+def test_wrong_submission_gets_its_verdict(exercise_id, path, expected):
+    assert expected in VERDICTS
+    result = check_file(exercise_id, path, seed=7, case_timeout=20)
+    assert result.verdict == expected, result.message
+    assert not result.passed
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_at_least_three_wrong_submissions(exercise_id):
+    assert len(list((SUBMISSIONS / exercise_id).glob("*.py"))) >= 3
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_starter_and_solution_share_the_contract(exercise_id):
+    """Same docstring and same launch signature in starter and solution."""
+    ex = exercise(exercise_id)
+    starter, solution = ex.starter_file.read_text(), ex.solution_file.read_text()
+    assert starter.split('"""')[1] == solution.split('"""')[1]
+    for source, path in ((starter, ex.starter_file), (solution, ex.solution_file)):
+        load_launch(ex.spec, source, str(path))  # raises when the signature is off
