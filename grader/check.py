@@ -28,14 +28,44 @@ def current_backend() -> str:
     return _backend.SIMULATOR if config.ENABLE_CUDASIM else _backend.GPU
 
 
+NOT_ON_SIMULATOR = Speed(
+    measured=False,
+    reason="not measured: no GPU. Numba's CUDA simulator runs each CUDA thread as a "
+    "Python thread, so its times say nothing about GPU speed.",
+)
+
+
 def speed_section(backend: str) -> Speed:
     if backend == _backend.SIMULATOR:
-        return Speed(
-            measured=False,
-            reason="not measured: no GPU. Numba's CUDA simulator runs each CUDA thread as a "
-            "Python thread, so its times say nothing about GPU speed.",
-        )
-    return Speed(measured=False, reason="not measured: GPU timing is not part of this check yet.")
+        return NOT_ON_SIMULATOR
+    return Speed(measured=False, reason="not measured: the kernel did not pass every correctness case.")
+
+
+def judge_speed(ex: Exercise, seed: int, samples) -> tuple[Speed, str | None]:
+    """Speed section from timing samples (or the reason there are none)."""
+    from grader.device import ceilings
+    from grader.speed import evaluate
+
+    if isinstance(samples, str):
+        return Speed(measured=False, reason=f"not measured: timing failed ({samples})."), None
+    return evaluate(ex, seed, samples, ceilings())
+
+
+def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | None) -> CheckResult:
+    """Fold the speed section into a passed result: points, too_slow, wrong timed output."""
+    from dataclasses import replace
+
+    if wrong:
+        return replace(result, verdict="wrong_result", message=wrong, hint=_hint(ex, "wrong_result"),
+                       score=0.0, speed=speed)
+    if not speed.measured:
+        return replace(result, speed=speed)
+    d = speed.details
+    max_score = result.max_score + d["max_points"]
+    if not d["meets_requirement"] and not d["below_floor"] and not d["hidden_work"]:
+        return replace(result, verdict="too_slow", message=d["summary"], hint=_hint(ex, "too_slow"),
+                       speed=speed, max_score=max_score)
+    return replace(result, speed=speed, score=result.score + d["points"], max_score=max_score)
 
 
 def _hint(ex: Exercise, verdict: str) -> str:
@@ -123,7 +153,12 @@ def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
         return execute(ex.spec, launch, p.inputs, dict(p.case.dims))
 
     outcomes = {p.index: run(p) for p in prepared}
-    return summarise(ex, backend, seed, judge_all(ex, prepared, outcomes, run), started)
+    result = summarise(ex, backend, seed, judge_all(ex, prepared, outcomes, run), started)
+    if result.passed and backend == _backend.GPU and ex.spec.benchmark:
+        from grader.speed import collect
+
+        result = with_speed(result, ex, *judge_speed(ex, seed, collect(ex, launch, seed)))
+    return result
 
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
@@ -138,7 +173,8 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     path = Path(path)
     prepared = prepare(ex, seed)
     try:
-        run = run_in_child(ex.id, path, prepared, case_timeout)
+        timed = backend == _backend.GPU and ex.spec.benchmark is not None
+        run = run_in_child(ex.id, path, prepared, case_timeout, time_seed=seed if timed else None)
     except SubmissionError as err:
         return failed_before_running(ex, backend, seed, err, started)
 
@@ -159,4 +195,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
         for p in prepared[len(finished) + 1:]:
             results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
                                       "not run: an earlier case stopped the run"))
-    return summarise(ex, backend, seed, results, started)
+    result = summarise(ex, backend, seed, results, started)
+    if result.passed and run.samples is not None:
+        result = with_speed(result, ex, *judge_speed(ex, seed, run.samples))
+    return result

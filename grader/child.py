@@ -51,6 +51,29 @@ def run_task(task_dir: Path) -> None:
         _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
         error = outcome.error.to_dict() if outcome.error else None
         _write_json(task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds})
+    if task.get("time"):
+        _time_submission(task_dir, task, launch)
+
+
+def _time_submission(task_dir: Path, task: dict, launch) -> None:
+    """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
+    from grader.exercises import exercise
+    from grader.speed import collect
+
+    try:
+        samples = collect(exercise(task["exercise"]), launch, task["seed"], task.get("secret"))
+    except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
+        _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
+        return
+    checked = []
+    for k, (name, set_index, buffers) in enumerate(samples.checked):
+        if name == "yours":
+            _write_npz(task_dir / f"timed-{k}.npz", buffers)
+            checked.append([name, set_index, f"timed-{k}.npz"])
+    _write_json(task_dir / "speed.json", {
+        "seconds": samples.seconds, "host_seconds": samples.host_seconds,
+        "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
+    })
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ class ChildRun:
     stopped: str | None = None
     """None, or "timeout"/"crashed" when the child did not finish every case."""
     detail: str = ""
+    samples: object = None
+    """GPU timing samples (grader.gpu_timing.Samples), or an error string, when asked for."""
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -47,8 +49,24 @@ def _read_outcome(task_dir: Path, index: int) -> Outcome:
     return Outcome(buffers, error, meta["seconds"])
 
 
+SPEED_TIMEOUT = 180.0
+
+
+def _read_samples(task_dir: Path):
+    from grader.gpu_timing import Samples
+
+    data = json.loads((task_dir / "speed.json").read_text())
+    if "error" in data:
+        return data["error"]
+    checked = []
+    for name, set_index, filename in data["checked"]:
+        with np.load(task_dir / filename) as npz:
+            checked.append((name, set_index, {k: npz[k] for k in npz.files}))
+    return Samples(data["seconds"], data["host_seconds"], checked, data["rounds"], data["stop_reason"])
+
+
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
-                 case_timeout: float, env: dict | None = None) -> ChildRun:
+                 case_timeout: float, env: dict | None = None, time_seed: int | None = None) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all."""
     with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
         task_dir = Path(tmp)
@@ -57,6 +75,8 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             "submission": str(Path(submission).resolve()),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
+            "time": time_seed is not None,
+            "seed": time_seed,
         }
         (task_dir / "task.json").write_text(json.dumps(task))
         for c in cases:
@@ -93,12 +113,23 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                     limit = case_timeout if ready else STARTUP_SECONDS
                     return ChildRun(outcomes, "timeout", f"no result within {limit:.0f} s")
                 time.sleep(0.02)
+            samples = None
+            if time_seed is not None:
+                try:
+                    proc.wait(timeout=SPEED_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    _kill(proc)
+                    return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+                if (task_dir / "speed.json").exists():
+                    samples = _read_samples(task_dir)
+                else:
+                    samples = _crash_detail(proc.returncode, "")
             proc.wait(timeout=10)
         finally:
             if proc.poll() is None:
                 _kill(proc)
             log.close()
-        return ChildRun(outcomes)
+        return ChildRun(outcomes, samples=samples)
 
 
 def _crash_detail(returncode: int, tail: str) -> str:

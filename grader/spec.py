@@ -49,6 +49,22 @@ class Case:
 
 
 @dataclass(frozen=True)
+class SpeedTier:
+    """A speed level, reached at a fraction of the bundled target kernel's speed."""
+
+    name: str
+    fraction_of_target: float
+    points: int
+
+
+DEFAULT_TIERS = (
+    SpeedTier("good", 0.5, 1),
+    SpeedTier("great", 0.75, 2),
+    SpeedTier("near the limit", 0.9, 3),
+)
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """How the GPU timing measures this exercise (used only on a real GPU)."""
 
@@ -58,6 +74,10 @@ class Benchmark:
     bytes_moved: Callable[[Dims], float]
     """Fewest bytes the kernel must move through device memory."""
     flops: Callable[[Dims], float] = lambda dims: 0.0
+    required_speedup: float = 1.2
+    """Speedup over the baseline a correct submission needs on a GPU, else `too_slow`.
+    Ratios, not times, so they hold across GPU models (calibrated in docs/BENCHMARKS.md)."""
+    tiers: tuple = DEFAULT_TIERS
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""Can the GPU grade be trusted? Two measurements, printed as tables:
+
+1. Grade every solution once through `check_file` (child process, JIT included): wall time.
+2. Grade the same solutions N times in a row: max/min of the speedup over the baseline.
+
+    python bench/trust.py [--repeats 5] [--only id,id] [--out trust.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grader  # noqa: E402,F401
+from grader.check import check_file  # noqa: E402
+from grader.exercises import LADDER, exercise  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--out", default="bench/results/trust.json")
+    args = parser.parse_args()
+    ids = args.only.split(",") if args.only else list(LADDER)
+
+    started = time.perf_counter()
+    first = {}
+    for exercise_id in ids:
+        t0 = time.perf_counter()
+        r = check_file(exercise_id, exercise(exercise_id).solution_file)
+        first[exercise_id] = (r, time.perf_counter() - t0)
+        print(f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}", flush=True)
+    total = time.perf_counter() - started
+    print(f"\nGrading all {len(ids)} solutions once (child processes, JIT included): {total:.1f} s wall")
+
+    repeats = {}
+    for exercise_id in ids:
+        speedups = [first[exercise_id][0].speed.details.get("speedup_vs_baseline", {}).get("median")]
+        for _ in range(args.repeats - 1):
+            r = check_file(exercise_id, exercise(exercise_id).solution_file)
+            speedups.append(r.speed.details.get("speedup_vs_baseline", {}).get("median"))
+        ok = [s for s in speedups if s]
+        repeats[exercise_id] = {"speedups": speedups, "max_over_min": max(ok) / min(ok) if ok else None}
+        print(f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  max/min {repeats[exercise_id]['max_over_min']:.3f}", flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({
+        "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total,
+        "per_exercise_seconds": {k: v[1] for k, v in first.items()},
+        "verdicts": {k: v[0].verdict for k, v in first.items()},
+        "repeats": repeats}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

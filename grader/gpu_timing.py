@@ -1,0 +1,134 @@
+"""Timing on a real GPU, following the checklist in docs/ARCHITECTURE.md:
+
+CUDA events around each launch, then a device-wide synchronize (a host clock around the same
+region catches work hidden on other streams); warm-up first; L2 flushed before every timed
+launch; contenders (learner, baseline, target) interleaved in rotating order on the same
+input sets; outputs poisoned before every launch and checked on randomly chosen timed runs;
+rounds repeated until the pairwise ratios settle or a time cap is hit.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.run import fenced_buffer, PAD
+from grader.timing import paired_ratio, settled
+
+L2_FLUSH_BYTES = 256 << 20
+"""Larger than any current GPU's L2 (H200: 60 MB)."""
+HIDDEN_WORK_SLACK = 200e-6
+
+
+@dataclass
+class Samples:
+    seconds: dict = field(default_factory=dict)
+    """Contender -> event-timed seconds per launch, in launch order."""
+    host_seconds: dict = field(default_factory=dict)
+    checked: list = field(default_factory=list)
+    """(contender, input set index, {output name: fenced buffer}) of verified timed runs."""
+    rounds: int = 0
+    stop_reason: str = ""
+
+
+class _Arena:
+    """Device inputs for each input set and one fenced output buffer per output."""
+
+    def __init__(self, spec, input_sets, dims):
+        from numba import cuda
+
+        self.dims = dims
+        self.inputs = [
+            {a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets
+        ]
+        self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
+        self.pristine, self.buffers, self.views = {}, {}, {}
+        for out in spec.outputs:
+            shape = out.shape_for(dims)
+            size = int(np.prod(shape))
+            host = fenced_buffer(out.dtype, size, out.init)
+            self.pristine[out.name] = cuda.to_device(host)
+            self.buffers[out.name] = cuda.to_device(host)
+            self.views[out.name] = self.buffers[out.name][PAD : PAD + size].reshape(shape)
+        self.flush_src = cuda.device_array(L2_FLUSH_BYTES, np.uint8)
+        self.flush_dst = cuda.device_array(L2_FLUSH_BYTES, np.uint8)
+
+    def kwargs(self, set_index):
+        return {**self.inputs[set_index], **self.scalars[set_index], **self.views}
+
+    def reset_outputs(self):
+        for name, buf in self.buffers.items():
+            buf.copy_to_device(self.pristine[name])
+
+    def flush_l2(self):
+        self.flush_dst.copy_to_device(self.flush_src)
+
+    def copy_outputs(self):
+        return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
+
+
+def _timed_launch(launch, kwargs, arena, flush):
+    from numba import cuda
+
+    arena.reset_outputs()
+    if flush:
+        arena.flush_l2()
+    start, end = cuda.event(), cuda.event()
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    start.record()
+    launch(**kwargs)
+    end.record()
+    cuda.synchronize()  # device-wide: every stream, not only the default one
+    host = time.perf_counter() - t0
+    return cuda.event_elapsed_time(start, end) / 1e3, host
+
+
+def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
+            cap_seconds: float = 4.0, min_rounds: int = 5, max_rounds: int = 200,
+            max_spread: float = 0.02, checks_per_contender: int = 3, rng=None) -> Samples:
+    """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`."""
+    rng = rng or random.Random()
+    dims = dict(spec.benchmark.dims)
+    arena = _Arena(spec, input_sets, dims)
+    names = list(contenders)
+    samples = Samples({n: [] for n in names}, {n: [] for n in names})
+    for name in names:  # warm-up: JIT compile and module load stay out of the figures
+        for _ in range(2):
+            _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
+    # Which timed launches get checked is decided now, at random, and kept from the learner.
+    check_at = {n: set(rng.sample(range(min_rounds * len(input_sets)), checks_per_contender)) for n in names}
+    started = time.perf_counter()
+    launch_index = 0
+    while True:
+        for set_index in range(len(input_sets)):
+            order = names[launch_index % len(names):] + names[: launch_index % len(names)]
+            for name in order:
+                seconds, host = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
+                samples.seconds[name].append(seconds)
+                samples.host_seconds[name].append(host)
+                if len(samples.seconds[name]) - 1 in check_at[name]:
+                    samples.checked.append((name, set_index, arena.copy_outputs()))
+            launch_index += 1
+        samples.rounds += 1
+        if samples.rounds < min_rounds:
+            continue
+        first = samples.seconds[names[0]]
+        if settled([paired_ratio(samples.seconds[n], first) for n in names[1:]], max_spread):
+            samples.stop_reason = f"ratios settled within {max_spread:.0%}"
+            break
+        if time.perf_counter() - started > cap_seconds:
+            samples.stop_reason = f"time cap of {cap_seconds:.0f} s"
+            break
+        if samples.rounds >= max_rounds:
+            samples.stop_reason = f"{max_rounds} rounds"
+            break
+    return samples
+
+
+def hidden_work(event_seconds: list, host_seconds: list) -> bool:
+    """Did the host clock see much more time than the events? Then work escaped them."""
+    event, host = float(np.median(event_seconds)), float(np.median(host_seconds))
+    return host > 1.5 * event + HIDDEN_WORK_SLACK

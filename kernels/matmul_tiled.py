@@ -1,0 +1,211 @@
+"""matmul_tiled — C = A @ B, float32, through shared-memory tiles: data reuse.
+
+Tolerance: each c[i, j] is a float32 sum of k products a[i, kk]·b[kk, j], added in any
+order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·Σ|a·b| plus a
+few roundings (grader/tolerance.py). Any tile shape, any summation order and either
+accumulator precision passes; the zeros that pad partial tiles add nothing.
+"""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array, Benchmark, Case, Spec
+from grader.tolerance import summed
+
+
+def make_inputs(dims, rng):
+    m, k, n = dims["m"], dims["k"], dims["n"]
+    return {
+        "a": rng.standard_normal((m, k)).astype(np.float32),
+        "b": rng.standard_normal((k, n)).astype(np.float32),
+    }
+
+
+def oracle(a, b):
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def tolerance(inputs, expected):
+    a = np.abs(inputs["a"].astype(np.float64))
+    b = np.abs(inputs["b"].astype(np.float64))
+    return summed(a.shape[1], a @ b)
+
+
+SPEC = Spec(
+    id="matmul_tiled",
+    stage=9,
+    title="Matrix multiply with shared-memory tiles",
+    lesson="tiling and data reuse: each number loaded from global memory into a shared "
+    "tile is used 16 times; syncthreads around every tile",
+    params=(
+        Array("a", "float32", ("m", "k")),
+        Array("b", "float32", ("k", "n")),
+        Array("c", "float32", ("m", "n"), role="out"),
+    ),
+    make_inputs=make_inputs,
+    # Small on purpose: the simulator runs every CUDA thread as a Python thread, and each
+    # syncthreads is a rendezvous of all 256 of them.
+    cases=(
+        Case("1×1 times 1×1", {"m": 1, "k": 1, "n": 1}),
+        Case("prime sizes", {"m": 17, "k": 13, "n": 19}),
+        Case("tile size ± 1", {"m": 15, "k": 16, "n": 17}),
+        Case("two tiles and one more row", {"m": 33, "k": 31, "n": 17}),
+        Case("three tiles along k, the last partial", {"m": 9, "k": 40, "n": 23}),
+    ),
+    tolerance=tolerance,
+    hints={
+        "out_of_bounds": "When m, n or k is not a multiple of the tile, the tiles at the edges "
+        "stick out of A and B. Guard every load (`if row < m and t * TILE + tx < k:`) and "
+        "store 0.0 in the shared tile otherwise: a zero adds nothing to the dot product. "
+        "Guard the store to C as well.",
+        "wrong_result": "Check the order of one tile step: load both tiles, "
+        "cuda.syncthreads(), multiply-accumulate sa[ty, i] * sb[i, tx] over the tile, "
+        "cuda.syncthreads() again before the next load overwrites the tiles. Loop over "
+        "ceil(k / TILE) tiles (the last one partial, padded with zeros), and load "
+        "sa[ty, tx] = a[row, t*TILE + tx] and sb[ty, tx] = b[t*TILE + ty, col].",
+        "unwritten_output": "Cover all of C: blocks = (ceil(n / TILE), ceil(m / TILE)), x for "
+        "columns and y for rows. Every thread must also reach every cuda.syncthreads(), so "
+        "do not return early: guard only the loads and the final store.",
+        "race": "Threads read a tile that others were still writing, or overwrote a tile still "
+        "in use: cuda.syncthreads() after loading the tiles and again after using them.",
+    },
+    benchmark=Benchmark(
+        dims={"m": 4096, "k": 4096, "n": 4096},
+        bound="compute",
+        bytes_moved=lambda d: 4.0 * (d["m"] * d["k"] + d["k"] * d["n"] + d["m"] * d["n"]),
+        flops=lambda d: 2.0 * d["m"] * d["n"] * d["k"],
+    ),
+)
+
+
+TILE = 16
+
+
+@cuda.jit
+def _matmul_shared16(a, b, c):
+    sa = cuda.shared.array((TILE, TILE), float32)
+    sb = cuda.shared.array((TILE, TILE), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    n = b.shape[1]
+    acc = float32(0.0)
+    for t in range((k + TILE - 1) // TILE):
+        ka = t * TILE + tx
+        sa[ty, tx] = a[row, ka] if row < m and ka < k else float32(0.0)
+        kb = t * TILE + ty
+        sb[ty, tx] = b[kb, col] if kb < k and col < n else float32(0.0)
+        cuda.syncthreads()
+        for i in range(TILE):
+            acc += sa[ty, i] * sb[i, tx]
+        cuda.syncthreads()
+    if row < m and col < n:
+        c[row, col] = acc
+
+
+def baseline(a, b, c):
+    """The 16×16 shared-tile kernel a learner writes for this exercise: each element of A and
+    B is loaded once per tile and used 16 times from shared memory (about 7.8 TFLOP/s on an
+    H200 at 4096³)."""
+    m, n = c.shape
+    blocks = ((n + TILE - 1) // TILE, (m + TILE - 1) // TILE)
+    _matmul_shared16[blocks, (TILE, TILE)](a, b, c)
+
+
+# Register tiling. A block of 256 threads computes a BM×BN = 64×128 tile of C; each thread
+# computes TM×TN = 4×8 of it, held in registers. Per step of BK = 8 along k, the block stages
+# a 64×8 slice of A (stored transposed, so a thread's 4 rows are contiguous) and an 8×128
+# slice of B in shared memory; each thread then does 4·8 = 32 FMAs for every 4 + 8 = 12
+# shared loads (the 16×16 kernel does 1 FMA per 2). Thread (tr, tc) owns rows tr + 16·i and
+# columns tc + 16·j: neighbouring threads read neighbouring shared words (no bank conflicts)
+# and write neighbouring columns of C (coalesced). The next step's global loads are issued
+# into registers before this step's arithmetic, so their latency hides behind it.
+BM, BN, BK = 64, 128, 8
+TM, TN = 4, 8
+RT = BM // TM  # 16 thread rows
+CT = BN // TN  # 16 thread columns
+NT = RT * CT  # 256 threads
+A_ROWS_PER_PASS = NT // BK  # 32: loading the 64×8 A slice takes 2 passes
+B_ROWS_PER_PASS = NT // BN  # 2: loading the 8×128 B slice takes 4 passes
+PAD = 4  # pads the transposed A tile's rows so its stores don't conflict on banks
+
+
+@cuda.jit
+def _sgemm_64x128(a, b, c):
+    sa = cuda.shared.array((BK, BM + PAD), float32)  # sa[kk, r] = A[row0 + r, k0 + kk]
+    sb = cuda.shared.array((BK, BN), float32)  # sb[kk, j] = B[k0 + kk, col0 + j]
+    acc = cuda.local.array((TM, TN), float32)
+    ra = cuda.local.array(TM, float32)
+    rb = cuda.local.array(TN, float32)
+    pa = cuda.local.array(BM // A_ROWS_PER_PASS, float32)  # next A slice, in flight
+    pb = cuda.local.array(BK // B_ROWS_PER_PASS, float32)  # next B slice, in flight
+
+    m, k = a.shape
+    n = b.shape[1]
+    tid = cuda.threadIdx.x
+    tr = tid // CT
+    tc = tid % CT
+    row0 = cuda.blockIdx.y * BM
+    col0 = cuda.blockIdx.x * BN
+    a_r = tid // BK  # which A row this thread loads (plus 32·p)
+    a_k = tid % BK  # and which k within the slice
+    b_k = tid // BN  # which B row of the slice (plus 2·p)
+    b_c = tid % BN  # and which column
+
+    for i in range(TM):
+        for j in range(TN):
+            acc[i, j] = float32(0.0)
+
+    # Prefetch the first slice into registers (guarded: zeros outside A and B).
+    for p in range(BM // A_ROWS_PER_PASS):
+        gr = row0 + a_r + p * A_ROWS_PER_PASS
+        pa[p] = a[gr, a_k] if gr < m and a_k < k else float32(0.0)
+    for p in range(BK // B_ROWS_PER_PASS):
+        gk = b_k + p * B_ROWS_PER_PASS
+        gc = col0 + b_c
+        pb[p] = b[gk, gc] if gk < k and gc < n else float32(0.0)
+
+    for k0 in range(0, k, BK):
+        for p in range(BM // A_ROWS_PER_PASS):
+            sa[a_k, a_r + p * A_ROWS_PER_PASS] = pa[p]
+        for p in range(BK // B_ROWS_PER_PASS):
+            sb[b_k + p * B_ROWS_PER_PASS, b_c] = pb[p]
+        cuda.syncthreads()
+
+        k1 = k0 + BK  # issue the next slice's loads now; they land while we compute
+        if k1 < k:
+            for p in range(BM // A_ROWS_PER_PASS):
+                gr = row0 + a_r + p * A_ROWS_PER_PASS
+                gk = k1 + a_k
+                pa[p] = a[gr, gk] if gr < m and gk < k else float32(0.0)
+            for p in range(BK // B_ROWS_PER_PASS):
+                gk = k1 + b_k + p * B_ROWS_PER_PASS
+                gc = col0 + b_c
+                pb[p] = b[gk, gc] if gk < k and gc < n else float32(0.0)
+
+        for kk in range(BK):
+            for i in range(TM):
+                ra[i] = sa[kk, tr + i * RT]
+            for j in range(TN):
+                rb[j] = sb[kk, tc + j * CT]
+            for i in range(TM):
+                for j in range(TN):
+                    acc[i, j] += ra[i] * rb[j]
+        cuda.syncthreads()
+
+    for i in range(TM):
+        gr = row0 + tr + i * RT
+        if gr < m:
+            for j in range(TN):
+                gc = col0 + tc + j * CT
+                if gc < n:
+                    c[gr, gc] = acc[i, j]
+
+
+def target(a, b, c):
+    """Register-tiled SGEMM: 64×128 block tiles, BK = 8, 4×8 outputs per thread, register
+    prefetch of the next slice. No warp shuffles, so it also runs on the simulator."""
+    m, n = c.shape
+    blocks = ((n + BN - 1) // BN, (m + BM - 1) // BM)
+    _sgemm_64x128[blocks, NT](a, b, c)

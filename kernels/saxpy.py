@@ -1,0 +1,95 @@
+"""saxpy — out = alpha·x + y, float32, with a grid-stride loop over a fixed grid.
+
+Tolerance: alpha·x is rounded once, the sum once (or both at once with a fused multiply-add),
+so |out - exact| <= 2 roundings: 2·2·u·(|alpha·x| + |y|) (grader/tolerance.py's few_ops(2)).
+"""
+import numpy as np
+from numba import cuda
+
+from grader.spec import Array, Benchmark, Case, Scalar, Spec
+from grader.tolerance import few_ops
+
+
+def make_inputs(dims, rng):
+    n = dims["n"]
+    # |alpha| in [1.5, 3), either sign: never 0 or 1, so a forgotten alpha shows.
+    alpha = rng.uniform(1.5, 3.0) * rng.choice([-1.0, 1.0])
+    return {
+        "x": rng.standard_normal(n).astype(np.float32),
+        "y": rng.standard_normal(n).astype(np.float32),
+        "alpha": np.float32(alpha),
+    }
+
+
+def oracle(x, y, alpha):
+    return np.float64(alpha) * x.astype(np.float64) + y.astype(np.float64)
+
+
+def tolerance(inputs, expected):
+    alpha = np.float64(inputs["alpha"])
+    terms = np.abs(alpha * inputs["x"].astype(np.float64)) + np.abs(inputs["y"].astype(np.float64))
+    return few_ops(2, terms)
+
+
+SPEC = Spec(
+    id="saxpy",
+    stage=2,
+    title="SAXPY with a grid-stride loop",
+    lesson="Grid-stride loops: a fixed grid covers any n; scalar arguments",
+    params=(
+        Array("x", "float32", ("n",)),
+        Array("y", "float32", ("n",)),
+        Array("out", "float32", ("n",), role="out"),
+        Scalar("alpha", "float32"),
+    ),
+    make_inputs=make_inputs,
+    cases=(
+        Case("one element", {"n": 1}),
+        Case("prime length", {"n": 251}),
+        Case("one short of a block", {"n": 255}),
+        Case("one past a block", {"n": 257}),
+        Case("one past the whole grid", {"n": 1025}),
+        Case("several trips round the grid", {"n": 4099}),
+    ),
+    tolerance=tolerance,
+    hints={
+        "unwritten_output": "The grid is fixed (8 blocks × 128 threads = 1024 threads) but n can "
+        "be larger: each thread must loop, i = start, start + stride, … while i < n, with "
+        "start = cuda.grid(1) and stride = cuda.gridsize(1) (the number of threads in the "
+        "whole grid). Starting at threadIdx.x alone leaves most elements to nobody.",
+        "wrong_result": "Check the formula out[i] = alpha * x[i] + y[i] (alpha multiplies x, "
+        "not y), and that every thread reads and writes the same i.",
+        "out_of_bounds": "The loop must stop before n: `for i in range(start, n, stride)` "
+        "never reaches n itself. Reading x[i] or y[i] past the end is out of bounds too.",
+    },
+    benchmark=Benchmark(dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 12.0 * d["n"]),
+)
+
+
+@cuda.jit
+def _saxpy_naive(x, y, out, alpha):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < out.size:
+        out[i] = alpha * x[i] + y[i]
+
+
+def baseline(x, y, out, alpha):
+    """One thread per element, small blocks."""
+    threads = 64
+    _saxpy_naive[(out.size + threads - 1) // threads, threads](x, y, out, alpha)
+
+
+@cuda.jit
+def _saxpy_grid_stride(x, y, out, alpha):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        out[i] = alpha * x[i] + y[i]
+
+
+def target(x, y, out, alpha):
+    """Grid-stride loop over a grid sized to the device: 256-thread blocks, at most
+    132 SMs × 32 blocks."""
+    threads = 256
+    blocks = min((out.size + threads - 1) // threads, 132 * 32)
+    _saxpy_grid_stride[blocks, threads](x, y, out, alpha)

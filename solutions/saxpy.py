@@ -1,0 +1,34 @@
+"""saxpy — out = alpha * x + y, with a grid-stride loop.
+
+SAXPY ("single-precision a·x plus y") is the classic first BLAS routine. Here the grid is
+fixed at 8 blocks of 128 threads — 1024 threads, whatever n is — so when n > 1024 each
+thread must handle several elements. The pattern for that is the grid-stride loop:
+
+    start = cuda.grid(1)        # this thread's global index
+    stride = cuda.gridsize(1)   # the number of threads in the whole grid
+    for i in range(start, n, stride):
+        ...                     # element i
+
+Thread 0 does elements 0, 1024, 2048, …; thread 1 does 1, 1025, 2049, …; together they
+cover every element exactly once, and the loop's `< n` is the bounds guard.
+
+- `x`, `y`, `out` are float32 device arrays of the same length n; `alpha` is a float32
+  scalar, passed to the kernel like any argument.
+- `out` arrives filled with garbage: your kernel must write every element.
+- Keep `blocks = 8`: the loop, not the grid, must cover n.
+"""
+from numba import cuda
+
+
+@cuda.jit
+def saxpy_kernel(x, y, out, alpha):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        out[i] = alpha * x[i] + y[i]
+
+
+def launch(x, y, out, alpha):
+    threads_per_block = 128
+    blocks = 8
+    saxpy_kernel[blocks, threads_per_block](x, y, out, alpha)

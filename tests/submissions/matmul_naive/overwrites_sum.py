@@ -1,0 +1,20 @@
+# expect: wrong_result
+"""`acc = ...` instead of `acc += ...`: only the last product a[row, k-1]·b[k-1, col]
+survives the loop."""
+from numba import cuda, float32
+
+
+@cuda.jit
+def matmul_kernel(a, b, c):
+    col, row = cuda.grid(2)
+    if row < c.shape[0] and col < c.shape[1]:
+        acc = float32(0.0)
+        for kk in range(a.shape[1]):
+            acc = a[row, kk] * b[kk, col]
+        c[row, col] = acc
+
+
+def launch(a, b, c):
+    m, n = c.shape
+    blocks = ((n + 15) // 16, (m + 15) // 16)
+    matmul_kernel[blocks, (16, 16)](a, b, c)

@@ -1,0 +1,58 @@
+"""Speed grading on a real GPU (run on the device: ZEROGPU_BACKEND=gpu pytest -m gpu)."""
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+import grader  # noqa: E402
+from grader.check import check, check_file  # noqa: E402
+from grader.exercises import exercise  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def needs_gpu():
+    if grader.BACKEND != "gpu":
+        pytest.skip("needs a real GPU (ZEROGPU_BACKEND=gpu on a machine with one)")
+
+
+def test_device_ceilings_are_measured_and_plausible():
+    from grader.device import ceilings
+
+    c = ceilings(refresh=True)
+    assert 100e9 < c["copy_bandwidth"] < 20e12
+    assert 1e12 < c["fp32_flops"] < 500e12
+    assert c["method"]["copy_bandwidth"]
+
+
+def test_solution_gets_a_speed_section_with_every_figure():
+    result = check_file("vector_add", exercise("vector_add").solution_file)
+    assert result.passed, result.message
+    d = result.speed.details
+    assert result.speed.measured
+    for key in ("yours_ms", "speedup_vs_baseline", "fraction_of_target", "throughput", "method", "tier"):
+        assert key in d
+    assert d["throughput"]["unit"] == "GB/s" and 0 < d["throughput"]["fraction_of_ceiling"] < 1.1
+    assert not d["below_floor"] and not d["hidden_work"]
+
+
+def test_the_baseline_itself_is_too_slow():
+    """A baseline-quality submission must not meet the speed requirement."""
+    for exercise_id in ("vector_add", "matmul_tiled", "reduce_sum"):
+        ex = exercise(exercise_id)
+        result = check(exercise_id, ex.baseline)
+        assert result.verdict == "too_slow", (exercise_id, result.message)
+
+
+def test_caching_outputs_between_calls_is_caught():
+    """A launch that computes once and then replays is wrong on fresh timed inputs."""
+    ex = exercise("vector_add")
+    state = {}
+
+    def replay(a, b, c):
+        if "c" in state and c.size == state["c"].size:
+            c.copy_to_device(state["c"])
+            return
+        ex.target(a, b, c)
+        state["c"] = c.copy_to_host()
+
+    result = check("vector_add", replay)
+    assert result.verdict in ("wrong_result",), result.message

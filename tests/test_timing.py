@@ -1,0 +1,67 @@
+"""Speed statistics, the roofline floor and tier scoring (no GPU needed)."""
+import pytest
+
+from grader import timing
+from grader.gpu_timing import hidden_work
+from grader.spec import DEFAULT_TIERS, SpeedTier
+
+
+def test_speedup_is_the_median_of_pairwise_ratios():
+    baseline = [2.0, 2.2, 2.0, 4.0, 2.0]
+    yours = [1.0, 1.0, 1.0, 1.0, 2.0]
+    ratio = timing.paired_ratio(baseline, yours)
+    assert ratio.median == pytest.approx(2.0)
+    assert ratio.low <= ratio.median <= ratio.high
+
+
+def test_a_slow_outlier_pair_does_not_move_the_median():
+    """Is one disturbed pair (a clock hiccup) kept out of the figure?"""
+    baseline = [2.0] * 9 + [50.0]
+    yours = [1.0] * 10
+    assert timing.paired_ratio(baseline, yours).median == pytest.approx(2.0)
+
+
+def test_spread_and_settling():
+    tight = timing.paired_ratio([1.00, 1.01, 0.99, 1.00], [1, 1, 1, 1])
+    loose = timing.paired_ratio([1.0, 1.3, 0.7, 1.0], [1, 1, 1, 1])
+    assert tight.spread < 0.02 < loose.spread
+    assert timing.settled([tight], 0.02) and not timing.settled([tight, loose], 0.02)
+
+
+def test_floor_uses_the_larger_of_memory_and_compute_time():
+    ceilings = {"copy_bandwidth": 4e12, "fp32_flops": 50e12}
+    assert timing.floor_seconds(4e9, 0, ceilings) == pytest.approx(1e-3)
+    assert timing.floor_seconds(4e6, 100e9, ceilings) == pytest.approx(2e-3)
+
+
+def test_a_time_below_the_floor_is_rejected_and_one_near_it_is_not():
+    assert timing.below_floor(0.5e-3, 1e-3)
+    assert not timing.below_floor(0.95e-3, 1e-3)
+    assert not timing.below_floor(1e-9, 0.0), "no ceiling measured: nothing to reject"
+
+
+def test_throughput_reports_unit_and_fraction_of_ceiling():
+    ceilings = {"copy_bandwidth": 4e12, "fp32_flops": 50e12}
+    mem = timing.throughput("memory", 4e9, 0, 2e-3, ceilings)
+    assert mem["unit"] == "GB/s" and mem["achieved"] == pytest.approx(2000)
+    assert mem["fraction_of_ceiling"] == pytest.approx(0.5)
+    comp = timing.throughput("compute", 0, 2 * 4096**3, 10e-3, ceilings)
+    assert comp["unit"] == "TFLOP/s" and comp["achieved"] == pytest.approx(13.74, rel=1e-3)
+
+
+@pytest.mark.parametrize("fraction, tier, points", [
+    (0.2, None, 0), (0.5, "good", 1), (0.8, "great", 2), (0.95, "near the limit", 3), (2.0, "near the limit", 3)])
+def test_tiers(fraction, tier, points):
+    assert timing.tier_reached(fraction, DEFAULT_TIERS) == (tier, points)
+
+
+def test_tiers_need_not_be_listed_in_order():
+    tiers = (SpeedTier("b", 0.8, 2), SpeedTier("a", 0.4, 1))
+    assert timing.tier_reached(0.9, tiers) == ("b", 2)
+    assert timing.max_speed_points(tiers) == 2
+
+
+def test_hidden_work_is_seen_by_the_host_clock():
+    """Kernel time hidden on another stream shows up as host time far above event time."""
+    assert hidden_work([1e-3] * 5, [5e-3] * 5)
+    assert not hidden_work([1e-3] * 5, [1.1e-3] * 5)
