@@ -88,7 +88,7 @@ def _timed_launch(launch, kwargs, arena, flush):
 
 def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
             cap_seconds: float = 4.0, min_rounds: int = 5, max_rounds: int = 200,
-            max_spread: float = 0.02, checks_per_contender: int = 3, rng=None) -> Samples:
+            max_spread: float = 0.02, checks_per_set: int = 2, rng=None) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`."""
     rng = rng or random.Random()
     dims = dict(spec.benchmark.dims)
@@ -98,8 +98,12 @@ def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
     for name in names:  # warm-up: JIT compile and module load stay out of the figures
         for _ in range(2):
             _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
-    # Which timed launches get checked is decided now, at random, and kept from the learner.
-    check_at = {n: set(rng.sample(range(min_rounds * len(input_sets)), checks_per_contender)) for n in names}
+    # Which timed launches get checked is decided now, at random (every input set at least
+    # once, so replaying another set's answer is caught), and kept from the learner.
+    check_at = {
+        n: {(r, s) for s in range(len(input_sets)) for r in rng.sample(range(min_rounds), checks_per_set)}
+        for n in names
+    }
     started = time.perf_counter()
     launch_index = 0
     while True:
@@ -109,7 +113,7 @@ def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
                 seconds, host = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
                 samples.seconds[name].append(seconds)
                 samples.host_seconds[name].append(host)
-                if len(samples.seconds[name]) - 1 in check_at[name]:
+                if (samples.rounds, set_index) in check_at[name]:
                     samples.checked.append((name, set_index, arena.copy_outputs()))
             launch_index += 1
         samples.rounds += 1
