@@ -5,6 +5,7 @@ import inspect
 import linecache
 
 from grader.explain import explain_exception
+from grader.policy import violations
 from grader.spec import Spec
 
 
@@ -16,14 +17,28 @@ class SubmissionError(Exception):
         self.verdict, self.message, self.line, self.source = verdict, message, line, source
 
 
-def load_namespace(source: str, filename: str) -> dict:
-    """Execute the submission's source in a fresh namespace."""
+def enforce_policy(source: str, allowed_imports) -> None:
+    """Refuse, before anything runs, a file that breaks the policy (grader/policy.py)."""
+    found = violations(source, allowed_imports)
+    if found:
+        first = found[0]
+        lines = source.splitlines()
+        text = lines[first.line - 1].strip() if 0 < first.line <= len(lines) else ""
+        more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
+        raise SubmissionError("forbidden", f"Not allowed: {first.message}{more}.", first.line, text)
+
+
+def load_namespace(source: str, filename: str, allowed_imports=None) -> dict:
+    """Execute the submission's source in a fresh namespace (after the policy check, when
+    `allowed_imports` is given)."""
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
         text = (exc.text or "").rstrip()
         message = f"Python cannot read line {exc.lineno}: {exc.msg}."
         raise SubmissionError("syntax_error", message, exc.lineno, text.strip()) from None
+    if allowed_imports is not None:
+        enforce_policy(source, allowed_imports)
     # Keep the source findable for tracebacks and numba even when it is not on disk.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "submission", "__file__": filename}
@@ -55,8 +70,8 @@ def check_signature(spec: Spec, launch) -> None:
         )
 
 
-def load_launch(spec: Spec, source: str, filename: str):
-    namespace = load_namespace(source, filename)
+def load_launch(spec: Spec, source: str, filename: str, policy: bool = True):
+    namespace = load_namespace(source, filename, spec.allowed_imports if policy else None)
     launch = namespace.get("launch")
     if launch is None:
         raise SubmissionError(

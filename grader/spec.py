@@ -100,6 +100,8 @@ class Spec:
     """Verdict -> a hint that teaches, shown when a case fails that way."""
     points: int = 10
     benchmark: Benchmark | None = None
+    allowed_imports: tuple = ("numba", "numpy", "math")
+    """Modules a submission may import (grader/policy.py)."""
 
     @property
     def arrays(self) -> tuple[Array, ...]:

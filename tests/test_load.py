@@ -38,3 +38,15 @@ def test_error_at_import_is_an_exception_verdict():
 def test_parameter_order_does_not_matter():
     """The grader passes arguments by name."""
     assert callable(load("def launch(c, a, b):\n    pass\n"))
+
+
+def test_policy_refuses_before_running_and_names_the_line():
+    with pytest.raises(SubmissionError) as err:
+        load("import os\nos.system('echo hi')\ndef launch(a, b, c):\n    pass\n")
+    assert err.value.verdict == "forbidden" and err.value.line == 1
+    assert "only numba, numpy, math" in err.value.message
+
+
+def test_policy_can_be_skipped_for_trusted_code():
+    launch = load_launch(SPEC, "import os\ndef launch(a, b, c):\n    pass\n", "<t>", policy=False)
+    assert callable(launch)

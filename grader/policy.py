@@ -1,0 +1,145 @@
+"""The static policy check: what a submission may import, call and touch.
+
+Runs on the source before anything executes. The work must happen in the learner's own
+`@cuda.jit` kernels: no library computing the answer, no copying device data to the host,
+no reaching into Python's machinery (exec, dunder attributes, file or process access), no
+touching streams, events or the context the grader times with.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+DEFAULT_IMPORTS = ("numba", "numpy", "math")
+
+FORBIDDEN_CALLS = {
+    "exec": "runs code the grader cannot check",
+    "eval": "runs code the grader cannot check",
+    "compile": "runs code the grader cannot check",
+    "__import__": "imports modules behind the policy's back",
+    "open": "reads or writes files",
+    "globals": "reaches into module state",
+    "locals": "reaches into module state",
+    "vars": "reaches into module state",
+    "getattr": "looks names up dynamically",
+    "setattr": "changes objects dynamically",
+    "delattr": "changes objects dynamically",
+    "breakpoint": "stops the grader",
+    "input": "waits for a keyboard",
+    "memoryview": "reads raw memory",
+}
+
+NUMPY_ALLOWED = {
+    # dtypes and constants, for casts and typed literals
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool_", "intp", "dtype", "finfo", "iinfo", "inf", "nan", "pi", "e",
+    # small host arrays for constants handed to a kernel (never the answer)
+    "empty", "zeros", "ones", "full", "arange",
+}
+
+CUDA_FORBIDDEN = {
+    "stream": "launches on another stream (use the default stream)",
+    "external_stream": "launches on another stream (use the default stream)",
+    "per_thread_default_stream": "launches on another stream (use the default stream)",
+    "default_stream": "touches the grader's stream",
+    "legacy_default_stream": "touches the grader's stream",
+    "event": "touches the grader's timers",
+    "event_elapsed_time": "touches the grader's timers",
+    "close": "closes the CUDA context",
+    "select_device": "changes the device",
+    "current_context": "reaches into the CUDA context",
+    "get_current_device": "reaches into the CUDA context",
+    "driver": "reaches into the CUDA driver",
+    "cudadrv": "reaches into the CUDA driver",
+    "profile_start": "touches the profiler",
+    "profile_stop": "touches the profiler",
+    "mapped_array": "shares host memory with the device",
+    "pinned_array": "shares host memory with the device",
+    "managed_array": "shares host memory with the device",
+}
+FORBIDDEN_METHODS = {
+    "copy_to_host": "copies device data to the host, where the answer could be computed",
+    "tofile": "writes files",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int
+    rule: str
+    message: str
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, allowed_imports):
+        self.allowed = tuple(allowed_imports)
+        self.violations: list[Violation] = []
+        self.numpy_names = {"numpy"}
+        self.cuda_names = set()
+
+    def flag(self, node, rule, message):
+        self.violations.append(Violation(getattr(node, "lineno", 0), rule, message))
+
+    def _allowed_module(self, name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in self.allowed)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            if not self._allowed_module(alias.name):
+                self.flag(node, "import", f"`import {alias.name}`: only {', '.join(self.allowed)} may be imported")
+            elif alias.name == "numpy":
+                self.numpy_names.add(alias.asname or "numpy")
+            elif alias.name == "numba.cuda" and alias.asname:
+                self.cuda_names.add(alias.asname)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        module = node.module or ""
+        if node.level or not self._allowed_module(module):
+            self.flag(node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported")
+        for alias in node.names:
+            if alias.name == "*":
+                self.flag(node, "import", "`import *` hides what the file uses")
+            if module == "numba" and alias.name == "cuda":
+                self.cuda_names.add(alias.asname or "cuda")
+            if module == "numpy" and alias.name not in NUMPY_ALLOWED:
+                self.flag(node, "numpy", f"`numpy.{alias.name}` would do the work outside your kernel")
+            if module in ("numba.cuda", "numba") and alias.name in CUDA_FORBIDDEN:
+                self.flag(node, "cuda", f"`{alias.name}` {CUDA_FORBIDDEN[alias.name]}")
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in FORBIDDEN_CALLS:
+            self.flag(node, "builtin", f"`{node.id}` {FORBIDDEN_CALLS[node.id]}")
+        elif node.id.startswith("__") and node.id not in ("__name__",):
+            self.flag(node, "dunder", f"`{node.id}` reaches into Python's machinery")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.startswith("__"):
+            self.flag(node, "dunder", f"`.{node.attr}` reaches into Python's machinery")
+        base = node.value
+        if isinstance(base, ast.Name):
+            if base.id in self.numpy_names and node.attr not in NUMPY_ALLOWED:
+                self.flag(node, "numpy", f"`{base.id}.{node.attr}` would do the work outside your kernel")
+            if base.id in self.cuda_names and node.attr in CUDA_FORBIDDEN:
+                self.flag(node, "cuda", f"`{base.id}.{node.attr}` {CUDA_FORBIDDEN[node.attr]}")
+        if node.attr in FORBIDDEN_METHODS:
+            self.flag(node, "host", f"`.{node.attr}()` {FORBIDDEN_METHODS[node.attr]}")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.MatMult):
+            self.flag(node, "host", "`@` multiplies matrices outside your kernel")
+        self.generic_visit(node)
+
+    def visit_Global(self, node):
+        self.flag(node, "state", "`global` keeps state between calls; each launch must compute afresh")
+        self.generic_visit(node)
+
+
+def violations(source: str, allowed_imports=DEFAULT_IMPORTS) -> list[Violation]:
+    """Every rule the source breaks (it must already parse)."""
+    checker = _Checker(allowed_imports)
+    checker.visit(ast.parse(source))
+    return sorted(checker.violations, key=lambda v: v.line)
