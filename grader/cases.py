@@ -1,8 +1,11 @@
 """Fresh inputs for every case from one seed, with the oracle's answer and tolerance."""
 from __future__ import annotations
 
+import hashlib
+import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +25,34 @@ class PreparedCase:
 
 def new_seed() -> int:
     return secrets.randbits(32)
+
+
+def secret_file() -> Path:
+    from grader.progress import data_dir
+
+    return Path(os.environ.get("ZEROGPU_SECRET_FILE") or data_dir() / "grading-secret")
+
+
+def load_secret() -> int:
+    """The grading host's secret, mixed into every graded input. From $ZEROGPU_SECRET, else
+    the secret file (created, readable by its owner only, on first use). Never in a notebook."""
+    text = os.environ.get("ZEROGPU_SECRET")
+    if not text:
+        path = secret_file()
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{secrets.randbits(64)}\n")
+        text = path.read_text().strip()
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def derived_seed(seed: int, secret: int | None) -> int:
+    """A seed the child may see: it reveals nothing about the secret."""
+    if secret is None:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:{secret}".encode()).digest()[:4], "little")
 
 
 def case_rng(seed: int, index: int, secret: int | None = None) -> np.random.Generator:

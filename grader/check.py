@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import backend as _backend
-from grader.cases import PreparedCase, new_seed, prepare
+from grader.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.exercises import Exercise, exercise
 from grader.hints import DEFAULT_HINTS
 from grader.judge import judge_case
@@ -162,24 +162,29 @@ def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
 
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
-               case_timeout: float = DEFAULT_CASE_TIMEOUT) -> CheckResult:
-    """Check a submission file in a child process (what the CLI calls)."""
+               case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False) -> CheckResult:
+    """Check a submission file in a child process (what the CLI calls). Graded mode mixes
+    the grading host's secret into every input; the child only ever sees derived values."""
     from grader.isolate import run_in_child
 
     started = time.perf_counter()
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
+    secret = load_secret() if graded else None
+    private = [str(secret_file())] if graded else []
     backend = current_backend()
     path = Path(path)
-    prepared = prepare(ex, seed)
+    prepared = prepare(ex, seed, secret)
+    time_seed = derived_seed(seed, secret)
+    timed = backend == _backend.GPU and ex.spec.benchmark is not None
     try:
-        timed = backend == _backend.GPU and ex.spec.benchmark is not None
-        run = run_in_child(ex.id, path, prepared, case_timeout, time_seed=seed if timed else None)
+        run = run_in_child(ex.id, path, prepared, case_timeout,
+                           time_seed=time_seed if timed else None, private=private)
     except SubmissionError as err:
-        return failed_before_running(ex, backend, seed, err, started)
+        return failed_before_running(ex, backend, None if graded else seed, err, started)
 
     def rerun(p: PreparedCase):
-        again = run_in_child(ex.id, path, [p], case_timeout)
+        again = run_in_child(ex.id, path, [p], case_timeout, private=private)
         return again.outcomes.get(p.index)
 
     finished = [p for p in prepared if p.index in run.outcomes]
@@ -195,7 +200,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
         for p in prepared[len(finished) + 1:]:
             results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
                                       "not run: an earlier case stopped the run"))
-    result = summarise(ex, backend, seed, results, started)
+    result = summarise(ex, backend, seed, results, started, secret=graded)
     if result.passed and run.samples is not None:
-        result = with_speed(result, ex, *judge_speed(ex, seed, run.samples))
+        result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples))
     return result

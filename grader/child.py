@@ -1,9 +1,10 @@
 """The child process that runs one submission: `python -m grader.child TASK_DIR`.
 
-The parent writes task.json and one inputs-<i>.npz per case into TASK_DIR. The child loads
-the submission, runs each case and leaves outcome-<i>.npz (the raw fenced output buffers)
-and outcome-<i>.json (error, seconds) behind; it never judges. A load failure is written to
-load-error.json. Results are written atomically (temp file, then rename).
+The parent writes task.json and one inputs-<i>.npz per case into TASK_DIR. The child reads
+all of it, installs the guard (grader/sandbox.py), loads the submission, runs each case and
+leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (error, seconds)
+behind; it never judges. A load failure goes to load-error.json. Every result is written
+atomically (temp file, then rename) and only by the grader's own code.
 """
 from __future__ import annotations
 
@@ -14,54 +15,73 @@ from pathlib import Path
 
 import numpy as np
 
+GUARD = None
+
 
 def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    with GUARD.writing():
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
 
 
 def _write_npz(path: Path, arrays: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-    os.replace(tmp, path)
+    with GUARD.writing():
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+
+
+def _read_inputs(task_dir: Path, indices) -> dict:
+    inputs = {}
+    for index in indices:
+        with np.load(task_dir / f"inputs-{index}.npz") as data:
+            inputs[index] = {k: data[k] for k in data.files}
+    return inputs
 
 
 def run_task(task_dir: Path) -> None:
+    global GUARD
     task = json.loads((task_dir / "task.json").read_text())
     import grader  # noqa: F401 - chooses the back end before numba loads
-    from grader.exercises import exercise
+    from grader.exercises import ROOT, exercise
     from grader.load import SubmissionError, load_launch
+    from grader.progress import data_dir
     from grader.run import execute
+    from grader.sandbox import Guard
 
-    spec = exercise(task["exercise"]).spec
+    ex = exercise(task["exercise"])
     path = task["submission"]
+    source = Path(path).read_text()
+    inputs = _read_inputs(task_dir, task["cases"])
+    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir,
+               *task.get("private", [])]
+    GUARD = Guard(private, task_dir)
+    GUARD.install()
     try:
-        launch = load_launch(spec, Path(path).read_text(), path)
+        launch = load_launch(ex.spec, source, path)
     except SubmissionError as err:
-        _write_json(task_dir / "load-error.json", vars(err) | {"args": None})
+        _write_json(task_dir / "load-error.json",
+                    {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source})
         return
-    (task_dir / "ready").touch()  # the parent's per-case clock starts now
+    with GUARD.writing():
+        (task_dir / "ready").touch()  # the parent's per-case clock starts now
     for index in task["cases"]:
-        with np.load(task_dir / f"inputs-{index}.npz") as data:
-            inputs = {k: data[k] for k in data.files}
-        dims = task["dims"][str(index)]
-        outcome = execute(spec, launch, inputs, dims, learner_files=(path,))
+        outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
         _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
         error = outcome.error.to_dict() if outcome.error else None
         _write_json(task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds})
     if task.get("time"):
-        _time_submission(task_dir, task, launch)
+        _time_submission(task_dir, task, ex, launch)
 
 
-def _time_submission(task_dir: Path, task: dict, launch) -> None:
+def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
     """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
-    from grader.exercises import exercise
     from grader.speed import collect
 
     try:
-        samples = collect(exercise(task["exercise"]), launch, task["seed"], task.get("secret"))
+        samples = collect(ex, launch, task["seed"])
     except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
         _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
         return

@@ -42,7 +42,8 @@ def cmd_check(args) -> int:
     if not path.is_file():
         _console(stderr=True).print(f"[red]error:[/] no such file: {path}")
         return EXIT_USAGE
-    result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout)
+    result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
+                        graded=args.graded)
     progress.record(result)
     if args.json:
         print(result.to_json())
@@ -63,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file", help="your Python file defining launch(...)")
     check.add_argument("--seed", type=int, help="fix the random inputs (the result shows the seed used)")
     check.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    check.add_argument("--graded", action="store_true",
+                       help="graded mode: mix the grading host's secret into every input")
     check.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per case before the run is stopped (default 60)")
     check.set_defaults(func=cmd_check)

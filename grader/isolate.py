@@ -16,9 +16,19 @@ import numpy as np
 from grader.cases import PreparedCase
 from grader.explain import ErrorInfo
 from grader.load import SubmissionError
+from grader.exercises import ROOT
 from grader.run import Outcome
+from grader.sandbox import limits, scrubbed_env
+
+
+def _current_backend() -> str:
+    from numba import config
+
+    return "simulator" if config.ENABLE_CUDASIM else "gpu"
 
 STARTUP_SECONDS = 30.0
+SIMULATOR_ADDRESS_SPACE = 16 << 30
+"""The simulator's threads each reserve a stack: 1024 threads need ~8 GiB of address space."""
 """Allowance for starting Python and importing numba before the first case."""
 
 
@@ -66,7 +76,8 @@ def _read_samples(task_dir: Path):
 
 
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
-                 case_timeout: float, env: dict | None = None, time_seed: int | None = None) -> ChildRun:
+                 case_timeout: float, env: dict | None = None, time_seed: int | None = None,
+                 private=()) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all."""
     with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
         task_dir = Path(tmp)
@@ -77,15 +88,22 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
             "seed": time_seed,
+            "private": list(private),
         }
         (task_dir / "task.json").write_text(json.dumps(task))
         for c in cases:
             np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
         log = open(task_dir / "child.log", "wb")
+        work = task_dir / "work"
+        work.mkdir()
+        backend = os.environ.get("ZEROGPU_BACKEND") or _current_backend()
+        cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
         proc = subprocess.Popen(
             [sys.executable, "-m", "grader.child", str(task_dir)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env=env, cwd=Path(__file__).resolve().parent.parent,
+            start_new_session=True, cwd=work,
+            env=scrubbed_env(work, ROOT, backend) if env is None else env,
+            preexec_fn=limits(cpu, SIMULATOR_ADDRESS_SPACE if backend == "simulator" else None),
         )
         outcomes: dict = {}
         deadline = time.monotonic() + STARTUP_SECONDS

@@ -1,11 +1,17 @@
 """The `zerogpu` command: exit codes, JSON, and submissions that hang or crash."""
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
+from grader.check import check_file
 from grader.cli import main
 from grader.exercises import ROOT
 
@@ -64,26 +70,66 @@ def write(tmp_path, body):
     return str(path)
 
 
+SPIN = """
+    from numba import cuda
+
+    @cuda.jit
+    def spin(c):
+        i = 0
+        while i >= 0:
+            i = (i + 1) % 7
+
+    def launch(a, b, c):
+        spin[1, 1](c)
+    """
+
+
 def test_kernel_that_never_ends_is_stopped_as_timeout(tmp_path, capsys):
-    path = write(tmp_path, """
-        from numba import cuda
-
-        @cuda.jit
-        def spin(c):
-            i = 0
-            while i >= 0:
-                i = (i + 1) % 7
-
-        def launch(a, b, c):
-            spin[1, 1](c)
-        """)
+    path = write(tmp_path, SPIN)
     code = main(["check", "vector_add", path, "--json", "--timeout", "3"])
     data = json.loads(capsys.readouterr().out)
     assert code == 1 and data["verdict"] == "timeout"
     assert "stopped" in data["message"]
 
 
-def test_process_that_dies_is_crashed(tmp_path, capsys):
+def _children_running_grader():
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"grader.child" in (proc / "cmdline").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:
+            pass
+    return pids
+
+
+def test_process_that_dies_is_crashed(tmp_path):
+    """A child killed from outside (OOM killer, a GPU fault) ends as `crashed`, naming the signal."""
+    path = write(tmp_path, SPIN)
+    found = {}
+
+    def run():
+        found["result"] = check_file("vector_add", path, case_timeout=60)
+
+    before = set(_children_running_grader())
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        new = set(_children_running_grader()) - before
+        if new:
+            time.sleep(1.0)
+            for pid in new:
+                os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.1)
+    worker.join(timeout=120)
+    result = found["result"]
+    assert result.verdict == "crashed", result.message
+    assert "SIGKILL" in result.message
+
+
+def test_a_forbidden_call_is_refused_before_running(tmp_path, capsys):
     path = write(tmp_path, """
         import os
 
@@ -92,8 +138,8 @@ def test_process_that_dies_is_crashed(tmp_path, capsys):
         """)
     code = main(["check", "vector_add", path, "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert code == 1 and data["verdict"] == "crashed"
-    assert "status 3" in data["message"]
+    assert code == 1 and data["verdict"] == "forbidden"
+    assert "line 2" in data["message"] and data["cases"] == []
 
 
 def test_list_shows_every_exercise():
