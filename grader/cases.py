@@ -61,9 +61,16 @@ def case_rng(seed: int, index: int, secret: int | None = None) -> np.random.Gene
     return np.random.default_rng(entropy)
 
 
+def with_repeat(cases) -> list[Case]:
+    """The spec's cases plus the last one again with fresh inputs: a launch that replays
+    an earlier answer, or stops working after its first call, fails there."""
+    last = cases[-1]
+    return [*cases, Case(f"{last.name}, fresh inputs", dict(last.dims))]
+
+
 def prepare(ex: Exercise, seed: int, secret: int | None = None) -> list[PreparedCase]:
     prepared = []
-    for index, case in enumerate(ex.spec.cases):
+    for index, case in enumerate(with_repeat(ex.spec.cases)):
         inputs = ex.spec.make_inputs(dict(case.dims), case_rng(seed, index, secret))
         expected = ex.oracle(**inputs)
         tolerance = {

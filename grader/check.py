@@ -6,6 +6,7 @@ source file in a child process with a time limit (the CLI path). Both share ever
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,8 +54,6 @@ def judge_speed(ex: Exercise, seed: int, samples) -> tuple[Speed, str | None]:
 
 def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | None) -> CheckResult:
     """Fold the speed section into a passed result: points, too_slow, wrong timed output."""
-    from dataclasses import replace
-
     if wrong:
         return replace(result, verdict="wrong_result", message=wrong, hint=_hint(ex, "wrong_result"),
                        score=0.0, speed=speed)
@@ -81,8 +80,6 @@ def _differs(a: Outcome, b: Outcome) -> bool:
 
 
 def _as_race(result: CaseResult) -> CaseResult:
-    from dataclasses import replace
-
     return replace(result, verdict="race", message=(
         "Two runs on the same input gave different answers, so threads are racing. "
         f"First run: {result.message}"))
@@ -92,7 +89,7 @@ def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
               started: float, secret: bool = False) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
     passed_count = sum(c.passed for c in case_results)
-    score = round(ex.spec.points * passed_count / len(ex.spec.cases), 2)
+    score = round(ex.spec.points * passed_count / max(len(case_results), 1), 2)
     if failing is None:
         verdict, message = "passed", f"All {len(case_results)} cases passed."
     else:
@@ -123,15 +120,16 @@ def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError
     )
 
 
-def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun) -> list[CaseResult]:
-    """Judge every case; rerun the first wrong one to tell a race from a plain bug."""
+def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun_twice) -> list[CaseResult]:
+    """Judge every case; run the first wrong one twice more, back to back in one process:
+    two different answers to the same input mean a race, not a plain bug."""
     results, rerun_done = [], False
     for p in prepared:
         result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance)
         if result.verdict == "wrong_result" and not rerun_done:
             rerun_done = True
-            again = rerun(p)
-            if again is not None and _differs(outcomes[p.index], again):
+            first, second = rerun_twice(p)
+            if first is not None and second is not None and _differs(first, second):
                 result = _as_race(result)
         results.append(result)
     return results
@@ -153,7 +151,8 @@ def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
         return execute(ex.spec, launch, p.inputs, dict(p.case.dims))
 
     outcomes = {p.index: run(p) for p in prepared}
-    result = summarise(ex, backend, seed, judge_all(ex, prepared, outcomes, run), started)
+    results = judge_all(ex, prepared, outcomes, lambda p: (run(p), run(p)))
+    result = summarise(ex, backend, seed, results, started)
     if result.passed and backend == _backend.GPU and ex.spec.benchmark:
         from grader.speed import collect
 
@@ -183,17 +182,17 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     except SubmissionError as err:
         return failed_before_running(ex, backend, None if graded else seed, err, started)
 
-    def rerun(p: PreparedCase):
-        again = run_in_child(ex.id, path, [p], case_timeout, private=private)
-        return again.outcomes.get(p.index)
+    def rerun_twice(p: PreparedCase):
+        twin = replace(p, index=p.index + 1000)
+        again = run_in_child(ex.id, path, [p, twin], case_timeout, private=private)
+        return again.outcomes.get(p.index), again.outcomes.get(twin.index)
 
     finished = [p for p in prepared if p.index in run.outcomes]
-    results = judge_all(ex, finished, run.outcomes, rerun)
+    results = judge_all(ex, finished, run.outcomes, rerun_twice)
     if run.stopped:
         stuck = prepared[len(finished)]
         message = {
-            "timeout": f"Your code did not finish this case within {case_timeout:.0f} s "
-                       "(an endless loop?); it was stopped.",
+            "timeout": f"Your code made no progress: {run.detail} (an endless loop?); it was stopped.",
             "crashed": f"The run died: {run.detail}.",
         }[run.stopped]
         results.append(CaseResult(stuck.case.name, dict(stuck.case.dims), run.stopped, message))

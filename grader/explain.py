@@ -129,6 +129,10 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         message = f"The GPU reported an error that ends the program: {text.strip()}"
         return ErrorInfo("crashed", message, error_type, line, source, thread, block)
 
+    if isinstance(exc, MemoryError):
+        message = (f"{who} ran out of memory — is a launch configuration or an allocation far "
+                   "larger than the data?")
+        return ErrorInfo("exception", message, error_type, line, source, thread, block)
     message = f"{who} raised {error_type}: {text.strip()}"
     return ErrorInfo("exception", message, error_type, line, source, thread, block)
 

@@ -107,10 +107,12 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
         )
         outcomes: dict = {}
         deadline = time.monotonic() + STARTUP_SECONDS
-        ready = False
+        imported = ready = False
         pending = [c.index for c in cases]
         try:
             while pending:
+                if not imported and (task_dir / "imported").exists():
+                    imported, deadline = True, time.monotonic() + case_timeout
                 if not ready and (task_dir / "ready").exists():
                     ready, deadline = True, time.monotonic() + case_timeout
                 if (task_dir / f"outcome-{pending[0]}.json").exists():
@@ -128,8 +130,9 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                     return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
                 if time.monotonic() > deadline:
                     _kill(proc)
-                    limit = case_timeout if ready else STARTUP_SECONDS
-                    return ChildRun(outcomes, "timeout", f"no result within {limit:.0f} s")
+                    limit = case_timeout if imported else STARTUP_SECONDS
+                    where = "running a case" if ready else "loading your file" if imported else "starting"
+                    return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
                 time.sleep(0.02)
             samples = None
             if time_seed is not None:

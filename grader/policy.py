@@ -27,6 +27,8 @@ FORBIDDEN_CALLS = {
     "breakpoint": "stops the grader",
     "input": "waits for a keyboard",
     "memoryview": "reads raw memory",
+    "exit": "ends the grader's process",
+    "quit": "ends the grader's process",
 }
 
 NUMPY_ALLOWED = {
@@ -83,18 +85,27 @@ class _Checker(ast.NodeVisitor):
     def _allowed_module(self, name: str) -> bool:
         return any(name == m or name.startswith(m + ".") for m in self.allowed)
 
+    def _internal(self, node, dotted: str) -> None:
+        hit = next((part for part in dotted.split(".") if part in CUDA_FORBIDDEN), None)
+        if hit and dotted.startswith("numba"):
+            self.flag(node, "cuda", f"`{dotted}` {CUDA_FORBIDDEN[hit]}")
+
     def visit_Import(self, node):
         for alias in node.names:
+            self._internal(node, alias.name)
             if not self._allowed_module(alias.name):
                 self.flag(node, "import", f"`import {alias.name}`: only {', '.join(self.allowed)} may be imported")
             elif alias.name == "numpy":
                 self.numpy_names.add(alias.asname or "numpy")
+            elif alias.name.startswith("numpy.") and alias.asname:
+                self.flag(node, "numpy", f"`{alias.name}` would do the work outside your kernel")
             elif alias.name == "numba.cuda" and alias.asname:
                 self.cuda_names.add(alias.asname)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
         module = node.module or ""
+        self._internal(node, module)
         if node.level or not self._allowed_module(module):
             self.flag(node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported")
         for alias in node.names:
@@ -102,7 +113,9 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, "import", "`import *` hides what the file uses")
             if module == "numba" and alias.name == "cuda":
                 self.cuda_names.add(alias.asname or "cuda")
-            if module == "numpy" and alias.name not in NUMPY_ALLOWED:
+            if module.startswith("numpy."):
+                self.flag(node, "numpy", f"`{module}` would do the work outside your kernel")
+            elif module == "numpy" and alias.name not in NUMPY_ALLOWED:
                 self.flag(node, "numpy", f"`numpy.{alias.name}` would do the work outside your kernel")
             if module in ("numba.cuda", "numba") and alias.name in CUDA_FORBIDDEN:
                 self.flag(node, "cuda", f"`{alias.name}` {CUDA_FORBIDDEN[alias.name]}")
@@ -122,8 +135,8 @@ class _Checker(ast.NodeVisitor):
         if isinstance(base, ast.Name):
             if base.id in self.numpy_names and node.attr not in NUMPY_ALLOWED:
                 self.flag(node, "numpy", f"`{base.id}.{node.attr}` would do the work outside your kernel")
-            if base.id in self.cuda_names and node.attr in CUDA_FORBIDDEN:
-                self.flag(node, "cuda", f"`{base.id}.{node.attr}` {CUDA_FORBIDDEN[node.attr]}")
+        if node.attr in CUDA_FORBIDDEN and _dotted(base).split(".")[-1] in self.cuda_names | {"cuda"}:
+            self.flag(node, "cuda", f"`{_dotted(base)}.{node.attr}` {CUDA_FORBIDDEN[node.attr]}")
         if node.attr in FORBIDDEN_METHODS:
             self.flag(node, "host", f"`.{node.attr}()` {FORBIDDEN_METHODS[node.attr]}")
         self.generic_visit(node)
@@ -136,6 +149,16 @@ class _Checker(ast.NodeVisitor):
     def visit_Global(self, node):
         self.flag(node, "state", "`global` keeps state between calls; each launch must compute afresh")
         self.generic_visit(node)
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def violations(source: str, allowed_imports=DEFAULT_IMPORTS) -> list[Violation]:

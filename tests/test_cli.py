@@ -40,7 +40,7 @@ def test_json_has_the_documented_fields(capsys):
     assert code == 0
     assert data["exercise"] == "vector_add" and data["backend"] == "simulator"
     assert data["passed"] is True and data["verdict"] == "passed" and data["seed"] == 4
-    assert len(data["cases"]) == 6 and data["cases"][0]["verdict"] == "passed"
+    assert len(data["cases"]) == 7 and data["cases"][-1]["name"].endswith("fresh inputs") and data["cases"][0]["verdict"] == "passed"
     assert data["speed"]["measured"] is False and "no GPU" in data["speed"]["reason"]
 
 
