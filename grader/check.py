@@ -161,7 +161,8 @@ def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
 
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
-               case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False) -> CheckResult:
+               case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
+               device: int | None = None) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
     the grading host's secret into every input; the child only ever sees derived values."""
     from grader.isolate import run_in_child
@@ -178,13 +179,13 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     try:
         run = run_in_child(ex.id, path, prepared, case_timeout,
-                           time_seed=time_seed if timed else None, private=private)
+                           time_seed=time_seed if timed else None, private=private, device=device)
     except SubmissionError as err:
         return failed_before_running(ex, backend, None if graded else seed, err, started)
 
     def rerun_twice(p: PreparedCase):
         twin = replace(p, index=p.index + 1000)
-        again = run_in_child(ex.id, path, [p, twin], case_timeout, private=private)
+        again = run_in_child(ex.id, path, [p, twin], case_timeout, private=private, device=device)
         return again.outcomes.get(p.index), again.outcomes.get(twin.index)
 
     finished = [p for p in prepared if p.index in run.outcomes]

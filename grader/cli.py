@@ -52,6 +52,43 @@ def cmd_check(args) -> int:
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
 
+def cmd_grade(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from grader.check import current_backend
+    from grader.classroom import default_workers, discover, grade_class, pending
+    from grader.gradebook import Gradebook
+
+    class_dir = Path(args.directory)
+    if not class_dir.is_dir():
+        _console(stderr=True).print(f"[red]error:[/] no such folder: {class_dir}")
+        return EXIT_USAGE
+    exercises = args.exercises.split(",") if args.exercises else None
+    tasks = discover(class_dir, exercises)
+    book = Gradebook(Path(args.db) if args.db else class_dir / "gradebook.sqlite")
+    todo = pending(tasks, book)
+    backend = current_backend()
+    if backend == "gpu":
+        from grader.device import ceilings
+
+        ceilings()  # measure once, before any worker competes for the GPU
+    workers = args.workers or default_workers(backend)
+    console = _console()
+    console.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
+                  f"on the {backend} with {workers} worker(s); results in {book.path}")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("grading", total=len(todo))
+
+        def done(task, result):
+            verdict = result.verdict if result else "not submitted"
+            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
+
+        grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done)
+    console.print(f"done: {len(book.rows())} rows in {book.path}")
+    return EXIT_PASSED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zerogpu", description="Zero to GPU: check Numba CUDA kernels, with or without a GPU.")
@@ -69,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per case before the run is stopped (default 60)")
     check.set_defaults(func=cmd_check)
+
+    grade = sub.add_parser("grade", help="grade a class: DIR/<student>/<exercise>.py, in graded mode")
+    grade.add_argument("directory")
+    grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
+    grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
+    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    grade.set_defaults(func=cmd_grade)
     return parser
 
 

@@ -77,7 +77,7 @@ def _read_samples(task_dir: Path):
 
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                  case_timeout: float, env: dict | None = None, time_seed: int | None = None,
-                 private=()) -> ChildRun:
+                 private=(), device: int | None = None) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all."""
     with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
         task_dir = Path(tmp)
@@ -102,7 +102,7 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             [sys.executable, "-m", "grader.child", str(task_dir)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True, cwd=work,
-            env=scrubbed_env(work, ROOT, backend) if env is None else env,
+            env=scrubbed_env(work, ROOT, backend, device) if env is None else env,
             preexec_fn=limits(cpu, SIMULATOR_ADDRESS_SPACE if backend == "simulator" else None),
         )
         outcomes: dict = {}

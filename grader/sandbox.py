@@ -29,13 +29,16 @@ KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "LD_LIBRARY_PATH",
 KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_")
 
 
-def scrubbed_env(home: Path, root: Path, backend: str) -> dict:
+def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith(KEPT_PREFIXES)}
     env.pop("ZEROGPU_SECRET", None)
     env["HOME"] = str(home)
     env["ZEROGPU_BACKEND"] = backend
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if device is not None:  # one GPU per worker on a multi-GPU host
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
+        env["CUDA_VISIBLE_DEVICES"] = visible[device] if len(visible) > device and visible[device] else str(device)
     return env
 
 
