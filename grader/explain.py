@@ -66,10 +66,27 @@ def _learner_frame(exc: BaseException, learner_files):
 
 
 def _dims(text: str) -> tuple:
-    values = tuple(int(v) for v in text.split(","))
-    while len(values) > 1 and values[-1] == 0:
-        values = values[:-1]
-    return values
+    return tuple(int(v) for v in text.split(","))
+
+
+def _launch_rank(exc: BaseException) -> int | None:
+    """1, 2 or 3: how many dimensions the simulator launch used (from its block manager)."""
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        for value in frame.f_locals.values():
+            grid, block = getattr(value, "_grid_dim", None), getattr(value, "_block_dim", None)
+            if grid is not None and block is not None:
+                sizes = [max(g, b) for g, b in zip(grid, block)]
+                return max([i + 1 for i, size in enumerate(sizes) if size > 1] + [1])
+    return None
+
+
+def _shown_dims(thread: tuple, block: tuple, rank: int | None) -> tuple[tuple, tuple]:
+    """As many components as the launch has dimensions (x only for a 1-D launch)."""
+    if rank is None:
+        rank = 3
+        while rank > 1 and thread[rank - 1] == 0 and block[rank - 1] == 0:
+            rank -= 1
+    return thread[:rank], block[:rank]
 
 
 def _fmt(values: tuple) -> str:
@@ -93,6 +110,10 @@ def _which_array(frame, source: str, axis: int, size: int, write: bool) -> str |
     return None
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _was_write(exc: BaseException) -> bool:
     names = [f.f_code.co_name for f, _ in traceback.walk_tb(exc.__traceback__)]
     return "__setitem__" in names
@@ -103,7 +124,7 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
     thread = block = None
     match = _THREAD.match(text)
     if match:
-        thread, block = _dims(match.group(1)), _dims(match.group(2))
+        thread, block = _shown_dims(_dims(match.group(1)), _dims(match.group(2)), _launch_rank(exc))
         text = text[match.end():]
     found = _learner_frame(exc, learner_files)
     frame, line = found if found else (None, None)
@@ -117,12 +138,17 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         write = _was_write(exc)
         name = _which_array(frame, source, axis, size, write) or "an array"
         verb = "wrote" if write else "read"
-        shown = f"`{name}[{index}]`" if axis == 0 else f"index {index} on axis {axis} of `{name}`"
-        extent = f"{size} elements" if axis == 0 else f"size {size} on that axis"
-        message = (
-            f"{who} {verb} {shown}, but `{name}` has {extent} — "
-            "is your bounds guard right (e.g. `if i < n:`)?"
-        )
+        value = frame.f_locals.get(name) if frame is not None else None
+        ndim = len(getattr(value, "shape", ())) or 1
+        if ndim == 1:
+            shown, extent = f"`{name}[{index}]`", _plural(size, "element")
+            guard = "`if i < n:`"
+        else:
+            what = {0: "row", 1: "column"}.get(axis, f"index along axis {axis}") if ndim == 2 else f"index along axis {axis}"
+            shown = f"{what} {index} of `{name}`"
+            extent = (_plural(size, "row") if axis == 0 else _plural(size, "column")) if ndim == 2 else f"size {size} on axis {axis}"
+            guard = "`if row < rows and col < cols:`"
+        message = f"{who} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
         return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block)
 
     if _looks_like_crash(exc):

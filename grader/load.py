@@ -5,7 +5,7 @@ import inspect
 import linecache
 
 from grader.explain import explain_exception
-from grader.policy import violations
+from grader.policy import shape_problems, violations
 from grader.spec import Spec
 
 
@@ -39,6 +39,11 @@ def load_namespace(source: str, filename: str, allowed_imports=None) -> dict:
         raise SubmissionError("syntax_error", message, exc.lineno, text.strip()) from None
     if allowed_imports is not None:
         enforce_policy(source, allowed_imports)
+    problems = shape_problems(source)
+    if problems:
+        first = problems[0]
+        text = source.splitlines()[first.line - 1].strip()
+        raise SubmissionError("exception", first.message + ".", first.line, text)
     # Keep the source findable for tracebacks and numba even when it is not on disk.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "submission", "__file__": filename}

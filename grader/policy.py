@@ -166,3 +166,35 @@ def violations(source: str, allowed_imports=DEFAULT_IMPORTS) -> list[Violation]:
     checker = _Checker(allowed_imports)
     checker.visit(ast.parse(source))
     return sorted(checker.violations, key=lambda v: v.line)
+
+
+def _constant_shape(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return True  # a module-level constant: Numba freezes globals at compile time
+    if isinstance(node, ast.Tuple):
+        return all(_constant_shape(e) for e in node.elts)
+    return False
+
+
+def shape_problems(source: str) -> list[Violation]:
+    """`cuda.shared.array` / `cuda.local.array` shapes a real GPU cannot compile.
+
+    The simulator accepts any shape; Numba on a GPU needs a compile-time constant: an integer
+    literal, a global constant, or a tuple of those — not arithmetic like `TILE + 1`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name = _dotted(node.func)
+        if not name.endswith(("shared.array", "local.array")):
+            continue
+        shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        if shape is not None and not _constant_shape(shape):
+            found.append(Violation(
+                node.lineno, "shape",
+                f"`{name}` needs a shape Numba knows when it compiles: an integer, a module-level "
+                f"constant (e.g. `PADDED = TILE + 1` at the top of the file) or a tuple of those, "
+                f"not `{ast.unparse(shape)}`. The simulator accepts it, but a real GPU will not compile it"))
+    return found

@@ -23,7 +23,7 @@ def test_out_of_range_names_thread_block_array_and_guard():
     assert result.verdict == "out_of_bounds"
     case = result.cases[0]
     assert case.name == "one element"
-    assert re.search(r"thread \d+ of block 0 read `[ab]\[\d+\]`, but `[ab]` has 1 elements", case.message)
+    assert re.search(r"thread \d+ of block 0 read `[ab]\[\d+\]`, but `[ab]` has 1 element", case.message)
     assert "bounds guard" in case.message
     assert case.source == "c[i] = a[i] + b[i]"
 
@@ -49,3 +49,18 @@ def test_check_never_raises_for_a_learner_bug():
     result = check("vector_add", launch, seed=1)
     assert result.verdict == "exception" and "my mistake" in result.message
     assert np.isclose(result.score, 0)
+
+
+@cuda.jit
+def _rows_unguarded(a, b, c):
+    row, col = cuda.grid(2)
+    if col < c.shape[1]:
+        c[row, col] = a[row, 0]
+
+
+def test_two_dimensional_overrun_names_rows_and_a_2d_guard():
+    result = check("matmul_naive", lambda a, b, c: _rows_unguarded[(4, 4), (8, 8)](a, b, c), seed=1)
+    assert result.verdict == "out_of_bounds"
+    message = result.cases[0].message
+    assert re.search(r"thread \(\d+, \d+\) of block \(\d+, \d+\)", message)
+    assert "row" in message and "if row < rows and col < cols" in message

@@ -50,3 +50,26 @@ def test_policy_refuses_before_running_and_names_the_line():
 def test_policy_can_be_skipped_for_trusted_code():
     launch = load_launch(SPEC, "import os\ndef launch(a, b, c):\n    pass\n", "<t>", policy=False)
     assert callable(launch)
+
+
+@pytest.mark.parametrize("shape", ["(TILE, TILE + 1)", "BM // 4", "TILE * 2"])
+def test_shapes_a_gpu_cannot_compile_are_caught_on_the_simulator(shape):
+    """The simulator runs `cuda.shared.array(TILE + 1, ...)`; a real GPU refuses it."""
+    source = (
+        "from numba import cuda, float32\nTILE = 16\n@cuda.jit\ndef k(a, n):\n"
+        f"    s = cuda.shared.array({shape}, float32)\n"
+        "def launch(a, b, c):\n    pass\n"
+    )
+    with pytest.raises(SubmissionError) as err:
+        load(source)
+    assert err.value.verdict == "exception" and err.value.line == 5
+    assert "real GPU" in err.value.message
+
+
+def test_constant_shapes_are_fine():
+    source = (
+        "from numba import cuda, float32\nTILE = 16\nPADDED = TILE + 1\n@cuda.jit\ndef k(a):\n"
+        "    s = cuda.shared.array((TILE, PADDED), float32)\n    t = cuda.local.array(8, float32)\n"
+        "def launch(a, b, c):\n    pass\n"
+    )
+    assert callable(load(source))
