@@ -28,7 +28,7 @@ def histogram_kernel(values, bins):
     i = cuda.grid(1)
 
     # 1. an empty histogram for this block
-    # TODO: set local[tid] to 0, then wait for the whole block
+    # TODO: set local[tid] to 0
     cuda.syncthreads()
 
     # 2. count this block's values in shared memory

@@ -81,8 +81,8 @@ def _differs(a: Outcome, b: Outcome) -> bool:
 
 def _as_race(result: CaseResult) -> CaseResult:
     return replace(result, verdict="race", message=(
-        "Two runs on the same input gave different answers, so threads are racing. "
-        f"First run: {result.message}"))
+        "Runs on the same input gave different answers: threads are racing, or reading shared "
+        f"memory that no thread wrote. First run: {result.message}"))
 
 
 def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
@@ -120,16 +120,20 @@ def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError
     )
 
 
-def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun_twice) -> list[CaseResult]:
-    """Judge every case; run the first wrong one twice more, back to back in one process:
-    two different answers to the same input mean a race, not a plain bug."""
+RACE_RERUNS = 3
+
+
+def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun) -> list[CaseResult]:
+    """Judge every case; run the first wrong one RACE_RERUNS more times, back to back in one
+    process: different answers to the same input mean a race (or a read of memory nothing
+    wrote), not a plain bug."""
     results, rerun_done = [], False
     for p in prepared:
         result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance)
         if result.verdict == "wrong_result" and not rerun_done:
             rerun_done = True
-            first, second = rerun_twice(p)
-            if first is not None and second is not None and _differs(first, second):
+            again = [o for o in rerun(p) if o is not None]
+            if any(_differs(again[0], other) for other in again[1:]):
                 result = _as_race(result)
         results.append(result)
     return results
@@ -151,7 +155,7 @@ def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
         return execute(ex.spec, launch, p.inputs, dict(p.case.dims))
 
     outcomes = {p.index: run(p) for p in prepared}
-    results = judge_all(ex, prepared, outcomes, lambda p: (run(p), run(p)))
+    results = judge_all(ex, prepared, outcomes, lambda p: [run(p) for _ in range(RACE_RERUNS)])
     result = summarise(ex, backend, seed, results, started)
     if result.passed and backend == _backend.GPU and ex.spec.benchmark:
         from grader.speed import collect
@@ -183,13 +187,13 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     except SubmissionError as err:
         return failed_before_running(ex, backend, None if graded else seed, err, started)
 
-    def rerun_twice(p: PreparedCase):
-        twin = replace(p, index=p.index + 1000)
-        again = run_in_child(ex.id, path, [p, twin], case_timeout, private=private, device=device)
-        return again.outcomes.get(p.index), again.outcomes.get(twin.index)
+    def rerun(p: PreparedCase):
+        twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
+        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device)
+        return [again.outcomes.get(t.index) for t in twins]
 
     finished = [p for p in prepared if p.index in run.outcomes]
-    results = judge_all(ex, finished, run.outcomes, rerun_twice)
+    results = judge_all(ex, finished, run.outcomes, rerun)
     if run.stopped:
         stuck = prepared[len(finished)]
         message = {

@@ -17,9 +17,10 @@ DEFAULT_HINTS = {
     ),
     "timeout": "The kernel did not finish in time: look for a loop whose condition never changes.",
     "race": (
-        "Two runs on the same input gave different answers: threads are racing. Use "
-        "cuda.syncthreads() between writing and reading shared memory, and cuda.atomic.add "
-        "when many threads update one element."
+        "Runs on the same input gave different answers. Put cuda.syncthreads() between "
+        "threads writing shared memory and other threads reading it; set shared memory before "
+        "reading it (it starts as garbage); use cuda.atomic.add when many threads update one "
+        "element."
     ),
     "forbidden": "Do the work in your own @cuda.jit kernel, using only numba, numpy and math.",
     "too_slow": "Correct, but slower than the threshold: see the speed section for where the time goes.",

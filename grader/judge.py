@@ -63,14 +63,17 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         if never.any() and first_unwritten is None:
             first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]])
         unwritten += int(never.sum())
-        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(got.astype(np.float64) - want.astype(np.float64))
         err = np.where(np.isnan(err), np.inf, err)  # NaN is never within tolerance
         bad = (err > tolerance[array.name]) & ~never
         wrong += int(bad.sum())
         finite = np.where(never, 0.0, err)
         max_abs = max(max_abs, float(finite.max(initial=0.0)))
         scale = np.maximum(np.abs(want.astype(np.float64)), np.finfo(np.float64).tiny)
-        max_rel = max(max_rel, float(np.where(never, 0.0, finite / scale).max(initial=0.0)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            relative = np.where(never, 0.0, finite / scale)
+        max_rel = max(max_rel, float(relative.max(initial=0.0)))
         for flat in np.flatnonzero(bad)[: SHOWN - len(mismatches)]:
             idx = _index(flat, shape)
             mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))

@@ -3,7 +3,9 @@
 The simulator backs `cuda.shared.array` and `cuda.local.array` with `np.empty`, whose
 leftover bytes are often the same from run to run, so a missing `syncthreads` (or a read of
 shared memory no thread wrote) passes on some seeds and fails on others. On a GPU that memory
-holds whatever the last kernel left. We fill new shared arrays with fresh random bytes (so
+holds whatever the last kernel left. The simulator also shares one array across all the
+blocks of a launch; we give each block its own. We fill new shared arrays with fresh random
+bytes (so
 such a bug gives different answers on every run, which the checker reports as a race) and
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
 """
@@ -50,7 +52,9 @@ def install() -> None:
     def shared(self, shape, dtype, alignment=None):
         if shape == 0 or alignment is not None:
             return shared_array(self, shape, dtype, alignment)
-        caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+        # One array per block, as on a GPU (the simulator would share one across the launch).
+        block = tuple(getattr(threading.current_thread(), "blockIdx", ()))
+        caller = (*traceback.extract_stack(sys._getframe())[-2][0:2], block)
         with _lock:  # every thread of the block must get the same, already-filled array
             res = self._allocations.get(caller)
             if res is None:

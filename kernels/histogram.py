@@ -19,10 +19,11 @@ BINS = 256
 
 def make_inputs(dims, rng):
     n = dims["n"]
-    hot = np.array([rng.integers(0, 128), rng.integers(128, 256), rng.integers(0, 256)])
-    uniform = rng.integers(0, BINS, n)
-    values = np.where(rng.random(n) < 0.5, rng.choice(hot, n), uniform)
-    return {"values": values.astype(np.uint8)}
+    hot = np.array([rng.integers(0, 128), rng.integers(128, 256), rng.integers(0, 256)], np.uint8)
+    values = rng.integers(0, BINS, n, dtype=np.uint8)  # uint8 throughout: 2**28 values fit
+    is_hot = rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
+    values[is_hot] = hot[rng.integers(0, 3, int(is_hot.sum()), dtype=np.uint8)]
+    return {"values": values}
 
 
 def oracle(values):
@@ -61,9 +62,10 @@ SPEC = Spec(
         "out_of_bounds": "The last block has threads past the end of `values`: guard the "
         "read with `if i < values.size:`, but keep those threads for zeroing and merging "
         "their bin (and for every cuda.syncthreads()).",
-        "race": "Two runs gave different counts: some thread read or reset a shared bin "
-        "while others were still adding to it. Put a cuda.syncthreads() between zeroing and "
-        "counting, and another between counting and merging.",
+        "race": "Two runs gave different counts. Either a thread read or reset a shared bin "
+        "while others were still adding to it (put a cuda.syncthreads() between zeroing and "
+        "counting, and another between counting and merging), or the shared histogram was "
+        "never set to 0: shared memory starts with whatever the last user left there.",
     },
     benchmark=Benchmark(dims={"n": 1 << 28}, bound="memory",
                         bytes_moved=lambda d: 1.0 * d["n"] + 4.0 * BINS),

@@ -73,6 +73,10 @@ SPEC = Spec(
         bound="compute",
         bytes_moved=lambda d: 4.0 * (d["m"] * d["k"] + d["k"] * d["n"] + d["m"] * d["n"]),
         flops=lambda d: 2.0 * d["m"] * d["n"] * d["k"],
+        # The baseline here IS the plain 16×16 shared-tile kernel this exercise asks for, so a
+        # correct solution runs at about 1.0× it: ask for 0.9× (noise margin). That still
+        # rejects an untiled kernel (the coalesced naive one is about 0.18× on an H200).
+        required_speedup=0.9,
     ),
 )
 
@@ -106,40 +110,48 @@ def _matmul_shared16(a, b, c):
 
 def baseline(a, b, c):
     """The 16×16 shared-tile kernel a learner writes for this exercise: each element of A and
-    B is loaded once per tile and used 16 times from shared memory (about 7.8 TFLOP/s on an
-    H200 at 4096³)."""
+    B is loaded once per tile and used 16 times from shared memory (7.8 TFLOP/s on an H200
+    at 4096³, against 1.4 for the coalesced naive kernel and 51 for cuBLAS)."""
     m, n = c.shape
     blocks = ((n + TILE - 1) // TILE, (m + TILE - 1) // TILE)
     _matmul_shared16[blocks, (TILE, TILE)](a, b, c)
 
 
-# Register tiling. A block of 256 threads computes a BM×BN = 64×128 tile of C; each thread
-# computes TM×TN = 4×8 of it, held in registers. Per step of BK = 8 along k, the block stages
-# a 64×8 slice of A (stored transposed, so a thread's 4 rows are contiguous) and an 8×128
-# slice of B in shared memory; each thread then does 4·8 = 32 FMAs for every 4 + 8 = 12
-# shared loads (the 16×16 kernel does 1 FMA per 2). Thread (tr, tc) owns rows tr + 16·i and
-# columns tc + 16·j: neighbouring threads read neighbouring shared words (no bank conflicts)
-# and write neighbouring columns of C (coalesced). The next step's global loads are issued
-# into registers before this step's arithmetic, so their latency hides behind it.
-BM, BN, BK = 64, 128, 8
-TM, TN = 4, 8
+# Register tiling. A block of 256 threads computes a BM×BN = 128×128 tile of C; each thread
+# computes TM×TN = 8×8 of it, in 64 registers. Per step of BK = 8 along k, the block stages a
+# 128×8 slice of A (stored transposed: sa[kk, r]) and an 8×128 slice of B in shared memory;
+# each thread then loads 8 values of A and 8 of B into registers and does 8·8 = 64 FMAs with
+# them (the 16×16 kernel does 1 FMA per 2 shared loads). Thread (tr, tc) owns the 8
+# consecutive rows tr·8 .. tr·8+7 (the transposed A tile makes them one contiguous run the
+# compiler can fetch with wide loads, broadcast across the warp) and the 8 strided columns tc + 16·j
+# (neighbouring threads read neighbouring words of the B tile, free of bank conflicts, and
+# write neighbouring columns of C). The next slice's global loads are issued into registers
+# before this slice's arithmetic, so their latency hides behind it.
+# Measured on an H200 at 4096³: 25 TFLOP/s (cuBLAS 51; the 16×16 kernel 7.8; the same design
+# with 64×128 tiles and 4×8 per thread 20.4, with 64×64 and 4×4 16.9).
+BM, BN, BK = 128, 128, 8
+TM, TN = 8, 8
 RT = BM // TM  # 16 thread rows
 CT = BN // TN  # 16 thread columns
 NT = RT * CT  # 256 threads
-A_ROWS_PER_PASS = NT // BK  # 32: loading the 64×8 A slice takes 2 passes
-B_ROWS_PER_PASS = NT // BN  # 2: loading the 8×128 B slice takes 4 passes
-PAD = 4  # pads the transposed A tile's rows so its stores don't conflict on banks
+A_ROWS_PER_PASS = NT // BK  # 32 rows of the A slice loaded per pass
+B_ROWS_PER_PASS = NT // BN  # 2 rows of the B slice loaded per pass
+A_LOADS = BM // A_ROWS_PER_PASS  # 4 A elements per thread per slice
+B_LOADS = BK // B_ROWS_PER_PASS  # 4 B elements per thread per slice
+PAD = 4  # pads the transposed A tile's rows so the transposing stores don't conflict on banks
+SA_COLS = BM + PAD
+# (Numba wants array shapes as plain names or literals, not arithmetic.)
 
 
 @cuda.jit
-def _sgemm_64x128(a, b, c):
-    sa = cuda.shared.array((BK, BM + PAD), float32)  # sa[kk, r] = A[row0 + r, k0 + kk]
+def _sgemm_128x128(a, b, c):
+    sa = cuda.shared.array((BK, SA_COLS), float32)  # sa[kk, r] = A[row0 + r, k0 + kk]
     sb = cuda.shared.array((BK, BN), float32)  # sb[kk, j] = B[k0 + kk, col0 + j]
     acc = cuda.local.array((TM, TN), float32)
     ra = cuda.local.array(TM, float32)
     rb = cuda.local.array(TN, float32)
-    pa = cuda.local.array(BM // A_ROWS_PER_PASS, float32)  # next A slice, in flight
-    pb = cuda.local.array(BK // B_ROWS_PER_PASS, float32)  # next B slice, in flight
+    pa = cuda.local.array(A_LOADS, float32)  # the next A slice, in flight
+    pb = cuda.local.array(B_LOADS, float32)  # the next B slice, in flight
 
     m, k = a.shape
     n = b.shape[1]
@@ -148,45 +160,45 @@ def _sgemm_64x128(a, b, c):
     tc = tid % CT
     row0 = cuda.blockIdx.y * BM
     col0 = cuda.blockIdx.x * BN
-    a_r = tid // BK  # which A row this thread loads (plus 32·p)
-    a_k = tid % BK  # and which k within the slice
-    b_k = tid // BN  # which B row of the slice (plus 2·p)
-    b_c = tid % BN  # and which column
+    a_r = tid // BK  # the A row this thread loads (plus 32·p)
+    a_k = tid % BK  # and the k within the slice
+    b_k = tid // BN  # the B row of the slice this thread loads (plus 2·p)
+    b_c = tid % BN  # and the column
 
     for i in range(TM):
         for j in range(TN):
             acc[i, j] = float32(0.0)
 
-    # Prefetch the first slice into registers (guarded: zeros outside A and B).
-    for p in range(BM // A_ROWS_PER_PASS):
+    # The first slice, into registers (guarded: zeros outside A and B).
+    for p in range(A_LOADS):
         gr = row0 + a_r + p * A_ROWS_PER_PASS
         pa[p] = a[gr, a_k] if gr < m and a_k < k else float32(0.0)
-    for p in range(BK // B_ROWS_PER_PASS):
+    for p in range(B_LOADS):
         gk = b_k + p * B_ROWS_PER_PASS
         gc = col0 + b_c
         pb[p] = b[gk, gc] if gk < k and gc < n else float32(0.0)
 
     for k0 in range(0, k, BK):
-        for p in range(BM // A_ROWS_PER_PASS):
+        for p in range(A_LOADS):
             sa[a_k, a_r + p * A_ROWS_PER_PASS] = pa[p]
-        for p in range(BK // B_ROWS_PER_PASS):
+        for p in range(B_LOADS):
             sb[b_k + p * B_ROWS_PER_PASS, b_c] = pb[p]
         cuda.syncthreads()
 
         k1 = k0 + BK  # issue the next slice's loads now; they land while we compute
         if k1 < k:
-            for p in range(BM // A_ROWS_PER_PASS):
+            for p in range(A_LOADS):
                 gr = row0 + a_r + p * A_ROWS_PER_PASS
                 gk = k1 + a_k
                 pa[p] = a[gr, gk] if gr < m and gk < k else float32(0.0)
-            for p in range(BK // B_ROWS_PER_PASS):
+            for p in range(B_LOADS):
                 gk = k1 + b_k + p * B_ROWS_PER_PASS
                 gc = col0 + b_c
                 pb[p] = b[gk, gc] if gk < k and gc < n else float32(0.0)
 
         for kk in range(BK):
             for i in range(TM):
-                ra[i] = sa[kk, tr + i * RT]
+                ra[i] = sa[kk, tr * TM + i]
             for j in range(TN):
                 rb[j] = sb[kk, tc + j * CT]
             for i in range(TM):
@@ -195,7 +207,7 @@ def _sgemm_64x128(a, b, c):
         cuda.syncthreads()
 
     for i in range(TM):
-        gr = row0 + tr + i * RT
+        gr = row0 + tr * TM + i
         if gr < m:
             for j in range(TN):
                 gc = col0 + tc + j * CT
@@ -204,8 +216,8 @@ def _sgemm_64x128(a, b, c):
 
 
 def target(a, b, c):
-    """Register-tiled SGEMM: 64×128 block tiles, BK = 8, 4×8 outputs per thread, register
+    """Register-tiled SGEMM: 128×128 block tiles, BK = 8, 8×8 outputs per thread, register
     prefetch of the next slice. No warp shuffles, so it also runs on the simulator."""
     m, n = c.shape
     blocks = ((n + BN - 1) // BN, (m + BM - 1) // BM)
-    _sgemm_64x128[blocks, NT](a, b, c)
+    _sgemm_128x128[blocks, NT](a, b, c)

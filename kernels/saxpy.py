@@ -1,4 +1,4 @@
-"""saxpy — out = alpha·x + y, float32, with a grid-stride loop over a fixed grid.
+"""saxpy — out = alpha·x + y, float32, with a grid-stride loop over a grid sized for the GPU.
 
 Tolerance: alpha·x is rounded once, the sum once (or both at once with a fused multiply-add),
 so |out - exact| <= 2 roundings: 2·2·u·(|alpha·x| + |y|) (grader/tolerance.py's few_ops(2)).
@@ -35,7 +35,7 @@ SPEC = Spec(
     id="saxpy",
     stage=2,
     title="SAXPY with a grid-stride loop",
-    lesson="Grid-stride loops: a fixed grid covers any n; scalar arguments",
+    lesson="Grid-stride loops: a grid sized for the GPU covers any n; scalar arguments",
     params=(
         Array("x", "float32", ("n",)),
         Array("y", "float32", ("n",)),
@@ -45,18 +45,23 @@ SPEC = Spec(
     make_inputs=make_inputs,
     cases=(
         Case("one element", {"n": 1}),
-        Case("prime length", {"n": 251}),
-        Case("one short of a block", {"n": 255}),
-        Case("one past a block", {"n": 257}),
-        Case("one past the whole grid", {"n": 1025}),
-        Case("several trips round the grid", {"n": 4099}),
+        Case("prime length, under a block", {"n": 127}),
+        Case("one short of a 256-thread block", {"n": 255}),
+        Case("one past a 256-thread block", {"n": 257}),
+        Case("one past a block's share (128 threads × 4)", {"n": 513}),
+        Case("several blocks, prime length", {"n": 4099}),
     ),
     tolerance=tolerance,
     hints={
-        "unwritten_output": "The grid is fixed (8 blocks × 128 threads = 1024 threads) but n can "
-        "be larger: each thread must loop, i = start, start + stride, … while i < n, with "
+        "unwritten_output": "The grid has fewer threads than there are elements, on purpose: "
+        "each thread must loop, i = start, start + stride, … while i < n, with "
         "start = cuda.grid(1) and stride = cuda.gridsize(1) (the number of threads in the "
-        "whole grid). Starting at threadIdx.x alone leaves most elements to nobody.",
+        "whole grid). Starting at threadIdx.x alone leaves the other blocks' elements to "
+        "nobody.",
+        "too_slow": "Keep the grid `launch` sets (a quarter as many threads as elements, at "
+        "most 4096 blocks) and let neighbouring threads take neighbouring elements: start at "
+        "cuda.grid(1) and step by cuda.gridsize(1). A thread that walks its own contiguous "
+        "chunk makes a warp's accesses far apart (uncoalesced).",
         "wrong_result": "Check the formula out[i] = alpha * x[i] + y[i] (alpha multiplies x, "
         "not y), and that every thread reads and writes the same i.",
         "out_of_bounds": "The loop must stop before n: `for i in range(start, n, stride)` "

@@ -47,6 +47,8 @@ SPEC = Spec(
         "unwritten_output": "Some elements were never written: launch enough blocks that "
         "blocks × threads_per_block ≥ n, i.e. blocks = (n + threads_per_block - 1) // "
         "threads_per_block. n // threads_per_block rounds down and misses the tail.",
+        "too_slow": "Use bigger blocks: 128 or 256 threads per block. With tiny blocks the "
+        "GPU spends its time starting blocks instead of writing memory.",
         "out_of_bounds": "The last block usually has more threads than elements left. Guard "
         "the write with `if i < out.size:` (not `<=`: the last element is out[n - 1]).",
     },

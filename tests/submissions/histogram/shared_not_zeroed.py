@@ -1,6 +1,6 @@
-# expect: wrong_result
-"""The shared histogram is never set to 0: counts start from whatever shared memory held
-(on the simulator, the previous block's counts)."""
+# expect: race
+"""The shared histogram is never set to 0: counts start from whatever shared memory held,
+which differs from run to run."""
 from numba import cuda, int32
 
 BINS = 256

@@ -12,4 +12,5 @@ def saxpy_kernel(x, y, out, alpha):
 
 
 def launch(x, y, out, alpha):
-    saxpy_kernel[8, 128](x, y, out, alpha)
+    blocks = min((out.size + 511) // 512, 4096)
+    saxpy_kernel[blocks, 128](x, y, out, alpha)

@@ -1,6 +1,6 @@
-# expect: race
-"""No cuda.syncthreads() between counting and merging: a thread merges its bin while other
-threads are still adding to it."""
+# expect: wrong_result
+"""No cuda.syncthreads() between zeroing the shared histogram and counting: a thread that
+starts late resets a bin after earlier threads have already counted into it."""
 from numba import cuda, int32
 
 BINS = 256
@@ -15,11 +15,11 @@ def histogram_kernel(values, bins):
 
     # 1. an empty histogram for this block
     local[tid] = 0
-    cuda.syncthreads()
 
     # 2. count this block's values in shared memory
     if i < values.size:
         cuda.atomic.add(local, values[i], 1)
+    cuda.syncthreads()
 
     # 3. merge into the global histogram
     count = local[tid]

@@ -1,0 +1,48 @@
+# expect: wrong_result
+"""The stencil is applied backwards: weights[6 - k] multiplies x[i + k - 3]."""
+from numba import cuda, float32
+
+RADIUS = 3
+THREADS_PER_BLOCK = 256
+TILE = THREADS_PER_BLOCK + 2 * RADIUS  # the block's slice of x and a halo on each side
+
+
+@cuda.jit
+def stencil_kernel(x, weights, out):
+    tile = cuda.shared.array(TILE, float32)  # the size must be a constant
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+
+    # 1. the block's slice of x, 0 past the end
+    value = float32(0.0)
+    if i < n:
+        value = x[i]
+    tile[tid + RADIUS] = value
+    # ... and the halos: RADIUS elements on each side
+    if tid < RADIUS:
+        left = i - RADIUS
+        value = float32(0.0)
+        if left >= 0:  # (left < n: this block has thread tid, so i - 3 < n)
+            value = x[left]
+        tile[tid] = value
+        right = i + THREADS_PER_BLOCK
+        value = float32(0.0)
+        if right < n:
+            value = x[right]
+        tile[tid + THREADS_PER_BLOCK + RADIUS] = value
+
+    # 2. wait until the whole tile is loaded
+    cuda.syncthreads()
+
+    # 3. out[i] from the tile
+    if i < n:
+        acc = float32(0.0)
+        for k in range(2 * RADIUS + 1):
+            acc += weights[2 * RADIUS - k] * tile[tid + k]
+        out[i] = acc
+
+
+def launch(x, weights, out):
+    blocks = (x.size + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    stencil_kernel[blocks, THREADS_PER_BLOCK](x, weights, out)
