@@ -2,10 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+PLUGGED_COMMANDS = (
+    "grader.commands.course",  # zerogpu course ..., nbgrader
+    "grader.commands.report",  # zerogpu report, zerogpu progress
+    "grader.commands.doctor",  # zerogpu doctor
+    "grader.commands.device",  # zerogpu device
+)
 
 
 def _console(stderr: bool = False):
@@ -114,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     grade.set_defaults(func=cmd_grade)
+
+    for name in PLUGGED_COMMANDS:  # each module adds its own subcommand(s)
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(sub)
     return parser
 
 

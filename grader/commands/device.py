@@ -1,0 +1,29 @@
+"""`zerogpu device`: measure (or show the cached) ceilings of this GPU."""
+from __future__ import annotations
+
+
+def cmd_device(args) -> int:
+    from rich.console import Console
+
+    from grader.check import current_backend
+
+    console = Console(highlight=False)
+    if current_backend() != "gpu":
+        console.print("No GPU: running on Numba's CUDA simulator, which has no ceilings to measure.")
+        return 1
+    from grader.device import ceilings
+
+    c = ceilings(refresh=args.refresh)
+    console.print(f"[bold]{c['name']}[/] (driver {c['driver']}, {c['sms']} SMs, compute capability "
+                  f"{'.'.join(map(str, c['compute_capability']))}), measured {c['measured_at']}")
+    for key, unit, scale in (("copy_bandwidth", "GB/s", 1e9), ("read_bandwidth", "GB/s", 1e9),
+                             ("fp32_flops", "TFLOP/s", 1e12)):
+        if key in c:
+            console.print(f"  {key:<15} {c[key] / scale:10.1f} {unit}   [dim]{c['method'][key]}[/]")
+    return 0
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("device", help="this GPU's measured ceilings (copy bandwidth, fp32 FMA)")
+    parser.add_argument("--refresh", action="store_true", help="measure again instead of using the cache")
+    parser.set_defaults(func=cmd_device)
