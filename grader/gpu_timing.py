@@ -88,7 +88,7 @@ def _timed_launch(launch, kwargs, arena, flush):
 
 def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
             cap_seconds: float = 4.0, min_rounds: int = 5, max_rounds: int = 200,
-            max_spread: float = 0.02, checks_per_set: int = 2, rng=None) -> Samples:
+            max_spread: float = 0.02, checks_per_set: int = 1, rng=None) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`."""
     rng = rng or random.Random()
     dims = dict(spec.benchmark.dims)
