@@ -139,8 +139,38 @@ def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun)
     return results
 
 
-def check(exercise_id: str, launch, *, seed: int | None = None) -> CheckResult:
-    """Check a `launch` function in this process (what a notebook's check cell calls)."""
+def check(exercise_id: str, launch, *, seed: int | None = None, isolate: bool = True,
+          case_timeout: float = DEFAULT_CASE_TIMEOUT) -> CheckResult:
+    """Check a `launch` function (what a notebook's check cell calls). With `isolate`, the
+    code `launch` uses is copied into a file and checked in a child process like the CLI (an
+    endless kernel cannot hang the notebook); when it cannot be copied (a lambda, a global
+    array), it is checked in this process. Never raises for a learner's bug."""
+    result = _check_isolated(exercise_id, launch, seed, case_timeout) if isolate else None
+    if result is None:
+        result = _check_in_process(exercise_id, launch, seed)
+    from grader import progress
+
+    progress.record(result)
+    return result
+
+
+def _check_isolated(exercise_id: str, launch, seed, case_timeout) -> CheckResult | None:
+    import tempfile
+
+    from grader.extract import NotExtractable, module_source
+
+    exercise(exercise_id)  # an unknown id raises here, as in-process
+    try:
+        source = module_source(launch)
+    except NotExtractable:
+        return None
+    with tempfile.TemporaryDirectory(prefix="zerogpu-notebook-") as tmp:
+        path = Path(tmp) / f"{exercise_id}_notebook.py"
+        path.write_text(source)
+        return check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+
+
+def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
     started = time.perf_counter()
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
