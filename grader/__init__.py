@@ -6,11 +6,6 @@ from grader.backend import activate as _activate
 
 BACKEND = _activate()
 
-if BACKEND == "simulator":
-    from grader.simulator import install as _install_simulator_patches
-
-    _install_simulator_patches()
-
 from grader.check import check  # noqa: E402  (after the back end is chosen)
 from grader.exercises import exercise, ladder  # noqa: E402
 

@@ -78,6 +78,9 @@ def exercise(exercise_id: str) -> Exercise:
     """Load kernels/<id>.py (after the back end is chosen: it imports numba.cuda)."""
     if exercise_id not in LADDER:
         raise UnknownExercise(exercise_id)
+    from grader.simulator import install_if_simulating
+
+    install_if_simulating()
     path = ROOT / "kernels" / f"{exercise_id}.py"
     module_name = f"zerogpu_kernels.{exercise_id}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)

@@ -98,4 +98,6 @@ def module_source(launch) -> str:
             else:
                 raise NotExtractable(f"`{name}` ({type(value).__name__}) cannot be copied")
     parts = sorted(set(imports)) + [""] + sorted(set(assignments)) + [""] + list(reversed(definitions))
+    if func.__name__ != "launch":
+        parts.append(f"launch = {func.__name__}")
     return "\n".join(parts) + "\n"

@@ -70,3 +70,10 @@ def install() -> None:
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
     _installed = True
+
+
+def install_if_simulating() -> None:
+    import os
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        install()

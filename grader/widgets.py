@@ -261,9 +261,9 @@ def progress(status=None) -> Explorer:
     CheckResult; by default it is read from this learner's local record.
     """
     if status is None:
-        from grader.progress import status as recorded
+        from grader.progress import ladder_status
 
-        status = recorded()
+        status = ladder_status()
     return Explorer(_ladder, charts.draw_ladder, charts.describe_ladder, {"status": dict(status)})
 
 

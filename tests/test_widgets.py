@@ -173,8 +173,9 @@ def test_when_everything_passes_the_next_step_is_speed():
     assert "11 of 11 passed" in text and "speed tier" in text.splitlines()[-1]
 
 
-def test_progress_reads_the_local_record_by_default():
-    """The test home is empty: nothing started, so the first rung is next."""
+def test_progress_reads_the_local_record_by_default(monkeypatch, tmp_path):
+    """An empty home: nothing started, so the first rung is next."""
+    monkeypatch.setenv("ZEROGPU_HOME", str(tmp_path))
     rungs = widgets.progress().model()
     assert {r.state for r in rungs} == {"not started"}
     assert charts.next_rung(list(rungs)).id == LADDER[0]

@@ -1,0 +1,289 @@
+"""The class report and a learner's progress: what an instructor forwards must match the
+gradebook row for row, say plainly when speed was not graded, and open without a server;
+a learner's record must survive restarts and point at the right next exercise."""
+import base64
+import csv
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from grader import charts, progress, widgets
+from grader.cli import main
+from grader.exercises import LADDER, ROOT
+from grader.gradebook import NOT_SUBMITTED, Gradebook
+from grader.report import NO_GPU, analyse, write_report
+from grader.result import CaseResult, CheckResult, Speed
+
+EXERCISES = ("thread_ids", "vector_add", "saxpy", "reduce_sum")
+CLASS = {
+    # student: verdict per exercise in EXERCISES order (None: not handed in)
+    "ada": ("passed", "passed", "passed", "passed"),
+    "bob": ("passed", "out_of_bounds", "wrong_result", None),
+    "cy": ("out_of_bounds", None, None, None),
+    "dee": (None, None, None, None),
+    "eve": ("passed", "passed", "race", "race"),
+    "fay": (None, None, None, None),
+    "gus": ("passed", "passed", "out_of_bounds", "unwritten_output"),
+    "hal": ("passed", "passed", "passed", "too_slow"),
+}
+STUCK_ON = {"ada": "", "bob": "vector_add", "cy": "thread_ids", "dee": "thread_ids",
+            "eve": "saxpy", "fay": "thread_ids", "gus": "saxpy", "hal": "reduce_sum"}
+
+
+def gpu_speed(speedup: float, *, required=1.2, tier="great", points=2) -> Speed:
+    """A speed section shaped like grader/speed.py's (the keys the report reads and more)."""
+    meets = speedup >= required
+    return Speed(measured=True, details={
+        "device": "NVIDIA H200", "dims": {"n": 1 << 24}, "bound": "memory",
+        "yours_ms": 0.2 / speedup, "baseline_ms": 0.2, "target_ms": 0.1,
+        "speedup_vs_baseline": {"median": speedup, "low": speedup * 0.98,
+                                "high": speedup * 1.02, "spread": 0.04},
+        "fraction_of_target": {"median": speedup / 2, "low": 0.4, "high": 0.5, "spread": 0.05},
+        "throughput": {"unit": "GB/s", "achieved": 2500.0, "fraction_of_ceiling": 0.75},
+        "ceilings": {"copy_bandwidth_GBps": 3300.0, "fp32_TFLOPs": 30.6},
+        "floor_ms": 0.01, "below_floor": False, "hidden_work": False,
+        "faster_than_target_warning": False, "required_speedup": required,
+        "meets_requirement": meets, "tier": tier if meets else None,
+        "points": points if meets else 0, "max_points": 3, "rounds": 5, "stop_reason": "settled",
+        "method": "...", "summary": "..."})
+
+
+def result(exercise: str, verdict: str, backend="simulator", speed: Speed | None = None):
+    cases = tuple(CaseResult(name, {"n": n}, "passed" if verdict in ("passed", "too_slow") or k == 0
+                             else verdict, total=n) for k, (name, n) in
+                  enumerate((("tiny", 1), ("one block", 128), ("ragged", 1000))))
+    passed = sum(c.passed for c in cases)
+    speed = speed or Speed(measured=False, reason="not measured: no GPU (Numba's CUDA simulator)")
+    bonus = speed.details.get("points", 0) if speed.measured and verdict == "passed" else 0
+    return CheckResult(exercise, exercise.replace("_", " "), backend, verdict, "message", "hint",
+                       cases, speed, round(10 * passed / 3, 2) + bonus,
+                       10.0 + (3 if speed.measured else 0), None, 0.5)
+
+
+def fill(book: Gradebook, gpu_speedups: dict | None = None) -> None:
+    """CLASS into the gradebook; with gpu_speedups {(student, exercise): speedup} those
+    results carry GPU speed details, the rest were graded on the simulator."""
+    for student, verdicts in CLASS.items():
+        for exercise, verdict in zip(EXERCISES, verdicts):
+            if verdict is None:
+                book.record(student, exercise, None, None)
+                continue
+            speedup = (gpu_speedups or {}).get((student, exercise))
+            if speedup is None:
+                book.record(student, exercise, "sha", result(exercise, verdict))
+            else:
+                book.record(student, exercise, "sha",
+                            result(exercise, verdict, "gpu", gpu_speed(speedup)))
+
+
+@pytest.fixture(scope="module")
+def simulator_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class")
+    fill(Gradebook(folder / "gradebook.sqlite"))
+    assert main(["report", str(folder), "--out", str(folder / "out")]) == 0
+    return folder
+
+
+GPU_SPEEDUPS = {("ada", "vector_add"): 2.0, ("ada", "saxpy"): 1.5, ("gus", "vector_add"): 1.8,
+                ("eve", "vector_add"): 2.6, ("hal", "reduce_sum"): 0.9,
+                ("bob", "vector_add"): 3.0}  # bob's is out_of_bounds: its time must not count
+
+
+@pytest.fixture(scope="module")
+def gpu_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gpu-class")
+    fill(Gradebook(folder / "book.sqlite"), GPU_SPEEDUPS)
+    written = write_report(folder / "book.sqlite", folder / "out", title="GPU class")
+    return written
+
+
+def read_csv(path):
+    """Rows by their student or exercise id."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row.get("exercise") or row["student"]: row for row in csv.DictReader(f)}
+
+
+# ---- the class report ------------------------------------------------------------------
+
+def test_pass_rates_and_verdict_counts_match_the_rows(simulator_report):
+    rows = Gradebook(simulator_report / "gradebook.sqlite").rows()
+    summary = {row["exercise"]: row for row in
+               csv.DictReader(open(simulator_report / "out" / "exercises.csv", encoding="utf-8"))}
+    assert list(summary) == list(EXERCISES), "ladder order"
+    for exercise in EXERCISES:
+        verdicts = Counter(r["verdict"] for r in rows if r["exercise"] == exercise)
+        line = summary[exercise]
+        for verdict in ("passed", "out_of_bounds", "race", "wrong_result", "too_slow", NOT_SUBMITTED):
+            assert int(line[verdict]) == verdicts[verdict], (exercise, verdict)
+        submitted = len(CLASS) - verdicts[NOT_SUBMITTED]
+        assert int(line["submitted"]) == submitted
+        assert float(line["pass_rate"]) == pytest.approx(verdicts["passed"] / submitted, abs=1e-3)
+    assert summary["reduce_sum"]["pass_rate"] == "0.25"
+
+
+def test_stuck_on_is_the_first_exercise_not_passed(simulator_report):
+    students = read_csv(simulator_report / "out" / "students.csv")
+    assert {name: row["stuck_on"] for name, row in students.items()} == STUCK_ON
+    assert students["bob"]["stuck_on_verdict"] == "out_of_bounds"
+    assert students["hal"]["stuck_on_verdict"] == "too_slow", "too slow is not passed"
+    assert students["ada"]["percent"] == "100.0"
+
+
+def test_students_who_submitted_nothing_are_listed(simulator_report):
+    students = read_csv(simulator_report / "out" / "students.csv")
+    assert [n for n, row in students.items() if row["submitted"] == "0"] == ["dee", "fay"]
+    html = (simulator_report / "out" / "report.html").read_text()
+    assert re.search(r"Submitted nothing \(2\):</b>.*?dee.*?fay", html, re.S)
+
+
+def test_the_page_is_self_contained(simulator_report):
+    html = (simulator_report / "out" / "report.html").read_text()
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(images) == 2, "verdicts and scores (no speed chart without a GPU)"
+    assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+    assert not re.search(r"https?:|//[a-z]|<script|<link|@import|url\(", text, re.I)
+    assert re.findall(r'\bsrc="([^"]*)', html) == ["data:image/png;base64," + i for i in images]
+
+
+def test_without_gpu_results_speed_is_not_graded_and_shows_no_number(simulator_report):
+    html = (simulator_report / "out" / "report.html").read_text()
+    assert NO_GPU in html and "Speed was not graded" in html
+    assert "×" not in html, "no speedup figure anywhere"
+    for line in read_csv(simulator_report / "out" / "exercises.csv").values():
+        assert line["gpu_timed"] == "0"
+        assert line["median_speedup"] == line["required_speedup"] == line["tier_great"] == ""
+
+
+def test_the_summary_names_class_size_median_and_hardest_exercise(simulator_report):
+    html = (simulator_report / "out" / "report.html").read_text()
+    report = analyse(Gradebook(simulator_report / "gradebook.sqlite").rows())
+    assert len(report.students) == 8 and report.submissions == 20
+    assert report.hardest.id == "reduce_sum"  # 1 of 4 pass
+    cards = re.findall(r'<div class="k">(.*?)</div><div class="v[^"]*">(.*?)</div>', html)
+    assert dict(cards)["Class size"] == "8" and dict(cards)["Hardest exercise"] == "reduce_sum"
+    assert dict(cards)["Median score"] == f"{report.median_percent:.0f}%"
+
+
+def test_gpu_speedups_are_summarised_against_the_required_speedup(gpu_report):
+    lines = read_csv(gpu_report["exercises_csv"])
+    # bob's timing came with a wrong answer; hal's counts although too slow
+    assert lines["vector_add"]["gpu_timed"] == "3"
+    assert float(lines["vector_add"]["median_speedup"]) == pytest.approx(2.0)
+    assert lines["vector_add"]["meeting_required_speedup"] == "3"
+    assert lines["vector_add"]["tier_great"] == "3"
+    assert (lines["reduce_sum"]["gpu_timed"], lines["reduce_sum"]["meeting_required_speedup"]) == ("1", "0")
+    assert lines["reduce_sum"]["tier_great"] == "0", "too slow reaches no tier"
+    assert lines["thread_ids"]["median_speedup"] == "", "never timed: blank, not 0"
+    html = gpu_report["html"].read_text()
+    assert "Speed was not graded" not in html and "NVIDIA H200" in html
+    assert html.count("data:image/png;base64,") == 3
+    assert "<title>GPU class" in html
+
+
+def test_missing_gradebook_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "zerogpu grade" in capsys.readouterr().err
+    assert main(["report", "--db", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_thousands_of_rows_take_seconds(tmp_path):
+    book = Gradebook(tmp_path / "big.sqlite")
+    verdicts = ("passed", "passed", "wrong_result", "out_of_bounds", "race", "too_slow", None)
+    rows = []
+    for s in range(400):
+        for k, exercise in enumerate(LADDER):
+            verdict = verdicts[(s * 7 + k * 3) % len(verdicts)]
+            if verdict is None:
+                rows.append((f"s{s:04}", exercise, None, NOT_SUBMITTED, 0, 0, None, None, 0))
+                continue
+            speed = gpu_speed(0.8 + (s % 17) / 5) if s % 2 else None
+            r = result(exercise, verdict, "gpu" if speed else "simulator", speed)
+            rows.append((f"s{s:04}", exercise, "sha", verdict, r.score, r.max_score, r.backend,
+                         r.to_json(), time.time()))
+    with sqlite3.connect(book.path) as db:
+        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    started = time.perf_counter()
+    written = write_report(book.path, tmp_path / "out")
+    assert time.perf_counter() - started < 8
+    assert len(read_csv(written["students_csv"])) == 400
+    assert sum(int(r["submitted"]) for r in read_csv(written["exercises_csv"]).values()) == \
+        sum(r[3] != NOT_SUBMITTED for r in rows)
+
+
+# ---- a learner's progress --------------------------------------------------------------
+
+RECORD = """
+import sys
+from grader import progress
+from tests.test_report import result, gpu_speed
+for exercise, verdict, tier in [("thread_ids", "passed", None), ("vector_add", "passed", "great"),
+                                ("vector_add", "passed", "good"), ("vector_add", "wrong_result", None),
+                                ("saxpy", "out_of_bounds", None)]:
+    speed = gpu_speed(2.0, tier=tier, points={"good": 1, "great": 2}[tier]) if tier else None
+    progress.record(result(exercise, verdict, "gpu" if tier else "simulator", speed))
+"""
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROGPU_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_progress_survives_a_restart_and_the_best_tier_wins(home):
+    env = {**os.environ, "ZEROGPU_HOME": str(home), "ZEROGPU_BACKEND": "simulator"}
+    subprocess.run([sys.executable, "-c", RECORD], cwd=ROOT, env=env, check=True)
+    out = subprocess.run([sys.executable, "-m", "grader.cli", "progress", "--json"], cwd=ROOT,
+                         env=env, check=True, capture_output=True, text=True).stdout
+    seen = json.loads(out)
+    assert seen["exercises"]["vector_add"] == {"status": "passed", "tier": "great",
+                                               "attempts": 3, "last_verdict": "wrong_result"}
+    assert seen["exercises"]["thread_ids"]["tier"] is None
+    assert seen["exercises"]["saxpy"]["status"] == "attempted"
+    assert seen["next"]["exercise"] == "saxpy"
+    assert seen["next"]["command"].startswith("zerogpu check saxpy ")
+    assert seen["next"]["notebook"].endswith("03-saxpy-grid-stride-loops.ipynb")
+    assert progress.status() == {"thread_ids": "passed", "vector_add": "passed", "saxpy": "attempted"}
+    assert progress.best_tiers() == {"vector_add": "great"}
+
+
+def test_a_tier_counts_only_when_the_attempt_passed(home):
+    timed_but_wrong = result("saxpy", "wrong_result", "gpu", gpu_speed(2.0, tier="near the limit"))
+    progress.record(timed_but_wrong)
+    assert progress.best_tiers() == {}
+
+
+def test_an_old_progress_file_is_migrated(home):
+    with sqlite3.connect(home / "progress.sqlite") as db:
+        db.execute("CREATE TABLE attempts (exercise TEXT, at REAL, backend TEXT, verdict TEXT, "
+                   "score REAL, max_score REAL)")
+        db.execute("INSERT INTO attempts VALUES ('thread_ids', 1.0, 'simulator', 'passed', 10, 10)")
+    assert progress.status() == {"thread_ids": "passed"}
+    progress.record(result("vector_add", "passed", "gpu", gpu_speed(2.0, tier="good", points=1)))
+    assert progress.ladder_status()["vector_add"]["tier"] == "good"
+    with sqlite3.connect(home / "progress.sqlite") as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(attempts)")]
+    assert columns[-2:] == ["tier", "tier_points"]
+
+
+def test_the_ladder_picture_takes_the_recorded_status(home):
+    progress.record(result("thread_ids", "passed", "gpu", gpu_speed(2.0, tier="good", points=1)))
+    rungs = widgets.progress(progress.ladder_status()).model()
+    assert (rungs[0].state, rungs[0].tier) == ("passed", "good")
+    assert charts.next_rung(list(rungs)).id == progress.next_exercise() == "vector_add"
+
+
+def test_next_step_when_nothing_is_started_and_when_all_pass(home, capsys):
+    assert progress.next_step().exercise == LADDER[0]
+    assert main(["progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "Next: thread_ids" in printed and "01-first-kernel-thread-ids.ipynb" in printed
+    assert progress.next_step({e: "passed" for e in LADDER}) is None
