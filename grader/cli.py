@@ -71,6 +71,10 @@ def cmd_grade(args) -> int:
     if not class_dir.is_dir():
         _console(stderr=True).print(f"[red]error:[/] no such folder: {class_dir}")
         return EXIT_USAGE
+    if (class_dir / "nbgrader_config.py").is_file():  # an nbgrader course: grader/course_grading.py
+        from grader.course_grading import cmd_grade_course
+
+        return cmd_grade_course(args)
     exercises = args.exercises.split(",") if args.exercises else None
     tasks = discover(class_dir, exercises)
     book = Gradebook(Path(args.db) if args.db else class_dir / "gradebook.sqlite")
@@ -115,11 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds allowed per case before the run is stopped (default 60)")
     check.set_defaults(func=cmd_check)
 
-    grade = sub.add_parser("grade", help="grade a class: DIR/<student>/<exercise>.py, in graded mode")
+    grade = sub.add_parser("grade", help="grade a class: DIR/<student>/<exercise>.py, or an nbgrader "
+                           "course folder's submissions (docs/COURSE.md), in graded mode")
     grade.add_argument("directory")
+    grade.add_argument("assignment", nargs="?",
+                       help="nbgrader course only: the assignment to grade (default: every one)")
     grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
     grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
-    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite; "
+                       "for a course, DIR/zerogpu/gradebook.sqlite)")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     grade.set_defaults(func=cmd_grade)
 
