@@ -50,6 +50,7 @@ def run_task(task_dir: Path) -> None:
     from grader.progress import data_dir
     from grader.run import execute
     from grader.sandbox import Guard
+    from grader.speed import collect  # noqa: F401 - timing code bound before the submission loads
 
     ex = exercise(task["exercise"])
     path = task["submission"]
@@ -87,10 +88,10 @@ def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
         _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
         return
     checked = []
-    for k, (name, set_index, buffers) in enumerate(samples.checked):
+    for k, (name, round_index, set_index, buffers) in enumerate(samples.checked):
         if name == "yours":
             _write_npz(task_dir / f"timed-{k}.npz", buffers)
-            checked.append([name, set_index, f"timed-{k}.npz"])
+            checked.append([name, round_index, set_index, f"timed-{k}.npz"])
     _write_json(task_dir / "speed.json", {
         "seconds": samples.seconds, "host_seconds": samples.host_seconds,
         "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,

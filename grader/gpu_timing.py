@@ -2,9 +2,11 @@
 
 CUDA events around each launch, then a device-wide synchronize (a host clock around the same
 region catches work hidden on other streams); warm-up first; L2 flushed before every timed
-launch; contenders (learner, baseline, target) interleaved in rotating order on the same
-input sets; outputs poisoned before every launch and checked on randomly chosen timed runs;
-rounds repeated until the pairwise ratios settle or a time cap is hit.
+launch; contenders (learner, baseline, target) interleaved in rotating order; every round
+gets inputs no launch has seen (each input set rotated and sign-flipped or offset, exactly
+reproducible by the grading process); outputs poisoned before every launch and checked on
+randomly chosen timed runs; rounds repeated until the pairwise ratios settle or a time cap.
+The same code runs on Numba's simulator at tiny sizes, which is how CI tests it.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ class Samples:
     """Contender -> event-timed seconds per launch, in launch order."""
     host_seconds: dict = field(default_factory=dict)
     checked: list = field(default_factory=list)
-    """(contender, input set index, {output name: fenced buffer}) of verified timed runs."""
+    """(contender, (round, input set index), {output name: fenced buffer}) of checked timed runs."""
     rounds: int = 0
     stop_reason: str = ""
 
@@ -40,9 +42,10 @@ class _Arena:
         from numba import cuda
 
         self.dims = dims
-        self.inputs = [
+        self.base = [
             {a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets
         ]
+        self.inputs = {a.name: cuda.device_array_like(self.base[0][a.name]) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
         self.pristine, self.buffers, self.views = {}, {}, {}
         for out in spec.outputs:
@@ -55,8 +58,13 @@ class _Arena:
         self.flush_src = cuda.device_array(L2_FLUSH_BYTES, np.uint8)
         self.flush_dst = cuda.device_array(L2_FLUSH_BYTES, np.uint8)
 
+    def fresh_inputs(self, set_index, variant_seed, round_index):
+        """This launch's inputs: the set, varied as `variant_for` says (never seen before)."""
+        for name, base in self.base[set_index].items():
+            vary_on_device(base, self.inputs[name], variant_for(variant_seed, round_index, set_index, name, base))
+
     def kwargs(self, set_index):
-        return {**self.inputs[set_index], **self.scalars[set_index], **self.views}
+        return {**self.inputs, **self.scalars[set_index], **self.views}
 
     def reset_outputs(self):
         for name, buf in self.buffers.items():
@@ -67,6 +75,43 @@ class _Arena:
 
     def copy_outputs(self):
         return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
+
+
+def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array) -> dict:
+    """How the inputs of one timed launch differ from their set: a rotation of the flattened
+    array, and a sign flip (floats) or a wrapping offset (unsigned integers). Exact on both
+    host and device, so the grading process can rebuild the inputs of any checked launch."""
+    rng = np.random.default_rng([variant_seed, round_index + 1, set_index, sum(map(ord, name))])  # warm-up is round -1
+    dtype = np.dtype(array.dtype)
+    variant = {"roll": int(rng.integers(0, max(array.size, 1)))}
+    if dtype.kind == "f":
+        variant["sign"] = float(rng.choice([-1.0, 1.0]))
+    elif dtype.kind == "u":
+        variant["offset"] = int(rng.integers(0, 1 << (8 * dtype.itemsize)))
+    return variant
+
+
+def vary_on_host(array: np.ndarray, variant: dict) -> np.ndarray:
+    flat = np.roll(array.reshape(-1), -variant["roll"])
+    if "sign" in variant:
+        flat = flat * array.dtype.type(variant["sign"])
+    if "offset" in variant:
+        bits = 8 * array.dtype.itemsize
+        flat = ((flat.astype(np.uint64) + np.uint64(variant["offset"])) % np.uint64(1 << bits)).astype(array.dtype)
+    return flat.reshape(array.shape)
+
+
+def vary_on_device(src, dst, variant: dict) -> None:
+    from grader.vary_kernels import vary_float, vary_unsigned
+
+    flat_src, flat_dst = src.reshape(src.size), dst.reshape(dst.size)
+    dtype = np.dtype(src.dtype)
+    blocks = min((src.size + 255) // 256, 4096)
+    if "offset" in variant:
+        mask = (1 << (8 * dtype.itemsize)) - 1
+        vary_unsigned[blocks, 256](flat_src, flat_dst, variant["roll"], variant["offset"], mask)
+    else:
+        vary_float[blocks, 256](flat_src, flat_dst, variant["roll"], dtype.type(variant.get("sign", 1)))
 
 
 def _timed_launch(launch, kwargs, arena, flush):
@@ -83,10 +128,10 @@ def _timed_launch(launch, kwargs, arena, flush):
     end.record()
     cuda.synchronize()  # device-wide: every stream, not only the default one
     host = time.perf_counter() - t0
-    return cuda.event_elapsed_time(start, end) / 1e3, host
+    return start.elapsed_time(end) / 1e3, host
 
 
-def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
+def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, flush: bool = True,
             cap_seconds: float = 4.0, min_rounds: int = 5, max_rounds: int = 200,
             max_spread: float = 0.02, checks_per_set: int = 1, rng=None) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`."""
@@ -95,6 +140,7 @@ def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
     arena = _Arena(spec, input_sets, dims)
     names = list(contenders)
     samples = Samples({n: [] for n in names}, {n: [] for n in names})
+    arena.fresh_inputs(0, variant_seed, -1)
     for name in names:  # warm-up: JIT compile and module load stay out of the figures
         for _ in range(2):
             _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
@@ -109,12 +155,14 @@ def measure(spec, contenders: dict, input_sets: list, *, flush: bool = True,
     while True:
         for set_index in range(len(input_sets)):
             order = names[launch_index % len(names):] + names[: launch_index % len(names)]
+            # Inputs no launch has seen: caching answers by input buffer or content fails.
+            arena.fresh_inputs(set_index, variant_seed, samples.rounds)
             for name in order:
                 seconds, host = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
                 samples.seconds[name].append(seconds)
                 samples.host_seconds[name].append(host)
                 if (samples.rounds, set_index) in check_at[name]:
-                    samples.checked.append((name, set_index, arena.copy_outputs()))
+                    samples.checked.append((name, samples.rounds, set_index, arena.copy_outputs()))
             launch_index += 1
         samples.rounds += 1
         if samples.rounds < min_rounds:

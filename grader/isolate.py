@@ -69,9 +69,9 @@ def _read_samples(task_dir: Path):
     if "error" in data:
         return data["error"]
     checked = []
-    for name, set_index, filename in data["checked"]:
+    for name, round_index, set_index, filename in data["checked"]:
         with np.load(task_dir / filename) as npz:
-            checked.append((name, set_index, {k: npz[k] for k in npz.files}))
+            checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
     return Samples(data["seconds"], data["host_seconds"], checked, data["rounds"], data["stop_reason"])
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from grader import timing
 from grader.cases import case_rng
-from grader.gpu_timing import Samples, hidden_work, measure
+from grader.gpu_timing import Samples, hidden_work, measure, variant_for, vary_on_host
 from grader.judge import judge_case
 from grader.result import Speed
 from grader.run import Outcome
@@ -26,7 +26,8 @@ BENCH_CASE_INDEX = 1000
 METHOD = (
     "CUDA events around each launch, then a device-wide synchronize; 2 warm-up launches each; "
     "L2 flushed (256 MiB copy) before every timed launch of a memory-bound kernel; yours, the "
-    "baseline and the target interleaved in rotating order on {sets} fresh input sets with "
+    "baseline and the target interleaved in rotating order on {sets} input sets, each round's "
+    "inputs rotated and sign-flipped (or offset) so no launch sees inputs seen before, "
     "outputs poisoned before every launch; repeated until the pairwise ratios' interquartile "
     "range is within 2% or 4 s pass; figures are medians; {checked} timed outputs checked "
     "against the oracle."
@@ -39,26 +40,26 @@ def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
             for k in range(INPUT_SETS)]
 
 
-def collect(ex, launch, seed: int, secret=None) -> Samples:
+def collect(ex, launch, seed: int, secret=None, **options) -> Samples:
     contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
-    return measure(ex.spec, contenders, benchmark_inputs(ex, seed, secret),
-                   flush=ex.spec.benchmark.bound == "memory", rng=random.SystemRandom())
+    return measure(ex.spec, contenders, benchmark_inputs(ex, seed, secret), variant_seed=seed,
+                   flush=ex.spec.benchmark.bound == "memory", rng=random.SystemRandom(), **options)
 
 
 def _check_timed_outputs(ex, seed, samples: Samples, secret=None) -> str | None:
     """A learner message if any sampled timed run of yours was wrong."""
-    mine = [(s, bufs) for name, s, bufs in samples.checked if name == "yours"]
+    mine = [(r, s, bufs) for name, r, s, bufs in samples.checked if name == "yours"]
     if not mine:
         return None
     input_sets = benchmark_inputs(ex, seed, secret)
     case = Case("benchmark size", dict(ex.spec.benchmark.dims))
-    cache = {}
-    for set_index, buffers in mine:
-        if set_index not in cache:
-            inputs = input_sets[set_index]
-            expected = ex.oracle(**inputs)
-            cache[set_index] = (expected, {k: ex.spec.tolerance(inputs, np.asarray(v)) for k, v in expected.items()})
-        expected, tolerance = cache[set_index]
+    for round_index, set_index, buffers in mine:
+        inputs = dict(input_sets[set_index])
+        for array in ex.spec.inputs:  # rebuild exactly what this launch was given
+            variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
+            inputs[array.name] = vary_on_host(inputs[array.name], variant)
+        expected = ex.oracle(**inputs)
+        tolerance = {k: ex.spec.tolerance(inputs, np.asarray(v)) for k, v in expected.items()}
         result = judge_case(ex.spec, case, Outcome(buffers, None, 0.0), expected, tolerance)
         if not result.passed:
             return f"A timed run at the benchmark size gave a wrong answer: {result.message}"

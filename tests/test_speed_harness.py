@@ -1,0 +1,86 @@
+"""The GPU timing harness, run on Numba's simulator at tiny sizes: interleaving, fresh inputs
+every round, sampled output checks rebuilt in the grading process. (The times themselves mean
+nothing here; tests/test_gpu.py checks them on a real GPU.)"""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from grader.exercises import exercise
+from grader.gpu_timing import variant_for, vary_on_device, vary_on_host
+from grader.load import load_launch
+from grader.speed import collect, evaluate
+
+CEILINGS = {"name": "simulated", "copy_bandwidth": 1e9, "fp32_flops": 1e9}
+
+
+def tiny(exercise_id, dims):
+    ex = exercise(exercise_id)
+    spec = replace(ex.spec, benchmark=replace(ex.spec.benchmark, dims=dims))
+    return replace(ex, spec=spec)
+
+
+def solution(ex):
+    return load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8"])
+def test_device_and_host_build_the_same_varied_inputs(dtype):
+    """The grading process must rebuild exactly what a timed launch was given."""
+    rng = np.random.default_rng(0)
+    base = (rng.standard_normal((5, 7)) * 50).astype(dtype)
+    for round_index in range(3):
+        variant = variant_for(9, round_index, 1, "x", base)
+        on_device = cuda.device_array_like(base)
+        vary_on_device(cuda.to_device(base), on_device, variant)
+        assert np.array_equal(on_device.copy_to_host(), vary_on_host(base, variant))
+
+
+def test_variants_differ_between_rounds():
+    base = np.arange(100, dtype=np.float32)
+    seen = {vary_on_host(base, variant_for(1, r, 0, "a", base)).tobytes() for r in range(6)}
+    assert len(seen) >= 5
+
+
+def test_solution_is_timed_against_baseline_and_target_and_its_outputs_checked():
+    ex = tiny("vector_add", {"n": 300})
+    samples = collect(ex, solution(ex), seed=5, min_rounds=2, cap_seconds=0.0)
+    assert set(samples.seconds) == {"yours", "baseline", "target"}
+    assert len(samples.seconds["yours"]) == len(samples.seconds["baseline"]) >= 4
+    assert any(name == "yours" for name, *_ in samples.checked)
+    speed, wrong = evaluate(ex, 5, samples, CEILINGS)
+    assert wrong is None
+    assert speed.measured and "speedup_vs_baseline" in speed.details
+
+
+def test_replaying_answers_cached_by_input_buffer_is_caught():
+    """A launch that remembers each input buffer's first answer fails on fresh inputs."""
+    ex = tiny("vector_add", {"n": 300})
+    real = solution(ex)
+    cache = {}
+
+    def replay(a, b, c):
+        key = id(a)
+        if key in cache:
+            c.copy_to_device(cache[key])
+            return
+        real(a, b, c)
+        cache[key] = c.copy_to_host()
+
+    samples = collect(ex, replay, seed=5, min_rounds=3, cap_seconds=0.0)
+    _, wrong = evaluate(ex, 5, samples, CEILINGS)
+    assert wrong and "benchmark size" in wrong
+
+
+def test_every_exercise_rebuilds_its_timed_inputs():
+    """Sign flips and offsets keep every input valid for every exercise's oracle."""
+    for exercise_id, dims in (("histogram", {"n": 64}), ("softmax_fused", {"rows": 2, "cols": 5}),
+                              ("rgb_to_gray", {"h": 2, "w": 3}), ("stencil_1d", {"n": 9}),
+                              ("matmul_tiled", {"m": 3, "k": 2, "n": 4}), ("saxpy", {"n": 5})):
+        ex = tiny(exercise_id, dims)
+        inputs = ex.spec.make_inputs(dims, np.random.default_rng(0))
+        for array in ex.spec.inputs:
+            inputs[array.name] = vary_on_host(inputs[array.name], variant_for(3, 1, 0, array.name, inputs[array.name]))
+        for name, value in ex.oracle(**inputs).items():
+            assert np.all(np.isfinite(np.asarray(value, dtype=np.float64))), exercise_id
