@@ -126,8 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="nbgrader course only: the assignment to grade (default: every one)")
     grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
     grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
-    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite; "
-                       "for a course, DIR/zerogpu/gradebook.sqlite)")
+    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     grade.set_defaults(func=cmd_grade)
 

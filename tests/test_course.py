@@ -1,0 +1,358 @@
+"""The nbgrader course: built from the curriculum, released through the exchange, submitted by
+a class of 40-odd fake learners (solutions, starters, every wrong and cheating vector_add
+submission we keep, a missing and a broken notebook, an edited and a deleted autograder cell, a
+deleted exercise cell, an endless kernel), autograded by nbgrader (a subset) and by `zerogpu
+grade` (everyone, killed mid-run and restarted), and exported; feedback shows our summaries but
+not the hidden autograder code."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.course import answer_source, plan, released_source
+from grader.course_scores import part_scores, speed_status
+from grader.exercises import LADDER, ROOT, exercise
+from grader.gradebook import NOT_SUBMITTED
+from grader.solution_regions import STUB, annotate, released, without_markers
+
+ASSIGNMENT = "warmup"
+NB = {"thread_ids": "01-first-kernel-thread-ids", "vector_add": "02-vector-add-launch-and-timing"}
+CASE_TIMEOUT = "10"
+"""Seconds per case: endless kernels stop soon, and the others finish on a busy 2-core host."""
+SPIN = '''from numba import cuda
+
+
+@cuda.jit
+def spin(c):
+    i = 0
+    while i >= 0:
+        i = (i + 1) % 7
+
+
+def launch(a, b, c):
+    spin[1, 1](c)
+'''
+
+
+def expected_verdict(path: Path) -> str:
+    return re.search(r"# expect: (\w+)", path.read_text()).group(1)
+
+
+def the_class() -> dict:
+    """student -> {exercise: (what they hand in, expected verdict)}, plus a `tweak`."""
+    sol = {e: ("solution", "passed") for e in NB}
+    people = {
+        "ada": dict(sol),
+        "cy": {e: ("released", "unwritten_output") for e in NB},
+        "dee": {e: ("starter", "unwritten_output") for e in NB},
+        "gap": {"thread_ids": ("solution", "passed"), "vector_add": ("missing", NOT_SUBMITTED)},
+        "jam": {"thread_ids": ("solution", "passed"), "vector_add": ("broken", NOT_SUBMITTED)},
+        "cut": {"thread_ids": ("solution", "passed"), "vector_add": ("no exercise cell", NOT_SUBMITTED)},
+        "spin": {"thread_ids": ("missing", NOT_SUBMITTED), "vector_add": (SPIN, "timeout")},
+        # Claims full points in its (locked) correctness cell; the starter is graded anyway.
+        "edit": {"thread_ids": ("missing", NOT_SUBMITTED), "vector_add": ("starter", "unwritten_output"),
+                 "tweak": "edit vector_add_correctness"},
+        "del": {"thread_ids": ("solution", "passed"), "vector_add": ("missing", NOT_SUBMITTED),
+                "tweak": "delete thread_ids autograder cells"},
+    }
+    wrong = {e: sorted((ROOT / "tests" / "submissions" / e).glob("*.py")) for e in NB}
+    for k, (t, v) in enumerate(zip(wrong["thread_ids"], wrong["vector_add"])):
+        people[f"wrong{k}"] = {"thread_ids": (t, expected_verdict(t)), "vector_add": (v, expected_verdict(v))}
+    for path in sorted((ROOT / "tests" / "cheats").glob("*.py")):
+        if path.read_text().startswith("# exercise: vector_add"):
+            people[f"cheat_{path.stem}"] = {"thread_ids": ("missing", NOT_SUBMITTED),
+                                           "vector_add": (path, expected_verdict(path))}
+    return people
+
+
+CLASS = the_class()
+AUTOGRADED = ["ada", "del", "edit", "spin"]
+"""The subset `nbgrader autograde` grades (every student goes through `zerogpu grade`)."""
+
+
+def cell_of(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def hand_in(release: Path, folder: Path, work: dict) -> None:
+    """Write one student's notebooks, as `nbgrader collect` would leave them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for exercise_id, notebook in NB.items():
+        what = work[exercise_id][0]
+        target = folder / f"{notebook}.ipynb"
+        if what == "missing":
+            continue
+        if what == "broken":
+            target.write_text('{"cells": [ this is not JSON')
+            continue
+        nb = nbformat.read(release / f"{notebook}.ipynb", as_version=4)
+        cell = cell_of(nb, exercise_id)
+        if what == "no exercise cell":
+            nb.cells.remove(cell)
+        elif what in ("solution", "starter"):
+            cell.source = (ROOT / ("solutions" if what == "solution" else "exercises") / f"{exercise_id}.py").read_text()
+        elif isinstance(what, Path):
+            cell.source = what.read_text()
+        elif what != "released":
+            cell.source = what
+        tweak = work.get("tweak", "")
+        if tweak == f"edit {exercise_id}_correctness":
+            cell_of(nb, f"{exercise_id}_correctness").source = "10  # full marks, please"
+        if tweak == f"delete {exercise_id} autograder cells":
+            nb.cells = [c for c in nb.cells
+                        if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{exercise_id}_")]
+        nbformat.write(nb, target)
+    (folder / "timestamp.txt").write_text("2025-03-01 12:00:00.000000 UTC")
+
+
+def run(args, cwd, env, timeout=300):
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{args}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def nbgrader(*args, cwd, env, timeout=300):
+    return run([sys.executable, "-m", "nbgrader", *args], cwd, env, timeout)
+
+
+def zerogpu(*args):
+    return [sys.executable, "-m", "grader.cli", *args]
+
+
+def our_rows(db: Path) -> dict:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT student, exercise, verdict, result_json, graded_at FROM results").fetchall()
+    return {(s, e): (v, json.loads(r) if r else None, t) for s, e, v, r, t in rows}
+
+
+def nbgrader_grades(course: Path) -> dict:
+    """(student, grade id) -> (auto_score, needs_manual_grade), straight from nbgrader's API."""
+    from nbgrader.api import Gradebook
+
+    found = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "zero-to-gpu") as gb:
+        for submission in gb.assignment_submissions(ASSIGNMENT):
+            for nb in submission.notebooks:
+                for grade in nb.grades:
+                    found[submission.student.id, grade.name] = (grade.auto_score, grade.needs_manual_grade)
+    return found
+
+
+def points(result: dict | None, exercise_id: str) -> float:
+    return part_scores(result, exercise(exercise_id).spec)["correctness"].points
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "ZEROGPU_SECRET": "course-secret", "ZEROGPU_CASE_TIMEOUT": CASE_TIMEOUT,
+            "ZEROGPU_BACKEND": "simulator"}
+
+
+def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
+    timings = {}
+    course = tmp_path / "course"
+    started = time.perf_counter()
+    run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids,vector_add"), ROOT, env)
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
+    release = course / "release" / ASSIGNMENT
+    for exercise_id, notebook in NB.items():
+        nb = nbformat.read(release / f"{notebook}.ipynb", as_version=4)
+        text = nbformat.writes(nb)
+        assert "grade_cell" not in text and "course-secret" not in text and "BEGIN SOLUTION" not in text
+        assert cell_of(nb, exercise_id).source == released_source(answer_source(exercise_id))
+    timings["init + generate_assignment"] = time.perf_counter() - started
+
+    # Ben goes the learners' way: fetch from the exchange, work, submit; the instructor collects.
+    started = time.perf_counter()
+    nbgrader("release_assignment", ASSIGNMENT, cwd=course, env=env)
+    learner = tmp_path / "ben"
+    learner.mkdir()
+    shutil.copy(course / "learner_nbgrader_config.py", learner / "nbgrader_config.py")
+    learner_env = {**env, "HOME": str(tmp_path / "ben-home")}
+    nbgrader("fetch_assignment", ASSIGNMENT, cwd=learner, env=learner_env)
+    for exercise_id, notebook in NB.items():
+        path = learner / ASSIGNMENT / f"{notebook}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        cell_of(nb, exercise_id).source = (ROOT / "solutions" / f"{exercise_id}.py").read_text()
+        nbformat.write(nb, path)
+    nbgrader("submit", ASSIGNMENT, "--student", "ben", cwd=learner, env=learner_env)
+    nbgrader("collect", ASSIGNMENT, cwd=course, env=env)
+    assert (course / "submitted" / "ben" / ASSIGNMENT / f"{NB['vector_add']}.ipynb").is_file()
+    timings["release, fetch, submit, collect"] = time.perf_counter() - started
+    everyone = {"ben": {e: ("solution", "passed") for e in NB}, **CLASS}
+    for student, work in CLASS.items():
+        hand_in(release, course / "submitted" / student / ASSIGNMENT, work)
+    assert len(everyone) >= 30
+
+    # nbgrader's own autograde, on a subset.
+    started = time.perf_counter()
+    others = ",".join(s for s in everyone if s not in AUTOGRADED)
+    nbgrader("autograde", ASSIGNMENT, f"--CourseDirectory.student_id_exclude={others}", cwd=course, env=env)
+    timings[f"nbgrader autograde, {len(AUTOGRADED)} students"] = time.perf_counter() - started
+    book = course / "gradebook.sqlite"
+    after_autograde = our_rows(book)
+    grades = nbgrader_grades(course)
+    for student in AUTOGRADED:
+        for exercise_id in NB:
+            verdict = CLASS[student][exercise_id][1]
+            score, _ = grades[student, f"{exercise_id}_correctness"]
+            speed, flagged = grades[student, f"{exercise_id}_speed"]
+            assert score == (10.0 if verdict == "passed" else 0.0), (student, exercise_id, score)
+            assert speed == 0.0 and flagged == (verdict == "passed"), (student, exercise_id, flagged)
+            if verdict != NOT_SUBMITTED:
+                assert after_autograde[student, exercise_id][0] == verdict, (student, exercise_id)
+    autograded = course / "autograded"
+    edited = nbformat.read(autograded / "edit" / ASSIGNMENT / f"{NB['vector_add']}.ipynb", as_version=4)
+    assert "grade_cell(" in cell_of(edited, "vector_add_correctness").source, "the locked cell was restored"
+    restored = nbformat.read(autograded / "del" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb", as_version=4)
+    assert "grade_cell(" in cell_of(restored, "thread_ids_speed").source, "the deleted cell was added back"
+    assert_feedback_hides_the_autograder_code(course, env)
+
+    # zerogpu grade on everyone: killed mid-run, then restarted.
+    started = time.perf_counter()
+    command = zerogpu("grade", str(course), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT)
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(our_rows(book)) < len(after_autograde) + 6:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the grader and its children, mid-run
+    proc.wait()
+    before = our_rows(book)
+    total = 2 * len(everyone)
+    assert len(after_autograde) + 6 <= len(before) < total, "the kill should land mid-run"
+    output = run(command, ROOT, env, timeout=600).stdout
+    timings["zerogpu grade, everyone (with the kill)"] = time.perf_counter() - started
+    rows = our_rows(book)
+    assert len(rows) == total, output
+    for key, (verdict, _, graded_at) in before.items():
+        assert rows[key][2] == graded_at, f"{key} was graded again"
+    for student, work in everyone.items():
+        for exercise_id in NB:
+            assert rows[student, exercise_id][0] == work[exercise_id][1], (student, exercise_id, output)
+
+    # nbgrader's gradebook holds every score; export sees them.
+    grades = nbgrader_grades(course)
+    for student in everyone:
+        for exercise_id in NB:
+            verdict, result, _ = rows[student, exercise_id]
+            score, _ = grades[student, f"{exercise_id}_correctness"]
+            speed, flagged = grades[student, f"{exercise_id}_speed"]
+            assert score == points(result, exercise_id), (student, exercise_id)
+            assert (score == 10.0) == (verdict == "passed"), (student, exercise_id, score)
+            assert speed == 0.0 and flagged == (verdict == "passed")
+            assert speed_status(result) == ("not graded: no GPU" if verdict == "passed" else "not reached")
+    # Autograde after `zerogpu grade` (for feedback) shows the stored results, grades nothing again.
+    nbgrader("autograde", ASSIGNMENT, "--student", "wrong0", cwd=course, env=env)
+    again, grades = our_rows(book), nbgrader_grades(course)
+    for exercise_id in NB:
+        assert again["wrong0", exercise_id][2] == rows["wrong0", exercise_id][2], "graded again"
+        assert grades["wrong0", f"{exercise_id}_correctness"][0] == points(rows["wrong0", exercise_id][1], exercise_id)
+    nbgrader("export", "--to", str(tmp_path / "grades.csv"), cwd=course, env=env)
+    with open(tmp_path / "grades.csv") as fh:
+        exported = {row["student_id"]: row for row in csv.DictReader(fh) if row["assignment"] == ASSIGNMENT}
+    assert set(exported) == set(everyone)
+    for student in everyone:
+        want = sum(points(rows[student, e][1], e) for e in NB)
+        assert float(exported[student]["score"]) == pytest.approx(want), student
+        assert float(exported[student]["max_score"]) == 26.0
+    assert float(exported["ada"]["score"]) == 20.0 and float(exported["cy"]["score"]) == 0.0
+    print("\n".join(f"{name}: {seconds:.1f} s" for name, seconds in timings.items()))
+
+
+def assert_feedback_hides_the_autograder_code(course: Path, env: dict) -> None:
+    """Is the autograder cells' hidden line absent from the feedback, while our summary is
+    there? (nbgrader shows hidden tests in feedback by default: issues #917, #1363.)"""
+    nbgrader("generate_feedback", ASSIGNMENT, cwd=course, env=env)
+    notebook = NB["thread_ids"]
+    autograded = (course / "autograded" / "ada" / ASSIGNMENT / f"{notebook}.ipynb").read_text()
+    assert 'grade_cell(\\"thread_ids\\", \\"correctness\\")' in autograded  # there for the instructor
+    for student in AUTOGRADED:
+        for page in (course / "feedback" / student / ASSIGNMENT).glob("*.html"):
+            text = page.read_text()
+            assert "Autograder: correctness of" in text and "points" in text, page
+            for hidden in ("grade_cell", "nbgrader_cells", "HIDDEN TESTS", "course-secret"):
+                assert hidden not in text, (page, hidden)
+    page = (course / "feedback" / "ada" / ASSIGNMENT / f"{notebook}.html").read_text()
+    assert "Correctness: 10 / 10 points (passed)." in page
+    assert "Speed not graded" in page and "needs manual grade" in page
+    page = (course / "feedback" / "edit" / ASSIGNMENT / f"{NB['vector_add']}.html").read_text()
+    assert "Correctness: 0 / 10 points (unwritten output)." in page
+
+
+# -- the pieces, without nbgrader ---------------------------------------------------------------
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_released_cell_is_the_starter_with_stubs(exercise_id):
+    """Does the released exercise cell compile, keep every TODO line of the starter, and hide
+    every line the solution adds?"""
+    starter = exercise(exercise_id).starter_file.read_text()
+    solution = exercise(exercise_id).solution_file.read_text()
+    source = answer_source(exercise_id)
+    cell = released_source(source)
+    assert cell == released(source)
+    compile(cell, exercise_id, "exec")
+    assert STUB in cell
+    todos = [line.strip() for line in starter.splitlines() if "TODO" in line]
+    assert all(todo in cell for todo in todos)
+    added = {line.strip() for line in solution.splitlines()} - {line.strip() for line in starter.splitlines()}
+    code = [line for line in added if line and not line.startswith("#")]
+    assert not any(line in {l.strip() for l in cell.splitlines()} for line in code)
+
+
+def test_regions_keep_safe_starter_lines_and_comment_the_rest():
+    starter = "def f(out):\n    n = 1  # TODO: more\n    out[0] = 0  # TODO: all\n    g(n)\n"
+    solution = "def f(out):\n    n = 2\n    for i in range(n):\n        out[i] = 1\n    g(n)\n"
+    annotated = annotate(starter, solution)
+    assert "    n = 1  # TODO: more\n    # out[0] = 0  # TODO: all\n    ### BEGIN SOLUTION\n" in annotated
+    assert released(annotated) == "def f(out):\n    n = 1  # TODO: more\n    # out[0] = 0  # TODO: all\n" \
+                                  "    pass  # YOUR CODE HERE\n    g(n)\n"
+    compile(without_markers(annotated), "instructor", "exec")
+
+
+@pytest.mark.parametrize("exercise_id", ["thread_ids", "vector_add"])
+def test_instructors_cell_passes(exercise_id, tmp_path):
+    from grader.check import check_file
+
+    path = tmp_path / f"{exercise_id}.py"
+    path.write_text(answer_source(exercise_id))
+    assert check_file(exercise_id, path, case_timeout=30).passed
+
+
+def test_assignment_plans():
+    default = plan()
+    assert [a.exercises for a in default][:2] == [("thread_ids",), ("vector_add",)]
+    assert plan(["hw1=vector_add,01"])[0].exercises == ("thread_ids", "vector_add")
+    assert plan(["02"])[0].name == NB["vector_add"]
+    with pytest.raises(ValueError, match="two assignments"):
+        plan(["a=thread_ids", "b=01"])
+    with pytest.raises(ValueError, match="neither"):
+        plan(["a=warp_shuffle"])
+
+
+def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
+    spec = exercise("vector_add").spec
+    base = {"passed": True, "verdict": "passed", "score": 10.0, "max_score": 10.0, "backend": "simulator",
+            "speed": {"measured": False, "reason": "not measured: no GPU", "details": {}}}
+    scores = part_scores(base, spec)
+    assert scores["correctness"].points == 10.0 and not scores["speed"].graded
+    assert "needs manual grade" in scores["speed"].note
+    gpu = {**base, "backend": "gpu", "score": 12.0, "max_score": 13.0,
+           "speed": {"measured": True, "details": {"points": 2, "max_points": 3, "summary": "Speed: fast."}}}
+    scores = part_scores(gpu, spec)
+    assert (scores["correctness"].points, scores["speed"].points, scores["speed"].graded) == (10.0, 2.0, True)
+    slow = {**gpu, "passed": False, "verdict": "too_slow", "score": 10.0}
+    assert part_scores(slow, spec)["speed"].points == 0.0 and part_scores(slow, spec)["correctness"].points == 10.0
+    assert part_scores(None, spec)["correctness"].points == 0.0
