@@ -13,12 +13,13 @@ import numpy as np
 
 from grader import backend as _backend
 from grader.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
+from grader.doctor.integration import case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.hints import DEFAULT_HINTS
 from grader.judge import judge_case
 from grader.load import SubmissionError, check_signature
 from grader.result import CaseResult, CheckResult, Speed
-from grader.run import Outcome, execute
+from grader.run import Outcome
 
 DEFAULT_CASE_TIMEOUT = 60.0
 
@@ -181,12 +182,15 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
         return failed_before_running(ex, backend, seed, err, started)
     prepared = prepare(ex, seed)
 
+    execute = case_executor()
+
     def run(p: PreparedCase) -> Outcome:
         return execute(ex.spec, launch, p.inputs, dict(p.case.dims))
 
     outcomes = {p.index: run(p) for p in prepared}
     results = judge_all(ex, prepared, outcomes, lambda p: [run(p) for _ in range(RACE_RERUNS)])
     result = summarise(ex, backend, seed, results, started)
+    result = replace(result, doctor=result_report(outcomes.values()))
     if result.passed and backend == _backend.GPU and ex.spec.benchmark:
         from grader.speed import collect
 
@@ -235,6 +239,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
             results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
                                       "not run: an earlier case stopped the run"))
     result = summarise(ex, backend, seed, results, started, secret=graded)
+    result = replace(result, doctor=result_report(run.outcomes.values()))
     if result.passed and run.samples is not None:
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples))
     return result

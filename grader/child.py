@@ -48,7 +48,7 @@ def run_task(task_dir: Path) -> None:
     from grader.exercises import ROOT, exercise
     from grader.load import SubmissionError, load_launch
     from grader.progress import data_dir
-    from grader.run import execute
+    from grader.doctor.integration import case_executor, outcome_fields
     from grader.sandbox import Guard
     from grader.speed import collect  # noqa: F401 - timing code bound before the submission loads
 
@@ -69,11 +69,13 @@ def run_task(task_dir: Path) -> None:
         return
     with GUARD.writing():
         (task_dir / "ready").touch()  # the parent's per-case clock starts now
+    execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
     for index in task["cases"]:
         outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
         _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
         error = outcome.error.to_dict() if outcome.error else None
-        _write_json(task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds})
+        _write_json(task_dir / f"outcome-{index}.json",
+                    {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)})
     if task.get("time"):
         _time_submission(task_dir, task, ex, launch)
 

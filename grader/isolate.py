@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.cases import PreparedCase
+from grader.doctor.integration import with_report
 from grader.explain import ErrorInfo
 from grader.load import SubmissionError
 from grader.exercises import ROOT
@@ -56,7 +57,7 @@ def _read_outcome(task_dir: Path, index: int) -> Outcome:
     with np.load(task_dir / f"outcome-{index}.npz") as data:
         buffers = {k: data[k] for k in data.files}
     error = ErrorInfo.from_dict(meta["error"]) if meta["error"] else None
-    return Outcome(buffers, error, meta["seconds"])
+    return with_report(Outcome(buffers, error, meta["seconds"]), meta)
 
 
 SPEED_TIMEOUT = 180.0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 
+from grader.doctor.integration import as_report, where_it_ran
 from grader.result import CheckResult
 
 _COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
@@ -14,7 +15,7 @@ def _dims(dims: dict) -> str:
 
 
 def _backend_line(r: CheckResult) -> str:
-    where = "a GPU" if r.backend == "gpu" else "Numba's CUDA simulator (no GPU)"
+    where = "a GPU" if r.backend == "gpu" else where_it_ran(r.doctor)
     seed = f"seed {r.seed}" if r.seed is not None else "secret seed"
     return f"ran on {where}; {seed}; {r.seconds:.1f} s"
 
@@ -32,6 +33,8 @@ def result_text(r: CheckResult) -> str:
     for c in r.cases:
         mark = "ok " if c.passed else "FAIL"
         lines.append(f"  {mark} {c.name:<28} {_dims(c.dims):<24} {c.verdict}")
+    if as_report(r.doctor) is not None:
+        lines.append(str(as_report(r.doctor)))
     lines += [_speed_line(r), f"({_backend_line(r)})"]
     return "\n".join(lines)
 
@@ -55,7 +58,8 @@ def result_html(r: CheckResult) -> str:
         f"<div style='font-size:1.1em'><b>{esc(r.exercise)}</b> — {esc(r.title)}: "
         f"<b style='color:{colour}'>{esc(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
         f"<p>{esc(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
-        f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"
+        + (as_report(r.doctor)._repr_html_() if as_report(r.doctor) is not None else "")
+        + f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"
     )
 
 
@@ -83,5 +87,9 @@ def result_rich(r: CheckResult):
             table.add_row("✓" if c.passed else "✗", c.name, _dims(c.dims),
                           Text(c.verdict, style="green" if c.passed else "red"), err)
         parts.append(table)
+    if as_report(r.doctor) is not None:
+        from grader.doctor.report import report_rich
+
+        parts.append(report_rich(as_report(r.doctor)))
     parts += [Text(_speed_line(r)), Text(_backend_line(r), style="dim")]
     return Panel(Group(*parts), border_style=style, expand=False)

@@ -88,6 +88,9 @@ class CheckResult:
     seed: int | None
     """The public seed used, or None when a secret seed was mixed in."""
     seconds: float = 0.0
+    doctor: object = None
+    """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
+    executor ran the cases, races and other findings, memory efficiency per kernel."""
 
     @property
     def passed(self) -> bool:
@@ -96,6 +99,7 @@ class CheckResult:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["passed"] = self.passed
+        data["doctor"] = self.doctor.to_dict() if hasattr(self.doctor, "to_dict") else self.doctor
         return data
 
     def to_json(self, **kwargs) -> str:

@@ -1,6 +1,8 @@
-# expect: wrong_result
+# expect: race
 """Launched with 128 threads per block, but the kernel relies on one thread per bin: bins
-128..255 are never zeroed nor merged, so every value >= 128 is lost."""
+128..255 are never zeroed nor merged, so every value >= 128 is lost. The kernel doctor sees
+the first atomic add into a shared bin no thread has zeroed (a read of unwritten shared
+memory: `race`); Numba's simulator and a GPU only see the wrong counts (`wrong_result`)."""
 from numba import cuda, int32
 
 BINS = 256

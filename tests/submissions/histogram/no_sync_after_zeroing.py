@@ -1,6 +1,8 @@
-# expect: wrong_result
+# expect: race
 """No cuda.syncthreads() between zeroing the shared histogram and counting: a thread that
-starts late resets a bin after earlier threads have already counted into it."""
+starts late resets a bin after earlier threads have already counted into it. The kernel doctor
+sees the plain write and the atomic adds of different threads between the same barriers
+(`race`); Numba's simulator and a GPU only see the wrong counts (`wrong_result`)."""
 from numba import cuda, int32
 
 BINS = 256

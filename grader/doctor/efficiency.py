@@ -1,0 +1,355 @@
+"""Memory efficiency: how each warp access would move through a GPU's memory system.
+
+A warp is 32 consecutive linear thread ids of a block; the k-th time lanes of one warp run an
+access site is one warp access (threads of a warp run in lockstep). For a global site we count
+the 32-byte sectors the warp's addresses fall in, against the fewest that could hold the
+elements it touched (coalescing efficiency = fewest / touched). For a shared site we count the
+bank-conflict degree: shared memory has 32 banks of 4-byte words, and lanes reading different
+words of one bank queue up (lanes reading the same word share it). Atomics on one address
+serialise: we count the largest number of lanes hitting one element.
+
+Only the first warp of the first block of a launch is profiled, only its first INSTANCES warp
+accesses per site, and only until a kernel has ENOUGH of them in this process: enough to see
+its access pattern (a warp of the first block runs the same code as the others), cheap enough
+to leave on. The arrays switch to logging subclasses of their classes (`profiled`) while that
+warp's threads run. Warp accesses with a single active lane say nothing about a pattern and
+are not counted.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from grader.doctor.memory import CTX, View
+
+SECTOR = 32
+BANKS = 32
+WORD = 4
+WARP = 32
+INSTANCES = 4
+"""Warp accesses profiled per site and launch."""
+ENOUGH = 48
+"""Warp accesses (with two or more active lanes) after which a kernel is no longer profiled in
+this process: the grader's later cases, same code, same pattern, run at full speed."""
+_SAMPLED: dict = {}
+LOW_EFFICIENCY = 0.5
+"""Below this coalescing efficiency a global site gets a suggestion."""
+
+
+@dataclass
+class SiteStats:
+    site: int
+    space: str
+    """"global" or "shared"."""
+    array: str
+    ndim: int
+    shape: tuple
+    itemsize: int
+    requests: int = 0
+    sectors: int = 0
+    ideal: int = 0
+    ideal_records: int = 0
+    """Like `ideal`, counting whole records of a small last axis (an RGB pixel's 3 bytes):
+    the fewest when the sites reading the other fields share the sectors."""
+    degree_sum: int = 0
+    degree_max: int = 0
+    contention_max: int = 0
+    patterns: Counter = field(default_factory=Counter)
+
+
+class Recorder:
+    """Where the logging arrays write: (site, thread, view, index, kind) per access."""
+
+    log: list = []
+    counts: dict = {}
+
+
+RECORDER = Recorder()
+_PROFILED: dict = {}
+_PLAIN: dict = {}
+
+
+def _logging(base, kind: int, index_of):
+    def method(self, *args):
+        out = base(self, *args)
+        rec, site = RECORDER, args[-1]
+        key = (site, CTX.lin)
+        seen = rec.counts.get(key, 0)
+        if seen < INSTANCES:
+            rec.counts[key] = seen + 1
+            if not isinstance(out, View):
+                rec.log.append((site, CTX.lin, self, index_of(args), kind))
+        return out
+
+    method.__name__ = base.__name__
+    return method
+
+
+def profiled(cls: type) -> type:
+    """A subclass of an array class whose accesses also go to RECORDER."""
+    if cls in _PLAIN:
+        return cls
+    sub = _PROFILED.get(cls)
+    if sub is None:
+        methods = {}
+        for arity in (1, 2, 3):
+            methods[f"_ld{arity}"] = _logging(getattr(cls, f"_ld{arity}"), 0, lambda a, n=arity: a[:n])
+            methods[f"_st{arity}"] = _logging(getattr(cls, f"_st{arity}"), 1, lambda a, n=arity: a[:n])
+        methods["_ldn"] = _logging(cls._ldn, 0, lambda a: a[0])
+        methods["_stn"] = _logging(cls._stn, 1, lambda a: a[0])
+        methods["_atomic"] = _logging(cls._atomic, 3, lambda a: a[1])
+        sub = type(f"Profiled{cls.__name__}", (cls,), {"__slots__": (), **methods})
+        _PROFILED[cls], _PLAIN[sub] = sub, cls
+    return sub
+
+
+def swap(views, on: bool) -> None:
+    for view in views:
+        cls = view.__class__
+        view.__class__ = profiled(cls) if on else _PLAIN.get(cls, cls)
+
+
+class Efficiency:
+    """Accumulates site statistics over the profiled warps of a run."""
+
+    def __init__(self):
+        self.sites: dict[int, SiteStats] = {}
+        self.kernel_of: dict[int, str] = {}
+        self.kernels: list[str] = []
+        self.launches: dict = {}
+
+    def start_launch(self, kernel: str, block: tuple, key) -> "LaunchProfile | None":
+        """A profiler for this launch, or None when `key` (the kernel's function) has been
+        profiled enough in this process."""
+        if _SAMPLED.get(key, 0) >= ENOUGH:
+            return None
+        if kernel not in self.kernels:
+            self.kernels.append(kernel)
+        return LaunchProfile(self, kernel, block, key)
+
+
+def forget() -> None:
+    """Profile every kernel again (tests that look at the same kernel's report twice)."""
+    _SAMPLED.clear()
+
+
+class LaunchProfile:
+    def __init__(self, owner: Efficiency, kernel: str, block: tuple, key):
+        self.owner, self.kernel, self.block, self.key = owner, kernel, block, key
+        self.done = False
+
+    def wants_block(self) -> bool:
+        """The first block only."""
+        if self.done:
+            return False
+        self.done = True
+        RECORDER.log, RECORDER.counts = [], {}
+        return True
+
+    def add_block(self, log) -> None:
+        counters: dict = {}
+        groups: dict = {}
+        for site, lin, view, idx, kind in log:
+            key = (site, lin)
+            k = counters.get(key, 0)
+            counters[key] = k + 1
+            groups.setdefault((site, lin >> 5, k), []).append((lin, view, idx, kind))
+        counted = 0
+        for (site, _, _), accesses in groups.items():
+            counted += self._warp_access(site, accesses)
+        _SAMPLED[self.key] = _SAMPLED.get(self.key, 0) + counted
+
+    def _warp_access(self, site, accesses) -> int:
+        """Add one warp access to its site's statistics; 1 if it counted, else 0."""
+        view = accesses[0][1]
+        if view.mem.space == "local" or len(accesses) < 2:
+            return 0
+        space = "shared" if view.mem.space == "shared" else "global"
+        lanes = {}
+        for lin, v, idx, kind in accesses:
+            f = v._flat(idx, site, False)
+            if f is not None:
+                lanes[lin] = (f, v.mem.addr + f * v.mem.itemsize, idx)
+        if len(lanes) < 2:
+            return 0
+        stats = self.owner.sites.get(site)
+        if stats is None:
+            stats = SiteStats(site, space, view.name, view.ndim, view.shape, view.mem.itemsize)
+            self.owner.sites[site] = stats
+            self.owner.kernel_of[site] = self.kernel
+        stats.requests += 1
+        size = stats.itemsize
+        if space == "global":
+            touched, ideal, ideal_records = _sectors(lanes, size, self.block[0], view)
+            stats.sectors += touched
+            stats.ideal += ideal
+            stats.ideal_records += ideal_records
+        else:
+            banks: dict = {}
+            for _, addr, _ in lanes.values():
+                word = addr // WORD
+                banks.setdefault(word % BANKS, set()).add(word)
+            degree = max(len(words) for words in banks.values())
+            stats.degree_sum += degree
+            stats.degree_max = max(stats.degree_max, degree)
+        if accesses[0][3] == 3:  # atomics: lanes on one element serialise
+            hits = Counter(f for f, _, _ in lanes.values())
+            stats.contention_max = max(stats.contention_max, max(hits.values()))
+        self._pattern(stats, lanes)
+        return 1
+
+    def _pattern(self, stats: SiteStats, lanes: dict) -> None:
+        """How the element moves from one lane to the next (threadIdx.x + 1, same row): the
+        first pair's index delta and element stride when every neighbouring pair has that
+        stride, else "irregular"."""
+        bx = self.block[0]
+        first = stride = None
+        for lin, (f, _, idx) in lanes.items():
+            nxt = lanes.get(lin + 1)
+            if nxt is None or (lin + 1) % bx == 0:
+                continue
+            if stride is None:
+                first, stride = (idx, nxt[2]), nxt[0] - f
+            elif nxt[0] - f != stride:
+                stats.patterns[("irregular", None)] += 1
+                return
+        if stride is None:
+            stats.patterns[("single", 0)] += 1
+            return
+        a, b = _ints(first[0]), _ints(first[1])
+        delta = tuple(y - x for x, y in zip(a, b)) if a and b and len(a) == len(b) else ("irregular",)
+        stats.patterns[(delta, stride)] += 1
+
+
+def _span(lo: int, nbytes: int) -> int:
+    """Sectors covered by `nbytes` contiguous bytes from address `lo`."""
+    return (lo + nbytes - 1) // SECTOR - lo // SECTOR + 1
+
+
+def _sectors(lanes: dict, size: int, bx: int, view) -> tuple[int, int, int]:
+    """(sectors touched, fewest possible, fewest counting whole records) for one warp access.
+
+    The fewest: each run of lanes with consecutive threadIdx.x (one row of the block; a warp
+    of a 16-wide block is two such runs) reading consecutive elements from its lowest address
+    (a broadcast needs one). Alignment is the data's, so only the access pattern counts."""
+    touched = len({addr // SECTOR for _, addr, _ in lanes.values()})
+    runs: dict = {}
+    for lin, (f, addr, _) in lanes.items():
+        runs.setdefault(lin // bx, []).append((lin, f, addr))
+    fields = view.shape[-1] if view.ndim >= 2 and view.shape[-1] <= 4 else 1
+    ideal = ideal_records = 0
+    for run in runs.values():
+        mine = len({addr // SECTOR for _, _, addr in run})
+        ideal += min(mine, _fewest(run, size))
+        records = {f // fields for _, f, _ in run}
+        record_bytes = fields * size
+        whole = {(view.mem.addr + r * record_bytes + b) // SECTOR for r in records for b in (0, record_bytes - 1)}
+        ideal_records += min(mine, len(whole))
+    return touched, min(ideal, touched), min(ideal_records, touched)
+
+
+def _fewest(run, size) -> int:
+    """Sectors the lanes of `run` would touch reading consecutive elements (lane l at the
+    run's lowest address + (l - first lane) elements); a shared element (a broadcast) is read
+    once."""
+    first = min(lin for lin, _, _ in run)
+    lo = min(addr for _, _, addr in run)
+    by_lane = len({(lo + (lin - first) * size) // SECTOR for lin, _, _ in run})
+    elements = len({f for _, f, _ in run})
+    if elements == len(run):
+        return by_lane
+    return min(by_lane, _span(lo, elements * size))
+
+
+def _ints(idx):
+    try:
+        return tuple(int(i) for i in idx) if isinstance(idx, tuple) else (int(idx),)
+    except (TypeError, ValueError):
+        return None
+
+
+# -- turning statistics into what a learner reads ---------------------------------------------------
+def main_pattern(stats: SiteStats):
+    return stats.patterns.most_common(1)[0][0] if stats.patterns else ("single", 0)
+
+
+def interleaved(stats: SiteStats) -> bool:
+    """Lanes walk the second-to-last axis of an array whose last axis holds 2-4 fields (an
+    RGB pixel): each access uses one field of consecutive records."""
+    delta, stride = main_pattern(stats)
+    if stats.space != "global" or not isinstance(delta, tuple) or stats.ndim < 2:
+        return False
+    fields = stats.shape[-1]
+    moved = [axis for axis, d in enumerate(delta) if d != 0]
+    return 2 <= fields <= 4 and moved == [stats.ndim - 2] and delta[-2] == 1 and stride == fields
+
+
+FIXES = {
+    "swap_indices": (
+        "threadIdx.x walks rows of a row-major array: swap the indices",
+        "Let threadIdx.x (the x of cuda.grid) pick the last index, the column: with a 2-D grid "
+        "write `col, row = cuda.grid(2)` and size the grid's x for the columns; with one thread "
+        "per row, let the threads of a block share the row instead (columns tid, "
+        "tid + blockDim.x, ...). A warp then reads one contiguous stretch of a row. If the "
+        "kernel must also touch an array the other way round (a transpose), stage a tile in "
+        "shared memory so that both sides run along rows."),
+    "contiguous_threads": (
+        "neighbouring threads touch elements far apart",
+        "Give consecutive threads consecutive elements: index with cuda.grid(1) (and a "
+        "grid-stride loop for more work per thread) rather than a multiple of it."),
+    "pad_shared": (
+        "bank conflicts: a warp reads down a column of a shared tile whose rows are a multiple "
+        "of 32 words",
+        "Pad each row by one element, e.g. cuda.shared.array((32, 33), float32) for a 32 × 32 "
+        "tile: every row then starts one bank later and a column spans all 32 banks."),
+    "spread_banks": (
+        "bank conflicts: the lanes of a warp hit one bank at different addresses",
+        "Let neighbouring threads use neighbouring words (stride 1) or an odd stride, so that a "
+        "warp spreads over all 32 banks."),
+}
+"""Fix kind -> (what is wrong, what to do): the suggestions of a kernel's report."""
+
+
+def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
+    """(pattern in words, fix kind from FIXES or ""). `siblings`: sites of the same kernel
+    reading the same interleaved array (all fields read: their sectors are shared)."""
+    delta, stride = main_pattern(stats)
+    name, ndim = stats.array, stats.ndim
+    if delta == "single":
+        return "one thread per warp (no neighbour to compare)", ""
+    if delta == "irregular":
+        return "irregular: neighbouring threads' elements follow no single stride (data-dependent)", ""
+    if stride == 0:
+        return "broadcast: the whole warp reads one element", ""
+    moved = [axis for axis, d in enumerate(delta) if d != 0]
+    efficiency = stats.ideal / stats.sectors if stats.sectors else 1.0
+    if stats.space == "shared":
+        return _shared_pattern(stats, stride, moved)
+    if stride == 1:
+        return "contiguous: neighbouring threads touch neighbouring elements", ""
+    if interleaved(stats) and siblings >= stats.shape[-1]:
+        return (f"interleaved: each thread reads one of the {stats.shape[-1]} values of its "
+                f"record; the {siblings} sites reading `{name}` share these sectors, so it "
+                "counts as one contiguous read", "")
+    gap = abs(stride) * stats.itemsize
+    if efficiency >= LOW_EFFICIENCY:
+        return f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart", ""
+    if ndim >= 2 and moved and moved[0] < ndim - 1 and delta[-1] == 0:
+        what = "the rows" if moved[0] == 0 else f"axis {moved[0]}"
+        return (f"threadIdx.x walks {what} of row-major `{name}`: neighbouring threads are "
+                f"{gap} bytes apart", "swap_indices")
+    return (f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart",
+            "contiguous_threads")
+
+
+def _shared_pattern(stats, stride, moved):
+    degree = stats.degree_sum / stats.requests if stats.requests else 1.0
+    if stats.degree_max <= 1:
+        kind = "contiguous" if stride == 1 else f"{abs(stride)} elements apart, on distinct banks"
+        return kind, ""
+    words = stats.shape[-1] * stats.itemsize // WORD if stats.ndim >= 2 else 0
+    if stats.ndim == 2 and moved == [0] and words and words % BANKS == 0:
+        return (f"{degree:.1f}-way bank conflicts: a warp reads down a column of `{stats.array}`, "
+                f"whose rows are {words} words long", "pad_shared")
+    return (f"{degree:.1f}-way bank conflicts (up to {stats.degree_max}): lanes {abs(stride)} "
+            "elements apart share banks", "spread_banks")

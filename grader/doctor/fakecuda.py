@@ -1,0 +1,236 @@
+"""The `cuda` a kernel sees under the kernel doctor, and what replaces numba's scalar types.
+
+Kernels keep their source; only the names they read change: in the doctor's copy of a
+kernel's globals, `cuda` (numba.cuda) is `FAKE_CUDA`, `numba` is `FAKE_NUMBA`, and numba's
+scalar types (`float32`, `int32`, ...) are NumPy's, which convert values the same way.
+Barriers, atomics and shared/local arrays are rewritten by the transformer into calls with a
+site number; reaching those methods here means a form the transformer did not recognise.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from grader.doctor.errors import Unsupported
+from grader.doctor.memory import CTX
+from grader.doctor.spaces import global_array
+
+WARP = 32
+
+
+class Dim3:
+    __slots__ = ("x", "y", "z")
+
+    def __init__(self, x=1, y=1, z=1):
+        self.x, self.y, self.z = x, y, z
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+    def __repr__(self):
+        return f"({self.x}, {self.y}, {self.z})"
+
+
+def _unrecognised(what):
+    def method(*args, **kwargs):
+        raise Unsupported(f"`cuda.{what}` used in a form the kernel doctor cannot follow "
+                          f"(call it directly as cuda.{what}(...))")
+    return method
+
+
+class _Namespace:
+    """cuda.shared / cuda.local / cuda.const / cuda.atomic when not rewritten."""
+
+    def __init__(self, prefix, names):
+        for name in names:
+            setattr(self, name, _unrecognised(f"{prefix}.{name}"))
+        self._prefix = prefix
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise Unsupported(f"`cuda.{self._prefix}.{name}`")
+
+
+ATOMICS = ("add", "sub", "and_", "or_", "xor", "max", "min", "nanmax", "nanmin", "exch", "inc",
+           "dec", "cas", "compare_and_swap")
+
+
+class FakeCuda:
+    """numba.cuda for kernels and launch code running under the kernel doctor."""
+
+    warpsize = WARP
+
+    def __init__(self):
+        self.threadIdx = Dim3(0, 0, 0)
+        self.blockIdx = Dim3(0, 0, 0)
+        self.blockDim = Dim3(1, 1, 1)
+        self.gridDim = Dim3(1, 1, 1)
+        self.shared = _Namespace("shared", ("array",))
+        self.local = _Namespace("local", ("array",))
+        self.const = _Namespace("const", ("array_like",))
+        self.atomic = _Namespace("atomic", ATOMICS)
+        self.syncthreads = _unrecognised("syncthreads")
+
+    # -- kernel side ------------------------------------------------------------------------
+    @property
+    def laneid(self):
+        return CTX.lin % WARP
+
+    def grid(self, ndim):
+        b, d, t = self.blockIdx, self.blockDim, self.threadIdx
+        x = b.x * d.x + t.x
+        if ndim == 1:
+            return x
+        y = b.y * d.y + t.y
+        if ndim == 2:
+            return (x, y)
+        if ndim == 3:
+            return (x, y, b.z * d.z + t.z)
+        raise ValueError(f"cuda.grid takes 1, 2 or 3, not {ndim}")
+
+    def gridsize(self, ndim):
+        d, g = self.blockDim, self.gridDim
+        if ndim == 1:
+            return d.x * g.x
+        if ndim == 2:
+            return (d.x * g.x, d.y * g.y)
+        if ndim == 3:
+            return (d.x * g.x, d.y * g.y, d.z * g.z)
+        raise ValueError(f"cuda.gridsize takes 1, 2 or 3, not {ndim}")
+
+    def threadfence(self):
+        pass
+
+    threadfence_block = threadfence_system = threadfence
+
+    @staticmethod
+    def fma(a, b, c):
+        return a * b + c
+
+    @staticmethod
+    def selp(a, b, c):
+        return b if a else c
+
+    @staticmethod
+    def cbrt(a):
+        return math.copysign(abs(a) ** (1.0 / 3.0), a)
+
+    @staticmethod
+    def popc(val):
+        return bin(int(val) & 0xFFFFFFFFFFFFFFFF).count("1")
+
+    @staticmethod
+    def brev(val):
+        return int(f"{int(val) & 0xFFFFFFFF:032b}"[::-1], 2)
+
+    @staticmethod
+    def clz(val):
+        s = f"{int(val) & 0xFFFFFFFF:032b}"
+        return len(s) - len(s.lstrip("0"))
+
+    @staticmethod
+    def ffs(val):
+        s = f"{int(val) & 0xFFFFFFFF:032b}"
+        return (len(s) - len(s.rstrip("0")) + 1) % 33
+
+    # -- host side (launch code) --------------------------------------------------------------
+    @staticmethod
+    def to_device(obj, stream=0, copy=True, to=None):
+        from grader.doctor.memory import View
+
+        if isinstance(obj, View):
+            return obj
+        data = np.array(obj, copy=True)
+        if to is not None:
+            to.copy_to_device(data)
+            return to
+        return global_array(data, "array")
+
+    @staticmethod
+    def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+        from grader.simulator import garbage
+
+        if strides is not None or order != "C":
+            raise Unsupported("cuda.device_array with strides or Fortran order")
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return global_array(garbage(shape, numpy_dtype(dtype)), "device_array")
+
+    def device_array_like(self, ary, stream=0):
+        return self.device_array(ary.shape, ary.dtype)
+
+    @staticmethod
+    def synchronize():
+        pass
+
+    def jit(self, func_or_sig=None, device=False, **options):
+        from grader.doctor.kernel import DoctorKernel
+
+        if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
+            return DoctorKernel(func_or_sig, device=device)
+        return lambda fn: DoctorKernel(fn, device=device)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        scalar = numpy_scalar_type(getattr(sys.modules.get("numba.cuda"), name, None))
+        if scalar is not None:  # cuda.float32 and friends
+            return scalar
+        raise Unsupported(f"`cuda.{name}`")
+
+
+FAKE_CUDA = FakeCuda()
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """np.dtype of a numba type, a NumPy type or a string."""
+    if isinstance(dtype, np.dtype):
+        return dtype
+    try:
+        from numba.core import types
+        from numba.np.numpy_support import as_dtype
+
+        if isinstance(dtype, types.Type):
+            return as_dtype(dtype)
+    except ImportError:  # pragma: no cover - numba is always there in this project
+        pass
+    return np.dtype(dtype)
+
+
+def numpy_scalar_type(value):
+    """NumPy's scalar type for a numba scalar type (float32 -> np.float32), else None."""
+    from numba.core import types
+
+    if isinstance(value, (types.Number, types.Boolean)):
+        return numpy_dtype(value).type
+    return None
+
+
+class FakeNumba:
+    """`numba` as a kernel sees it: numba.cuda is ours, numba.float32 is np.float32."""
+
+    def __getattr__(self, name):
+        import numba
+
+        if name == "cuda":
+            return FAKE_CUDA
+        value = getattr(numba, name)
+        return numpy_scalar_type(value) or value
+
+
+FAKE_NUMBA = FakeNumba()
+
+
+def replacement(value):
+    """What a global (or closure) value of a kernel becomes under the doctor, or None to keep
+    it: numba.cuda, numba, numba's scalar types."""
+    cuda_module = sys.modules.get("numba.cuda")
+    if cuda_module is not None and value is cuda_module:
+        return FAKE_CUDA
+    if value is sys.modules.get("numba"):
+        return FAKE_NUMBA
+    if type(value).__module__.startswith("numba.core.types"):
+        return numpy_scalar_type(value)
+    return None

@@ -1,0 +1,260 @@
+"""What the doctor found wrong, in a learner's words: races, missing atomics, divergent
+barriers, reads of shared memory no thread wrote.
+
+`Findings` is the sink the memory's shadow checks and the block scheduler report to while a
+launch runs; it keeps the first example of each distinct problem (kind, sites, array) and
+counts the rest, so a kernel that races on every element still costs one message.
+"""
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import asdict, dataclass
+
+from grader.doctor.memory import EPOCH_SHIFT
+from grader.doctor.sites import SITES
+
+SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
+ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "overwrite")
+"""Which finding becomes the case's verdict message when there are several."""
+VERDICT = {"divergent_barrier": "race", "race": "race", "missing_atomic": "race",
+           "uninitialised_shared": "race", "overwrite": "race"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, with the example that shows it best."""
+
+    kind: str
+    """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared" or "overwrite"
+    (blocks storing different values to one global element)."""
+    severity: str
+    """"error": fails the case whatever the output; "warning": shown, and fails the case only
+    if the output is right by luck (see grader.doctor.verdict)."""
+    message: str
+    kernel: str = ""
+    filename: str = ""
+    line: int | None = None
+    source: str = ""
+    other_line: int | None = None
+    thread: tuple | None = None
+    block: tuple | None = None
+    other_thread: tuple | None = None
+    other_block: tuple | None = None
+    array: str = ""
+    index: tuple | None = None
+    count: int = 1
+    """How many times it happened (accesses or barrier crossings), at most COUNT_CAP."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+COUNT_CAP = 10**6
+
+
+def fmt(values) -> str:
+    values = tuple(int(v) for v in values)
+    return str(values[0]) if len(values) == 1 else "(" + ", ".join(map(str, values)) + ")"
+
+
+def _index_text(idx) -> str:
+    if isinstance(idx, tuple):
+        return ", ".join(str(int(i)) for i in idx)
+    return str(int(idx))
+
+
+class Launch:
+    """Geometry of the launch being run: to name threads and blocks as a learner would."""
+
+    def __init__(self, kernel: str, grid: tuple, block: tuple):
+        self.kernel, self.grid, self.block = kernel, grid, block
+        sizes = [max(g, b) for g, b in zip(grid, block)]
+        self.rank = max([i + 1 for i, s in enumerate(sizes) if s > 1] + [1])
+        self.block_starts = array("q")
+        """The first epoch of each block run so far (blocks run in order, x fastest)."""
+
+    def thread(self, lin: int) -> tuple:
+        bx, by, _ = self.block
+        return (lin % bx, lin // bx % by, lin // (bx * by))[: self.rank]
+
+    def block_of_epoch(self, epoch: int) -> tuple:
+        k = max(bisect.bisect_right(self.block_starts, epoch) - 1, 0)
+        gx, gy, _ = self.grid
+        return (k % gx, k // gx % gy, k // (gx * gy))[: self.rank]
+
+
+class Findings:
+    """Collects findings over every launch of one run (a case)."""
+
+    def __init__(self):
+        self.items: dict = {}
+        self.launch: Launch | None = None
+        self.current_block: tuple = (0, 0, 0)
+        self.relaxed = False
+        """The kernel uses cuda.threadfence(): conflicts between blocks are only warnings."""
+
+    # -- reporting --------------------------------------------------------------------------
+    def _add(self, key, make):
+        found = self.items.get(key)
+        if found is None:
+            self.items[key] = [make(), 1]
+        elif found[1] < COUNT_CAP:
+            found[1] += 1
+
+    def results(self) -> list[Finding]:
+        """One finding per kind, pair of lines and array (a conflict seen as read-after-write
+        and as write-after-read is one problem), counts added up, errors first."""
+        merged: dict = {}
+        for finding, count in self.items.values():
+            key = (finding.kind, finding.array, tuple(sorted((finding.line or 0, finding.other_line or 0))))
+            if key in merged:
+                merged[key][1] += count
+            else:
+                merged[key] = [finding, count]
+        out = [Finding(**{**asdict(f), "count": min(n, COUNT_CAP)}) for f, n in merged.values()]
+        out.sort(key=lambda f: (f.severity != SEVERITY_ERROR, ORDER.index(f.kind)))
+        return out
+
+    # -- called from the shadow checks --------------------------------------------------------
+    def conflict(self, kind, view, f, other, other_site, site, index):
+        """Two threads touched one element; `other` is the earlier access's stamp."""
+        cross = other < self.launch.block_starts[-1] << EPOCH_SHIFT
+        key = ("conflict", kind, site, other_site, view.mem.name, cross)
+        if key in self.items:
+            self.items[key][1] += 1
+            return
+        self._add(key, lambda: self._conflict(kind, view, other, other_site, site, index, cross))
+
+    def uninit(self, view, f, site, index):
+        key = ("uninit", site, view.mem.name)
+        if key in self.items:
+            self.items[key][1] += 1
+            return
+        self._add(key, lambda: self._uninit(view, site, index))
+
+    def divergence(self, at: dict, finished: list, lin_names):
+        """`at`: barrier site -> threads waiting there; `finished`: threads that returned."""
+        sites_hit = sorted(at, key=lambda s: -len(at[s]))
+        key = ("divergent", tuple(sites_hit), bool(finished))
+        if key in self.items:
+            self.items[key][1] += 1
+            return
+        self._add(key, lambda: self._divergence(at, finished, sites_hit))
+
+    # -- messages -------------------------------------------------------------------------------
+    def who(self, lin, block) -> str:
+        return f"thread {fmt(self.launch.thread(lin))} of block {fmt(block)}"
+
+    def _conflict(self, kind, view, other, other_site, site, index, cross):
+        launch = self.launch
+        me_site, them_site = SITES[site], SITES[other_site]
+        me_lin = (self._me_stamp() >> 1) & 2047
+        them_lin = (other >> 1) & 2047
+        me_block = self.current_block[: launch.rank]
+        them_block = launch.block_of_epoch(other >> EPOCH_SHIFT)
+        element = f"`{view.name}[{_index_text(index)}]`"
+        space = "shared" if view.mem.space == "shared" else "global"
+        me, them = self.who(me_lin, me_block), self.who(them_lin, them_block)
+        verbs = {"load": "read {}", "store": "wrote {}", "update": "updated {}",
+                 "atomic": "updated {} with an atomic"}
+        them_did = (verbs.get(them_site.kind, "wrote {}") if kind != "war" else "read {}").format(element)
+        me_did = (verbs.get(me_site.kind, "wrote {}") if kind != "raw" else "read {}").format("it")
+        both_update = me_site.kind == "update" and them_site.kind == "update"
+        lines = f"line {them_site.line}" + ("" if them_site.line == me_site.line else f" and line {me_site.line}")
+        if both_update:
+            kind_out = "missing_atomic"
+            message = (
+                f"Missing atomic: {them} and {me} both do `{me_site.text}` on {element} ({lines}). "
+                "A read-modify-write that is not atomic loses updates when threads overlap: "
+                f"use cuda.atomic.add({view.name}, index, value) (or sub, max, min).")
+        elif cross and kind == "ww":
+            kind_out = "overwrite"
+            message = (
+                f"Blocks overwrite each other: {them} wrote {element} (line {them_site.line}) and "
+                f"{me} wrote a different value there (line {me_site.line}). Blocks run in any "
+                "order, so which value stays is luck: give each block its own elements, or "
+                f"combine the blocks' values with cuda.atomic.add({view.name}, ...).")
+        elif cross:
+            kind_out = "race"
+            message = (
+                f"Race between blocks on global array `{view.name}`: {them} {them_did} "
+                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}). "
+                "Blocks run in any order and never wait for each other, so a block may see the "
+                "element before or after the other block changes it. Update shared totals with "
+                "cuda.atomic.* and never read in one block what another block writes in the same "
+                "launch.")
+        else:
+            kind_out = "race"
+            fix = {
+                "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
+                       "needs the new value, or at the end of each loop step when the write "
+                       "belongs to the next step (nobody may overwrite what others still read).",
+                "war": "Put a cuda.syncthreads() between the read and the write (e.g. at the end of "
+                       "each loop step), so that nobody overwrites what others still have to read.",
+                "ww": "Let one thread write each element, or use cuda.atomic.* when many must "
+                      "update it.",
+            }[kind]
+            if "atomic" in (me_site.kind, them_site.kind):
+                fix = ("Atomics only protect against other atomics: separate the plain access "
+                       "from the atomic ones with a cuda.syncthreads().")
+            message = (
+                f"Race on {space} array `{view.name}`: {them} {them_did} "
+                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) with no "
+                f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}")
+        severity = SEVERITY_ERROR
+        if kind_out == "overwrite" or (cross and self.relaxed):
+            severity = SEVERITY_WARNING
+        return Finding(kind_out, severity, message, launch.kernel, me_site.filename, me_site.line,
+                       me_site.statement, them_site.line, self.launch.thread(me_lin), me_block,
+                       self.launch.thread(them_lin), them_block, view.name, _as_tuple(index))
+
+    def _me_stamp(self):
+        from grader.doctor.memory import CTX
+
+        return CTX.me
+
+    def _uninit(self, view, site, index):
+        from grader.doctor.memory import CTX
+
+        s = SITES[site]
+        block = self.current_block[: self.launch.rank]
+        what = "updated" if s.kind in ("atomic", "update") else "read"
+        message = (
+            f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
+            f"(line {s.line}), but no thread of the block had written it: shared memory starts "
+            "with whatever the last block left there. Write every element before reading it "
+            "(e.g. zero it), with a cuda.syncthreads() in between.")
+        return Finding("uninitialised_shared", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
+                       s.line, s.statement, None, self.launch.thread(CTX.lin), block, None, None,
+                       view.name, _as_tuple(index))
+
+    def _divergence(self, at, finished, sites_hit):
+        block = self.current_block[: self.launch.rank]
+        main = SITES[sites_hit[0]]
+        waiter = at[sites_hit[0]][0]
+        if len(sites_hit) > 1:
+            other = SITES[sites_hit[1]]
+            straggler = at[sites_hit[1]][0]
+            detail = (f"{self.who(straggler, block)} waited at the one on line {other.line}")
+            other_line = other.line
+        else:
+            straggler = finished[0]
+            detail = (f"{self.who(straggler, block)} (and {len(finished) - 1} more) had already "
+                      "left the kernel" if len(finished) > 1 else
+                      f"{self.who(straggler, block)} had already left the kernel")
+            other_line = None
+        message = (
+            f"Divergent cuda.syncthreads(): {self.who(waiter, block)} waited at cuda.syncthreads() "
+            f"on line {main.line}, but {detail}. Every thread of a block must reach the same "
+            "cuda.syncthreads(): do not `return` early and do not call it inside an `if` that "
+            "only some threads take (guard the work, not the barrier).")
+        return Finding("divergent_barrier", SEVERITY_ERROR, message, self.launch.kernel, main.filename,
+                       main.line, main.statement, other_line, self.launch.thread(waiter), block,
+                       self.launch.thread(straggler), block)
+
+
+def _as_tuple(index):
+    if isinstance(index, tuple):
+        return tuple(int(i) for i in index)
+    return (int(index),)

@@ -1,0 +1,70 @@
+"""Where the grader meets the kernel doctor: which executor runs a case, and how the doctor's
+report travels (child JSON -> parent) into the CheckResult.
+
+- `case_executor()`: the function that runs one case — the doctor (falling back to Numba's
+  simulator for code it cannot run) when there is no GPU, grader.run.execute on a GPU.
+  `ZEROGPU_DOCTOR=0` turns the doctor off (the simulator runs everything, as before).
+- `outcome_fields(outcome)` / `with_report(outcome, fields)`: the report in outcome-<i>.json.
+- `result_report(outcomes)`: the merged report of a check's cases, for CheckResult.doctor.
+"""
+from __future__ import annotations
+
+import os
+
+from grader.doctor.report import DoctorReport, merge
+
+
+def doctor_enabled() -> bool:
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM) and os.environ.get("ZEROGPU_DOCTOR", "1") != "0"
+
+
+def case_executor():
+    """execute(spec, launch, inputs, dims, learner_files=()) -> Outcome, for this machine.
+    Called once per check: the doctor's memory profiling starts afresh for it."""
+    if doctor_enabled():
+        from grader.doctor.efficiency import forget
+        from grader.doctor.execute import execute_or_simulate
+
+        forget()
+        return execute_or_simulate
+    from grader.run import execute
+
+    return execute
+
+
+def outcome_fields(outcome) -> dict:
+    """Extra JSON fields of an outcome written by the grading child."""
+    report = getattr(outcome, "report", None)
+    return {"doctor": report.to_dict()} if report is not None else {}
+
+
+def with_report(outcome, fields: dict):
+    """The outcome the parent read back, with the doctor's report when there is one."""
+    data = fields.get("doctor")
+    if not data:
+        return outcome
+    from grader.doctor.execute import DoctorOutcome
+
+    return DoctorOutcome(outcome.buffers, outcome.error, outcome.seconds, DoctorReport.from_dict(data))
+
+
+def result_report(outcomes) -> DoctorReport | None:
+    """One report for all the cases of a check (None when the doctor was not involved)."""
+    return merge(getattr(o, "report", None) for o in outcomes)
+
+
+def as_report(value) -> DoctorReport | None:
+    """CheckResult.doctor as a report (it is a dict when the result was read back from JSON)."""
+    if value is None or isinstance(value, DoctorReport):
+        return value
+    return DoctorReport.from_dict(value)
+
+
+def where_it_ran(value) -> str:
+    """How a CheckResult without a GPU names its executor."""
+    report = as_report(value)
+    if report is not None and report.ran_on_doctor:
+        return "the kernel doctor, Zero to GPU's CPU simulator (no GPU)"
+    return "Numba's CUDA simulator (no GPU)"

@@ -1,0 +1,391 @@
+"""The array classes of each memory space (global, shared, local, read-only global) and their
+generated hot path.
+
+For each space and number of dimensions, `_fast_methods` generates `_ld2(i, j, site)`,
+`_st2(i, j, value, site)`, `_upd2(i, j, op, value, site)`... with the index arithmetic and the
+shadow checks inlined: one Python call per access. The generic `_ldn/_stn/_updn(idx, ...)` of
+grader/doctor/memory.py handle everything else (slices, more axes). Stamps and epochs are
+explained there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.doctor.memory import (CTX, MANY, Memory, View, _conflict, _int, _note_reader,
+                                  _second_reader, _Slice)
+
+
+# -- the shadow checks, one version per memory space --------------------------------------------
+class GlobalView(View):
+    """Global memory: conflicts inside an epoch and between the blocks of a launch."""
+
+    __slots__ = ()
+
+    def _ldn(self, idx, site):
+        f = self._flat(idx, site, False)
+        if f is None:
+            return self._subview(idx, site)
+        self._read_shadow(self.mem, f, site, idx)
+        return self._value(f)
+
+    def _read_shadow(self, mem, f, site, idx):
+        ctx = CTX
+        w = mem.wr[f]
+        if w >= ctx.lfloor:
+            if w >= ctx.efloor:
+                if w >> 1 != ctx.meh:
+                    _conflict("raw", self, f, w, mem.ws[f], site, idx)
+            elif w < ctx.bfloor:
+                _conflict("raw", self, f, w, mem.ws[f], site, idx)
+        _note_reader(mem, f, site)
+
+    def _check_write(self, mem, f, site, idx, value, atomic):
+        ctx = CTX
+        w = mem.wr[f]
+        if w >= ctx.lfloor and not (atomic and w & 1):
+            if w >= ctx.efloor:
+                if w >> 1 != ctx.meh and not self._same(mem, f, value, atomic):
+                    _conflict("ww", self, f, w, mem.ws[f], site, idx)
+            elif w < ctx.bfloor and not self._same(mem, f, value, atomic):
+                _conflict("ww", self, f, w, mem.ws[f], site, idx)
+        self._check_readers(mem, f, site, idx)
+        mem.wr[f] = ctx.me | atomic
+        mem.ws[f] = site
+
+    def _check_readers(self, mem, f, site, idx):
+        """A write now: did another thread read the element in this epoch (or another block
+        during this launch)?"""
+        ctx = CTX
+        r = mem.rd[f]
+        if r < ctx.lfloor or (ctx.bfloor <= r < ctx.efloor):
+            return
+        if (r >> 1) & MANY == MANY:  # several readers: name one that is not this thread
+            first = mem.rd1[f]
+            other, other_site = (first, mem.rs[f]) if first >> 1 != ctx.meh else (mem.rd2[f], mem.rs2[f])
+            _conflict("war", self, f, other, other_site, site, idx)
+        elif r >> 1 != ctx.meh:
+            _conflict("war", self, f, r, mem.rs[f], site, idx)
+
+    @staticmethod
+    def _same(mem, f, value, atomic):
+        """A plain write of the value already there changes nothing (e.g. flags set to 1)."""
+        if atomic:
+            return False
+        try:
+            return bool(mem.vals[f] == mem.stype(value))
+        except (TypeError, ValueError, OverflowError):
+            return False
+
+    def _stn(self, idx, value, site):
+        f = self._flat(idx, site, True)
+        if f is None:
+            raise IndexError(f"`{self.name}` needs {self.ndim} integer index(es) to be written")
+        self._check_write(self.mem, f, site, idx, value, 0)
+        self._put(f, value)
+
+    def _updn(self, idx, op, value, site):
+        old = self._ldn(idx, site)
+        if isinstance(old, View):
+            raise IndexError(f"`{self.name}` needs {self.ndim} integer index(es) to be updated")
+        self._stn(idx, op(old, value), site)
+
+    def _atomic(self, op, idx, value, site):
+        f = self._flat(idx, site, True)
+        if f is None:
+            raise IndexError(f"cuda.atomic needs one element of `{self.name}`, not a slice")
+        self._atomic_shadow(f, site, idx)
+        old = self._value(f)
+        self._put(f, op(old, value))
+        return old
+
+    def _atomic_shadow(self, f, site, idx):
+        mem, ctx = self.mem, CTX
+        self._check_readers(mem, f, site, idx)
+        w = mem.wr[f]
+        if w >= ctx.lfloor and not w & 1:
+            if (w >= ctx.efloor and w >> 1 != ctx.meh) or w < ctx.bfloor:
+                _conflict("ww", self, f, w, mem.ws[f], site, idx)
+        mem.wr[f] = ctx.me | 1
+        mem.ws[f] = site
+
+
+class SharedView(GlobalView):
+    """Shared memory: one Memory per block, so no stamp predates the block; a read of an
+    element no thread has written (stamp -1) is reported."""
+
+    __slots__ = ()
+
+    def _read_shadow(self, mem, f, site, idx):
+        ctx = CTX
+        w = mem.wr[f]
+        if w >= ctx.efloor:
+            if w >> 1 != ctx.meh:
+                _conflict("raw", self, f, w, mem.ws[f], site, idx)
+        elif w < 0:
+            ctx.on_uninit(self, f, site, idx)
+        _note_reader(mem, f, site)
+
+    def _atomic(self, op, idx, value, site):
+        f = self._flat(idx, site, True)
+        if f is None:
+            raise IndexError(f"cuda.atomic needs one element of `{self.name}`, not a slice")
+        if self.mem.wr[f] < 0:
+            CTX.on_uninit(self, f, site, idx)
+        self._atomic_shadow(f, site, idx)
+        old = self._value(f)
+        self._put(f, op(old, value))
+        return old
+
+
+class LocalView(View):
+    """A thread's own array: bounds checks only (no other thread can see it)."""
+
+    __slots__ = ()
+
+    def _ldn(self, idx, site):
+        f = self._flat(idx, site, False)
+        if f is None:
+            return self._subview(idx, site)
+        return self._value(f)
+
+    def _stn(self, idx, value, site):
+        f = self._flat(idx, site, True)
+        if f is None:
+            raise IndexError(f"`{self.name}` needs {self.ndim} integer index(es) to be written")
+        self._put(f, value)
+
+    def _updn(self, idx, op, value, site):
+        f = self._flat(idx, site, True)
+        if f is None:
+            raise IndexError(f"`{self.name}` needs {self.ndim} integer index(es) to be updated")
+        self._put(f, op(self._value(f), value))
+
+    def _atomic(self, op, idx, value, site):
+        f = self._flat(idx, site, True)
+        old = self._value(f)
+        self._put(f, op(old, value))
+        return old
+
+
+# -- the generated hot path ------------------------------------------------------------------------
+_NOTE_READER = """
+    r = self.rd[f]
+    if r != ctx.many:
+        if r < ctx.efloor:
+            self.rd[f] = ctx.me
+            self.mem.rs[f] = site
+        elif r >> 1 != ctx.meh:
+            _second_reader(self.mem, f, r, site)"""
+_READ_CHECK = {
+    "global": """
+    ctx = CTX
+    w = self.wr[f]
+    if w >= ctx.lfloor:
+        if w >= ctx.efloor:
+            if w >> 1 != ctx.meh:
+                _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
+        elif w < ctx.bfloor:
+            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))""" + _NOTE_READER,
+    "shared": """
+    ctx = CTX
+    w = self.wr[f]
+    if w >= ctx.efloor:
+        if w >> 1 != ctx.meh:
+            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
+    elif w < 0:
+        ctx.on_uninit(self, f, site, ({args},))""" + _NOTE_READER,
+    "local": "",
+}
+_WRITE_CHECK = {
+    "global": """
+    ctx = CTX
+    w = self.wr[f]
+    if w >= ctx.lfloor or self.rd[f] >= ctx.lfloor:
+        self._check_write(self.mem, f, site, ({args},), value, 0)
+    else:
+        self.wr[f] = ctx.me
+        self.mem.ws[f] = site""",
+    "shared": """
+    ctx = CTX
+    w = self.wr[f]
+    if w >= 0 or self.rd[f] >= 0:
+        self._check_write(self.mem, f, site, ({args},), value, 0)
+    else:
+        self.wr[f] = ctx.me
+        self.mem.ws[f] = site""",
+    "local": "",
+}
+_DIRTY = {"global": "\n    self.mem.dirty = True", "shared": "", "local": ""}
+_INDEX = '''
+    if {not_ints}:
+        try:
+            {convert}
+        except _Slice:
+            return self.{slow}
+    if {bounds}:
+        f = {offset}
+    else:
+        self._raise(({args},), site, {write})'''
+_TEMPLATE = '''
+def _ld{a}(self, {args}, site):{index_read}{read_check}
+    return self.vals[f]
+
+
+def _st{a}(self, {args}, value, site):{index_write}{write_check}
+    if value.__class__ is not self.stype:
+        value = self.stype(value)
+    self.vals[f] = value{dirty}
+
+
+def _upd{a}(self, {args}, op, value, site):{index_update}{read_check}
+    value = op(self.vals[f], value){write_check}
+    if value.__class__ is not self.stype:
+        value = self.stype(value)
+    self.vals[f] = value{dirty}
+'''
+_OTHER_ARITY = '''
+def _ld{a}(self, {args}, site):
+    return self._ldn(({args},), site)
+
+
+def _st{a}(self, {args}, value, site):
+    return self._stn(({args},), value, site)
+
+
+def _upd{a}(self, {args}, op, value, site):
+    return self._updn(({args},), op, value, site)
+'''
+_NAMES = ("i", "j", "k")
+
+
+def _fast_methods(space: str, ndim: int) -> dict:
+    """Source-generated `_ld1.._ld3`, `_st1.._st3`, `_upd1.._upd3` for one space and ndim."""
+    source = []
+    for a in (1, 2, 3):
+        names = _NAMES[:a]
+        args = ", ".join(names)
+        if a != ndim:
+            source.append(_OTHER_ARITY.format(a=a, args=args))
+            continue
+        index = dict(
+            args=args,
+            not_ints=" or ".join(f"{n}.__class__ is not int" for n in names),
+            convert="; ".join(f"{n} = _int({n}, self)" for n in names),
+            bounds=" and ".join(f"self.n{d} > {n} >= 0" for d, n in enumerate(names)),
+            offset="self.off + " + " + ".join(f"{n} * self.s{d}" for d, n in enumerate(names)))
+        source.append(_TEMPLATE.format(
+            a=a, args=args,
+            index_read=_INDEX.format(**index, slow=f"_ldn(({args},), site)", write=False),
+            index_write=_INDEX.format(**index, slow=f"_stn(({args},), value, site)", write=True),
+            index_update=_INDEX.format(**index, slow=f"_updn(({args},), op, value, site)", write=True),
+            read_check=_READ_CHECK[space].replace("{args}", args),
+            write_check=_WRITE_CHECK[space].replace("{args}", args), dirty=_DIRTY[space]))
+    scope = {"CTX": CTX, "_conflict": _conflict, "_int": _int, "_Slice": _Slice,
+             "_second_reader": _second_reader}
+    exec(compile("".join(source), f"<kernel doctor {space} {ndim}-d accesses>", "exec"), scope)  # noqa: S102
+    return {k: v for k, v in scope.items() if k.startswith(("_ld", "_st", "_upd"))}
+
+
+_BASES = {"global": GlobalView, "shared": SharedView, "local": LocalView}
+_CLASSES: dict = {}
+for _space, _base in _BASES.items():
+    for _ndim in (1, 2, 3, None):
+        _methods = _fast_methods(_space, _ndim) if _ndim else _fast_methods(_space, 0)
+        _CLASSES[(_space, _ndim)] = type(f"{_base.__name__}{_ndim or 'N'}", (_base,),
+                                         {"__slots__": (), **_methods})
+# Read-only global arrays (a launch that never writes them, by static analysis of the kernel):
+# nobody can conflict with their elements, so loads skip the shadow, and read nested lists
+# (`rows[i][j]`, copied at the launch) instead of computing an offset. Negative indices and
+# anything else unusual take the checked path. Writes keep the full checks.
+def _ld1_rows(self, i, site):
+    try:
+        if i >= 0:
+            return self.rows[i]
+    except (IndexError, TypeError):
+        pass
+    return self._ldn((i,), site)
+
+
+def _ld2_rows(self, i, j, site):
+    try:
+        if i >= 0 and j >= 0:
+            return self.rows[i][j]
+    except (IndexError, TypeError):
+        pass
+    return self._ldn((i, j), site)
+
+
+def _ld3_rows(self, i, j, k, site):
+    try:
+        if i >= 0 and j >= 0 and k >= 0:
+            return self.rows[i][j][k]
+    except (IndexError, TypeError):
+        pass
+    return self._ldn((i, j, k), site)
+
+
+for _ndim, _load in ((1, _ld1_rows), (2, _ld2_rows), (3, _ld3_rows)):
+    _CLASSES[("readonly", _ndim)] = type(f"ReadOnlyView{_ndim}", (_CLASSES[("global", _ndim)],),
+                                         {"__slots__": (), f"_ld{_ndim}": _load})
+
+
+def _nested(vals, off, shape, strides):
+    if len(shape) == 1:
+        n, s = shape[0], strides[0]
+        return vals[off: off + n] if s == 1 else [vals[off + i * s] for i in range(n)]
+    return [_nested(vals, off + i * strides[0], shape[1:], strides[1:]) for i in range(shape[0])]
+
+
+def read_only(view: View) -> View:
+    """The same global array, for a launch that only reads it."""
+    if view.ndim not in (1, 2, 3) or view.size == 0:
+        return view
+    twin = object.__new__(_CLASSES[("readonly", view.ndim)])
+    for slot in View.__slots__:
+        setattr(twin, slot, getattr(view, slot))
+    twin.rows = _nested(view.vals, view.off, view.shape, view.st)
+    return twin
+
+
+def view_class(space: str, ndim: int) -> type:
+    return _CLASSES[(space, ndim if ndim in (1, 2, 3) else None)]
+
+
+def make_view(mem: Memory, arr: np.ndarray, name: str | None = None) -> View:
+    return view_class(mem.space, arr.ndim)(mem, arr, name)
+
+
+def global_array(data: np.ndarray, name: str, window: slice | None = None,
+                 shape: tuple | None = None) -> View:
+    """A device array over `data`; `window`/`shape` pick the part the kernel sees (the
+    grader's fenced outputs: the canaries on both sides stay outside the view)."""
+    flat = data.reshape(-1)
+    mem = Memory(flat, "global", name)
+    arr = flat if window is None else flat[window]
+    return make_view(mem, arr.reshape(shape if shape is not None else data.shape), name)
+
+
+def shared_array(shape, name: str, fill: np.ndarray) -> View:
+    mem = Memory(fill.reshape(-1), "shared", name)
+    return make_view(mem, mem.data.reshape(shape), name)
+
+
+_LOCAL_PROTOTYPES: dict = {}
+
+
+def local_array(shape, dtype, name: str, fill) -> View:
+    """A thread's array: a copy of a cached prototype (its values list is the only state)."""
+    key = (shape, dtype, name)
+    proto = _LOCAL_PROTOTYPES.get(key)
+    if proto is None:
+        mem = Memory(fill().reshape(-1), "local", name)
+        proto = _LOCAL_PROTOTYPES[key] = make_view(mem, mem.data.reshape(shape), name)
+    mem = object.__new__(Memory)
+    for slot in Memory.__slots__[:4] + ("stype", "space", "name", "addr", "itemsize"):
+        setattr(mem, slot, getattr(proto.mem, slot, None))
+    mem.vals = proto.mem.vals[:]
+    view = object.__new__(proto.__class__)
+    for slot in View.__slots__:
+        setattr(view, slot, getattr(proto, slot))
+    view.mem, view.vals = mem, mem.vals
+    return view

@@ -1,0 +1,35 @@
+# expect: clean
+"""Fixed: one cuda.atomic.add per block."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
+DIMS = {"n": 300}
+THREADS = 64
+
+
+@cuda.jit
+def block_sums(x, out):
+    partial = cuda.shared.array(THREADS, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    partial[tid] = x[i] if i < x.size else float32(0.0)
+    cuda.syncthreads()
+    stride = THREADS // 2
+    while stride > 0:
+        if tid < stride:
+            partial[tid] += partial[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        cuda.atomic.add(out, 0, partial[0])
+
+
+def launch(x, out):
+    block_sums[(x.size + THREADS - 1) // THREADS, THREADS](x, out)
+
+
+def expected(x):
+    return {"out": np.array([x.astype(np.float64).sum()])}

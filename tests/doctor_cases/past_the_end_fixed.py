@@ -1,0 +1,26 @@
+# expect: clean
+"""Fixed: x past the end counts as 0."""
+import numpy as np
+from numba import cuda
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out"))
+DIMS = {"n": 200}
+
+
+@cuda.jit
+def difference(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        after = x[i + 1] if i + 1 < x.size else 0.0
+        out[i] = after - x[i]
+
+
+def launch(x, out):
+    difference[(x.size + 127) // 128, 128](x, out)
+
+
+def expected(x):
+    x = x.astype(np.float64)
+    return {"out": np.concatenate([x[1:], [0.0]]) - x}

@@ -1,0 +1,31 @@
+# expect: uninitialised_shared
+"""A stencil tile without its halo: the last thread of each block reads tile[THREADS], which no
+thread wrote."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out"))
+DIMS = {"n": 256}
+THREADS = 128
+TILE = THREADS + 1
+
+
+@cuda.jit
+def pair_sum(x, out):
+    tile = cuda.shared.array(TILE, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    tile[tid] = x[i]
+    cuda.syncthreads()
+    out[i] = tile[tid] + tile[tid + 1]  # <- here
+
+
+def launch(x, out):
+    pair_sum[x.size // THREADS, THREADS](x, out)
+
+
+def expected(x):
+    x = x.astype(np.float64)
+    return {"out": x + np.concatenate([x[1:], [0.0]])}

@@ -1,0 +1,180 @@
+"""The kernel doctor as the grader's CPU back end: no false alarms on the ladder's reference
+kernels, the corpus of wrong submissions gets its verdicts, what it cannot run goes to the
+simulator (and says why), and `zerogpu doctor` prints the report."""
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.cases import prepare
+from grader.check import RACE_RERUNS, judge_all, summarise
+from grader.doctor.efficiency import forget
+from grader.doctor.errors import Unsupported
+from grader.doctor.execute import execute, execute_or_simulate
+from grader.doctor.report import DoctorReport, merge
+from grader.exercises import LADDER, exercise
+from grader.load import load_launch
+from grader.spec import Array, Case, Spec
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+
+
+def _launch(ex, which):
+    if which == "solution":
+        path = ex.solution_file
+        return load_launch(ex.spec, path.read_text(), str(path)), str(path)
+    return getattr(ex, which), str(ex.reference_file)
+
+
+@pytest.mark.parametrize("which", ["solution", "baseline", "target"])
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_reference_kernels_run_clean(exercise_id, which):
+    """No finding, no error, every case right, and the doctor (not the simulator) ran it."""
+    ex = exercise(exercise_id)
+    launch, path = _launch(ex, which)
+    forget()
+    reports = []
+    for p in prepare(ex, 19):
+        outcome = execute(ex.spec, launch, p.inputs, dict(p.case.dims), (path,))
+        assert outcome.error is None, outcome.error
+        reports.append(outcome.report)
+        results = judge_all(ex, [p], {p.index: outcome}, lambda q: [])
+        assert results[0].verdict == "passed", results[0].message
+    report = merge(reports)
+    assert report.ran_on_doctor and not report.findings, [f.message for f in report.findings]
+    if which != "baseline":
+        assert not [t for k in report.kernels for t in k.suggestions], [k.suggestions for k in report.kernels]
+
+
+def wrong_submissions():
+    for path in sorted(SUBMISSIONS.glob("*/*.py")):
+        expected = re.fullmatch(r"# expect: (\w+)", path.read_text().splitlines()[0]).group(1)
+        yield pytest.param(path.parent.name, path, expected, id=f"{path.parent.name}/{path.stem}")
+
+
+@pytest.mark.parametrize("exercise_id, path, expected", list(wrong_submissions()))
+def test_wrong_submission_verdict_on_the_doctor(exercise_id, path, expected):
+    """The check's own judging (reruns included) over outcomes from the doctor."""
+    ex = exercise(exercise_id)
+    launch = load_launch(ex.spec, path.read_text(), str(path))
+    files = (str(path),)
+
+    def run(p):
+        return execute_or_simulate(ex.spec, launch, p.inputs, dict(p.case.dims), files)
+
+    prepared = prepare(ex, 7)
+    outcomes = {p.index: run(p) for p in prepared}
+    results = judge_all(ex, prepared, outcomes, lambda p: [run(p) for _ in range(RACE_RERUNS)])
+    result = summarise(ex, "simulator", 7, results, 0.0)
+    assert result.verdict == expected, result.message
+    assert all(o.report.ran_on_doctor for o in outcomes.values())
+
+
+def _spec(n=64):
+    return Spec(id="t", stage=0, title="t", lesson="", make_inputs=None, cases=(), tolerance=None,
+                params=(Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out")))
+
+
+def _module(tmp_path, body):
+    from grader.load import load_namespace
+
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(body))
+    return load_namespace(path.read_text(), str(path)), str(path)
+
+
+def test_what_it_cannot_run_goes_to_the_simulator(tmp_path):
+    """A warp shuffle: Unsupported from the doctor; the fallback says which back end and why."""
+    ns, path = _module(tmp_path, """
+        from numba import cuda
+
+        @cuda.jit
+        def k(x, out):
+            i = cuda.grid(1)
+            out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1)
+
+        def launch(x, out):
+            k[1, 64](x, out)
+        """)
+    inputs = {"x": np.arange(64, dtype=np.float32)}
+    with pytest.raises(Unsupported, match="shfl_down_sync"):
+        execute(_spec(), ns["launch"], inputs, {"n": 64}, (path,))
+    outcome = execute_or_simulate(_spec(), ns["launch"], inputs, {"n": 64}, (path,))
+    assert outcome.report.executor == "simulator" and "shfl_down_sync" in outcome.report.reason
+
+
+def test_barrier_reductions_helpers_and_device_functions(tmp_path):
+    """syncthreads_count, a device function that synchronises (yield from), a host helper
+    that launches, a tuple argument and a local array all run as on a GPU."""
+    ns, path = _module(tmp_path, """
+        from numba import cuda, float32
+
+        @cuda.jit(device=True)
+        def block_total(shared, value):
+            tid = cuda.threadIdx.x
+            shared[tid] = value
+            cuda.syncthreads()
+            total = float32(0.0)
+            for k in range(cuda.blockDim.x):
+                total += shared[k]
+            cuda.syncthreads()
+            return total
+
+        @cuda.jit
+        def k(x, out, scale):
+            shared = cuda.shared.array(64, float32)
+            acc = cuda.local.array(2, float32)
+            i = cuda.grid(1)
+            acc[0] = x[i] * scale[0]
+            positive = cuda.syncthreads_count(x[i] > 0)
+            out[i] = block_total(shared, acc[0]) + positive
+
+        def go(x, out):
+            k[1, 64](x, out, (2.0, 0.0))
+
+        def launch(x, out):
+            go(x, out)
+        """)
+    x = np.linspace(-1, 1, 64).astype(np.float32)
+    outcome = execute(_spec(), ns["launch"], {"x": x}, {"n": 64}, (path,))
+    assert outcome.error is None and not outcome.report.findings, outcome.error
+    from grader.run import PAD
+
+    got = outcome.buffers["out"][PAD:PAD + 64]
+    np.testing.assert_allclose(got, np.full(64, 2 * x.sum() + (x > 0).sum()), rtol=1e-5, atol=1e-5)
+
+
+def test_report_survives_json():
+    """The report travels from the grading child as JSON and comes back equal."""
+    ex = exercise("transpose")
+    launch = ex.baseline
+    p = prepare(ex, 1)[-1]
+    forget()
+    report = execute(ex.spec, launch, p.inputs, dict(p.case.dims)).report
+    again = DoctorReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again == report
+    assert "swap the indices" in str(report) and "<table" in report._repr_html_()
+
+
+def test_cli_doctor_reports_the_race(capsys):
+    from grader.cli import main
+
+    code = main(["doctor", "reduce_sum", str(SUBMISSIONS / "reduce_sum/no_syncthreads.py"), "--seed", "3"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "Race on shared array `partial`" in out and "line 26" in out
+
+
+def test_cli_doctor_clean_solution_json(capsys):
+    from grader.cli import main
+    from grader.exercises import ROOT
+
+    code = main(["doctor", "matmul_tiled", str(ROOT / "solutions/matmul_tiled.py"), "--json", "--seed", "3"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert all(c["verdict"] == "passed" for c in data["cases"])
+    assert data["report"]["executor"] == "kernel doctor" and data["report"]["findings"] == []
+    assert data["report"]["kernels"][0]["kernel"] == "matmul_tiled_kernel"

@@ -1,0 +1,118 @@
+"""The kernel doctor's diagnoses, one defect at a time: does each defective kernel in
+tests/doctor_cases get its diagnosis at the marked line, and its fixed twin none at all?"""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.doctor.efficiency import forget
+from grader.doctor.execute import execute
+from grader.judge import judge_case
+from grader.load import load_namespace
+from grader.spec import Case, Spec
+
+CASES = Path(__file__).parent / "doctor_cases"
+FINDINGS = {"race", "missing_atomic", "divergent_barrier", "uninitialised_shared", "overwrite"}
+
+
+def _inputs(params, dims, rng):
+    inputs = {}
+    for p in params:
+        if getattr(p, "role", None) != "in":
+            continue
+        shape = p.shape_for(dims)
+        if p.dtype == "uint8":
+            inputs[p.name] = rng.integers(0, 256, shape, dtype=np.uint8)
+        elif p.dtype.startswith("int"):
+            inputs[p.name] = rng.integers(-100, 100, shape).astype(p.dtype)
+        else:
+            inputs[p.name] = rng.standard_normal(shape).astype(p.dtype)
+    return inputs
+
+
+def load_case(path: Path):
+    """(expected kind, marked lines, spec, launch, inputs, expected outputs or None)."""
+    source = path.read_text()
+    kind = re.fullmatch(r"# expect: (\w+)", source.splitlines()[0]).group(1)
+    marked = [n for n, line in enumerate(source.splitlines(), 1) if line.rstrip().endswith("# <- here")]
+    namespace = load_namespace(source, str(path))
+    params, dims = namespace["PARAMS"], namespace["DIMS"]
+    inputs = _inputs(params, dims, np.random.default_rng(3))
+    spec = Spec(id="doctor_case", stage=0, title=path.stem, lesson="", params=params,
+                make_inputs=lambda d, rng: inputs, cases=(Case(path.stem, dims),),
+                tolerance=lambda i, e: 1e-5 * (1 + np.abs(e)))
+    want = namespace["expected"](**inputs) if "expected" in namespace else None
+    return kind, marked, spec, namespace["launch"], inputs, want
+
+
+def run(path: Path):
+    kind, marked, spec, launch, inputs, want = load_case(path)
+    forget()  # every case profiles its kernel afresh
+    outcome = execute(spec, launch, inputs, dict(spec.cases[0].dims), learner_files=(str(path),))
+    return kind, marked, spec, outcome, want
+
+
+def pairs():
+    for bad in sorted(CASES.glob("*_bad.py")):
+        yield pytest.param(bad, id=bad.stem[: -len("_bad")])
+
+
+PAIRS = list(pairs())
+
+
+@pytest.mark.parametrize("bad", PAIRS)
+def test_defect_is_diagnosed_at_its_line(bad):
+    """Does the defective kernel get its diagnosis, pointing at the marked line?"""
+    kind, marked, _, outcome, _ = run(bad)
+    report = outcome.report
+    assert report.ran_on_doctor, report.reason
+    assert marked, f"{bad.name} marks no line with `# <- here`"
+    if kind in FINDINGS:
+        hits = [f for f in report.findings if f.kind == kind and {f.line, f.other_line} & set(marked)]
+        assert hits, [(f.kind, f.line, f.other_line, f.message) for f in report.findings]
+        if hits[0].severity == "error":
+            assert outcome.error is not None and outcome.error.verdict == "race", outcome.error
+        assert "thread" in hits[0].message and hits[0].array in hits[0].message or kind == "divergent_barrier"
+    elif kind == "out_of_bounds":
+        assert outcome.error is not None and outcome.error.verdict == "out_of_bounds", outcome.error
+        assert outcome.error.line in marked and outcome.error.thread is not None
+    elif kind in ("uncoalesced", "bank_conflicts"):
+        fix = {"uncoalesced": "swap_indices", "bank_conflicts": "pad_shared"}[kind]
+        sites = [s for k in report.kernels for s in k.sites if s.line in marked and s.suggestion == fix]
+        assert sites, [(s.line, s.text, s.pattern, s.suggestion) for k in report.kernels for s in k.sites]
+        if kind == "uncoalesced":
+            assert sites[0].efficiency < 0.5
+        else:
+            assert sites[0].degree_max >= 16
+        assert any("swap the indices" in t or "Pad each row" in t for k in report.kernels for t in k.suggestions)
+    else:
+        pytest.fail(f"{bad.name}: unknown expectation {kind}")
+
+
+@pytest.mark.parametrize("bad", PAIRS)
+def test_fixed_twin_is_clean(bad):
+    """Does the same kernel, fixed, run with no finding, no suggestion and the right output?"""
+    fixed = bad.with_name(bad.name.replace("_bad.py", "_fixed.py"))
+    kind, _, spec, outcome, want = run(fixed)
+    assert kind == "clean"
+    assert outcome.error is None, outcome.error
+    report = outcome.report
+    assert report.ran_on_doctor and not report.findings, [f.message for f in report.findings]
+    assert not [t for k in report.kernels for t in k.suggestions]
+    if want is not None:
+        result = judge_case(spec, spec.cases[0], outcome, want, {k: 1e-5 * (1 + np.abs(v)) for k, v in want.items()})
+        assert result.verdict == "passed", result.message
+
+
+def test_negative_index_says_it_wraps():
+    """Is a negative index named as such, not as 'past the end'?"""
+    _, _, _, outcome, _ = run(CASES / "negative_index_bad.py")
+    assert "x[-1]" in outcome.error.message and "negative" in outcome.error.message
+
+
+def test_missing_atomic_names_both_threads_and_the_fix():
+    _, _, _, outcome, _ = run(CASES / "missing_atomic_bad.py")
+    finding = next(f for f in outcome.report.findings if f.kind == "missing_atomic")
+    assert finding.thread != finding.other_thread or finding.block != finding.other_block
+    assert "cuda.atomic.add(out" in finding.message and "out[0] += ..." in finding.message
