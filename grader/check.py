@@ -32,8 +32,8 @@ def current_backend() -> str:
 
 NOT_ON_SIMULATOR = Speed(
     measured=False,
-    reason="not measured: no GPU. Numba's CUDA simulator runs each CUDA thread as a "
-    "Python thread, so its times say nothing about GPU speed.",
+    reason="not measured: no GPU. Without a GPU your kernel runs on the CPU (the kernel "
+    "doctor, or Numba's CUDA simulator), whose times say nothing about GPU speed.",
 )
 
 

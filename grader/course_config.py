@@ -83,6 +83,17 @@ c.Exchange.root = {exchange!r}
 '''
 
 
+def tools_on_path() -> None:
+    """nbgrader runs `alembic` by name: make this interpreter's scripts folder findable even
+    when the virtual environment was not activated (`.venv/bin/zerogpu …`, `make test`)."""
+    import os
+    import sys
+
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
 def write_config(course_dir: Path, course_id: str, exchange: Path | None, *,
                  overwrite: bool = True) -> bool:
     """Write both configs (and make the exchange folder); False when they existed and

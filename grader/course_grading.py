@@ -191,6 +191,9 @@ def regrade_for_speed(tasks, book) -> list:
 
 
 def cmd_grade_course(args) -> int:
+    from grader.course_config import tools_on_path
+
+    tools_on_path()
     """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -109,7 +109,8 @@ def vary_on_device(src, dst, variant: dict) -> None:
     blocks = min((src.size + 255) // 256, 4096)
     if "offset" in variant:
         mask = (1 << (8 * dtype.itemsize)) - 1
-        vary_unsigned[blocks, 256](flat_src, flat_dst, variant["roll"], variant["offset"], mask)
+        # int64 offset and mask: the sum is done in 64 bits, then masked back into range
+        vary_unsigned[blocks, 256](flat_src, flat_dst, variant["roll"], np.int64(variant["offset"]), np.int64(mask))
     else:
         vary_float[blocks, 256](flat_src, flat_dst, variant["roll"], dtype.type(variant.get("sign", 1)))
 

@@ -118,6 +118,8 @@ def hand_in(release: Path, folder: Path, work: dict) -> None:
 
 
 def run(args, cwd, env, timeout=300):
+    # nbgrader runs `alembic` by name; the venv need not be activated (as under `make test`)
+    env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"{args}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc

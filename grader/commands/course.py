@@ -5,6 +5,9 @@ from pathlib import Path
 
 
 def cmd_course_init(args) -> int:
+    from grader.course_config import tools_on_path
+
+    tools_on_path()
     from rich.console import Console
 
     from grader.course import CourseError, init_course
