@@ -200,7 +200,7 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
                case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
-               device: int | None = None) -> CheckResult:
+               device: int | None = None, private=()) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
     the grading host's secret into every input; the child only ever sees derived values."""
     from grader.isolate import run_in_child
@@ -209,7 +209,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
     secret = load_secret() if graded else None
-    private = [str(secret_file())] if graded else []
+    private = [str(p) for p in private] + ([str(secret_file())] if graded else [])
     backend = current_backend()
     path = Path(path)
     prepared = prepare(ex, seed, secret)

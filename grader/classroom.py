@@ -55,8 +55,9 @@ def default_workers(backend: str) -> int:
 
 
 def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
-                backend: str, on_done=None) -> int:
-    """Grade `tasks` (graded mode), recording each; returns how many were graded."""
+                backend: str, on_done=None, private=()) -> int:
+    """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
+    folders no submission may read (the class folder: other students' work, the gradebook)."""
     from grader.check import check_file
 
     free_devices = list(range(workers)) if backend == "gpu" else []
@@ -65,7 +66,7 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
         if task.path is None:
             return None
         return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
-                          device=device)
+                          device=device, private=private)
 
     graded = 0
     queue = list(tasks)

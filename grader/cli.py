@@ -96,7 +96,8 @@ def cmd_grade(args) -> int:
             verdict = result.verdict if result else "not submitted"
             progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
 
-        grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done)
+        grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done,
+                    private=[class_dir.resolve(), book.path.parent.resolve()])
     console.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 

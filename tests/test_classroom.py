@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.classroom import Task, discover, pending
+from grader.classroom import Task, discover, grade_class, pending
 from grader.exercises import ROOT
 from grader.gradebook import NOT_SUBMITTED, Gradebook
 from grader.result import CheckResult, Speed
@@ -97,3 +97,17 @@ def test_a_changed_submission_is_graded_again(class_dir, tmp_path):
     assert pending(tasks, book) == []
     (class_dir / "ada" / "vector_add.py").write_text("# changed\n")
     assert [t.student for t in pending(discover(class_dir, ["vector_add"]), book)] == ["ada"]
+
+
+def test_reading_files_in_class_grading_is_refused(class_dir, tmp_path):
+    """Class grading refuses file access up front; the guard also denies the class folder (test_sandbox)."""
+    (class_dir / "zed").mkdir()
+    (class_dir / "zed" / "vector_add.py").write_text(
+        "from numba import cuda\n"
+        "import numpy as np\n"
+        "COPIED = np.fromfile  # the policy refuses this before anything runs\n"
+        "def launch(a, b, c):\n    pass\n")
+    book = Gradebook(tmp_path / "b.sqlite")
+    tasks = [t for t in discover(class_dir, ["vector_add"]) if t.student == "zed"]
+    grade_class(tasks, book, workers=1, case_timeout=10, backend="simulator", private=[class_dir])
+    assert book.rows()[0]["verdict"] == "forbidden"
