@@ -235,7 +235,7 @@ def cmd_grade_course(args) -> int:
             progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
 
         grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done,
-                    private=[Path(course).resolve()])
+                    private=[course.root])
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)

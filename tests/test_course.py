@@ -229,6 +229,7 @@ def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
                             stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(our_rows(book)) < len(after_autograde) + 6:
+        assert proc.poll() is None, proc.stdout.read().decode()[-3000:]  # died instead of grading
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # the grader and its children, mid-run
     proc.wait()
