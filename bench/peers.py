@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.device import median_event_seconds
+
 
 def _cupy():
     try:
@@ -14,20 +16,7 @@ def _cupy():
 
 
 def _median_ms(fn, reps=30, warmup=3):
-    from numba import cuda
-
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = cuda.event(), cuda.event()
-        cuda.synchronize()
-        start.record()
-        fn()
-        end.record()
-        cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return float(np.median(times))
+    return median_event_seconds(fn, reps=reps, warmup=warmup) * 1e3
 
 
 def time_peer(exercise_id: str, inputs: dict, dims: dict):

@@ -60,11 +60,40 @@ def cmd_check(args) -> int:
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
 
-def cmd_grade(args) -> int:
+def grading_backend(requested_workers):
+    """(back end, worker count) for class grading; a GPU's ceilings are measured first,
+    before any worker competes for it."""
+    from grader.check import current_backend
+    from grader.classroom import default_workers
+
+    backend = current_backend()
+    if backend == "gpu":
+        from grader.device import ceilings
+
+        ceilings()
+    return backend, requested_workers or default_workers(backend)
+
+
+def grade_with_progress(console, todo, book, *, backend, workers, case_timeout, private) -> None:
+    """grade_class with a progress bar (count, ETA, the latest verdict)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from grader.check import current_backend
-    from grader.classroom import default_workers, discover, grade_class, pending
+    from grader.classroom import grade_class
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("grading", total=len(todo))
+
+        def done(task, result):
+            verdict = result.verdict if result else "not submitted"
+            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
+
+        grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
+                    on_done=done, private=private)
+
+
+def cmd_grade(args) -> int:
+    from grader.classroom import discover, pending
     from grader.gradebook import Gradebook
 
     class_dir = Path(args.directory)
@@ -79,25 +108,12 @@ def cmd_grade(args) -> int:
     tasks = discover(class_dir, exercises)
     book = Gradebook(Path(args.db) if args.db else class_dir / "gradebook.sqlite")
     todo = pending(tasks, book)
-    backend = current_backend()
-    if backend == "gpu":
-        from grader.device import ceilings
-
-        ceilings()  # measure once, before any worker competes for the GPU
-    workers = args.workers or default_workers(backend)
+    backend, workers = grading_backend(args.workers)
     console = _console()
     console.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
                   f"on the {backend} with {workers} worker(s); results in {book.path}")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("grading", total=len(todo))
-
-        def done(task, result):
-            verdict = result.verdict if result else "not submitted"
-            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
-
-        grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done,
-                    private=[class_dir.resolve(), book.path.parent.resolve()])
+    grade_with_progress(console, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
+                        private=[class_dir.resolve(), book.path.parent.resolve()])
     console.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 

@@ -191,16 +191,15 @@ def regrade_for_speed(tasks, book) -> list:
 
 
 def cmd_grade_course(args) -> int:
-    from grader.course_config import tools_on_path
-
-    tools_on_path()
     """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from grader.check import current_backend
-    from grader.classroom import default_workers, grade_class, pending
+    from grader.classroom import pending
+    from grader.cli import grade_with_progress, grading_backend
+    from grader.course_config import tools_on_path
     from grader.gradebook import Gradebook
+
+    tools_on_path()
 
     console = Console(highlight=False, soft_wrap=True)
     course = load_course(Path(args.directory))
@@ -216,26 +215,13 @@ def cmd_grade_course(args) -> int:
         return 2
     exercises = args.exercises.split(",") if args.exercises else None
     book = Gradebook(Path(args.db) if args.db else gradebook_path(course.root))
-    backend = current_backend()
-    if backend == "gpu":
-        from grader.device import ceilings
-
-        ceilings()  # measure once, before any worker competes for the GPU
-    workers = args.workers or default_workers(backend)
+    backend, workers = grading_backend(args.workers)
     tasks = [t for name in names for t in course_tasks(course, name, exercises)]
     todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if backend == "gpu" else [])
     console.print(f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
                   f"{len(todo)} to grade on the {backend} with {workers} worker(s); results in {book.path}")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("grading", total=len(todo))
-
-        def done(task, result):
-            verdict = result.verdict if result else "not submitted"
-            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
-
-        grade_class(todo, book, workers=workers, case_timeout=args.timeout, backend=backend, on_done=done,
-                    private=[course.root])
+    grade_with_progress(console, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
+                        private=[course.root])
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)

@@ -46,7 +46,8 @@ def identity() -> dict:
             "compute_capability": list(dev.compute_capability)}
 
 
-def _median_event_seconds(fn, reps: int, warmup: int) -> float:
+def median_event_seconds(fn, reps: int, warmup: int) -> float:
+    """Median event-timed seconds of `fn` (device work on the default stream)."""
     from numba import cuda
 
     for _ in range(warmup):
@@ -68,7 +69,7 @@ def measure_copy_bandwidth() -> float:
 
     src = cuda.to_device(np.random.default_rng(0).integers(0, 255, COPY_BYTES, dtype=np.uint8))
     dst = cuda.device_array(COPY_BYTES, np.uint8)
-    seconds = _median_event_seconds(lambda: dst.copy_to_device(src), reps=20, warmup=3)
+    seconds = median_event_seconds(lambda: dst.copy_to_device(src), reps=20, warmup=3)
     return 2.0 * COPY_BYTES / seconds
 
 
@@ -106,7 +107,7 @@ def measure_fp32_flops() -> float:
     threads, blocks = 256, cuda.get_current_device().MULTIPROCESSOR_COUNT * 64
     seed = cuda.to_device(np.ones(1, np.float32))
     out = cuda.device_array(1, np.float32)
-    seconds = _median_event_seconds(lambda: kernel[blocks, threads](seed, out), reps=10, warmup=2)
+    seconds = median_event_seconds(lambda: kernel[blocks, threads](seed, out), reps=10, warmup=2)
     return 2.0 * FMA_CHAINS * FMA_ITERATIONS * threads * blocks / seconds
 
 
@@ -133,7 +134,7 @@ def measure_read_bandwidth() -> float:
     out = cuda.device_array(1, np.float32)
     kernel = _read_kernel()
     blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 16
-    seconds = _median_event_seconds(lambda: kernel[blocks, 256](x, out), reps=20, warmup=3)
+    seconds = median_event_seconds(lambda: kernel[blocks, 256](x, out), reps=20, warmup=3)
     return 4.0 * n / seconds
 
 

@@ -74,8 +74,10 @@ def _as_output_dict(spec: Spec, oracle: Callable) -> Callable[..., dict]:
 
 
 @lru_cache(maxsize=None)
-def exercise(exercise_id: str) -> Exercise:
-    """Load kernels/<id>.py (after the back end is chosen: it imports numba.cuda)."""
+def reference_module(exercise_id: str):
+    """The module kernels/<id>.py, loaded once (after the back end is chosen: it imports
+    numba.cuda). Two exercises posing the same problem share its inputs, oracle and tolerance
+    through this."""
     if exercise_id not in LADDER:
         raise UnknownExercise(exercise_id)
     from grader.simulator import install_if_simulating
@@ -87,6 +89,13 @@ def exercise(exercise_id: str) -> Exercise:
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[module_name] = module
     loader_spec.loader.exec_module(module)
+    return module
+
+
+@lru_cache(maxsize=None)
+def exercise(exercise_id: str) -> Exercise:
+    """One rung: its spec and reference code from kernels/<id>.py."""
+    module = reference_module(exercise_id)
     spec = module.SPEC
     return Exercise(spec, _as_output_dict(spec, module.oracle), module.baseline, module.target)
 

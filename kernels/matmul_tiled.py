@@ -2,32 +2,17 @@
 
 Tolerance: each c[i, j] is a float32 sum of k products a[i, kk]·b[kk, j], added in any
 order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·Σ|a·b| plus a
-few roundings (grader/tolerance.py). Any tile shape, any summation order and either
+few roundings (grader/tolerance.py); inputs, oracle and tolerance are matmul_naive's. Any tile shape, any summation order and either
 accumulator precision passes; the zeros that pad partial tiles add nothing.
 """
-import numpy as np
 from numba import cuda, float32
 
+from grader.exercises import reference_module
 from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import summed
 
-
-def make_inputs(dims, rng):
-    m, k, n = dims["m"], dims["k"], dims["n"]
-    return {
-        "a": rng.standard_normal((m, k)).astype(np.float32),
-        "b": rng.standard_normal((k, n)).astype(np.float32),
-    }
-
-
-def oracle(a, b):
-    return a.astype(np.float64) @ b.astype(np.float64)
-
-
-def tolerance(inputs, expected):
-    a = np.abs(inputs["a"].astype(np.float64))
-    b = np.abs(inputs["b"].astype(np.float64))
-    return summed(a.shape[1], a @ b)
+# The same problem as matmul_naive: the same inputs, oracle and tolerance.
+_naive = reference_module("matmul_naive")
+make_inputs, oracle, tolerance = _naive.make_inputs, _naive.oracle, _naive.tolerance
 
 
 SPEC = Spec(

@@ -5,13 +5,12 @@ from pathlib import Path
 
 
 def cmd_course_init(args) -> int:
-    from grader.course_config import tools_on_path
-
-    tools_on_path()
     from rich.console import Console
 
     from grader.course import CourseError, init_course
-    from grader.course_config import CONFIG
+    from grader.course_config import CONFIG, tools_on_path
+
+    tools_on_path()
 
     console = Console(highlight=False, soft_wrap=True)
     kept = (Path(args.directory) / CONFIG).exists()
