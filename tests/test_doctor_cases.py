@@ -116,3 +116,16 @@ def test_missing_atomic_names_both_threads_and_the_fix():
     finding = next(f for f in outcome.report.findings if f.kind == "missing_atomic")
     assert finding.thread != finding.other_thread or finding.block != finding.other_block
     assert "cuda.atomic.add(out" in finding.message and "out[0] += ..." in finding.message
+
+
+@pytest.mark.parametrize("name", ["race_between_blocks", "race_read_then_write_blocks"])
+def test_race_between_blocks_names_both_blocks(name):
+    """Is a race between blocks reported as such, with both threads, both blocks and the fix?"""
+    _, _, _, outcome, _ = run(CASES / f"{name}_bad.py")
+    finding = next(f for f in outcome.report.findings if f.kind == "race")
+    assert finding.block != finding.other_block
+    assert "Race between blocks" in finding.message and "same launch" in finding.message
+    for thread, block in ((finding.thread, finding.block), (finding.other_thread, finding.other_block)):
+        assert f"thread {thread[0]} of block {block[0]}" in finding.message
+    assert f"`out[{finding.index[0]}]`" in finding.message
+    assert f"line {finding.line}" in finding.message and f"line {finding.other_line}" in finding.message

@@ -179,11 +179,12 @@ class Findings:
             kind_out = "race"
             message = (
                 f"Race between blocks on global array `{view.name}`: {them} {them_did} "
-                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}). "
-                "Blocks run in any order and never wait for each other, so a block may see the "
-                "element before or after the other block changes it. Update shared totals with "
-                "cuda.atomic.* and never read in one block what another block writes in the same "
-                "launch.")
+                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) during the "
+                "same launch. Blocks run in any order and never wait for each other (no "
+                f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[kind].format(a=view.name)}")
+            if "atomic" in (me_site.kind, them_site.kind):
+                message += (" Atomics only protect against other atomics: every access to a "
+                            "total that several blocks update must be atomic.")
         else:
             kind_out = "race"
             fix = {
@@ -252,6 +253,20 @@ class Findings:
         return Finding("divergent_barrier", SEVERITY_ERROR, message, self.launch.kernel, main.filename,
                        main.line, main.statement, other_line, self.launch.thread(waiter), block,
                        self.launch.thread(straggler), block)
+
+
+_CROSS_FIX = {
+    "raw": "on a GPU the reading block may run before the writing block, or during it. Never "
+           "read in one block what another block writes in the same launch: write to another "
+           "array, or split the work into two launches (a launch sees everything the previous "
+           "one wrote); combine totals with cuda.atomic.*.",
+    "war": "on a GPU the writing block may overwrite the element before the other block has "
+           "read it. Write the results to another array than the one the blocks read (or do "
+           "the writing in a second launch).",
+    "ww": "on a GPU either write may land last. Give each block its own elements, or update "
+          "totals with cuda.atomic.* everywhere.",
+}
+"""How to fix a conflict between blocks, by kind (read after write, write after read, both write)."""
 
 
 def _as_tuple(index):

@@ -8,7 +8,10 @@ which makes "in this epoch" one comparison (`stamp >= CTX.efloor`), "in an earli
 this launch" another (`CTX.lfloor <= stamp < CTX.bfloor`) and "by another thread" a third
 (`stamp >> 1 != CTX.meh`). Per element, `wr` holds the last writer's stamp and `rd` the first
 reader's of the latest epoch it was read in, or `CTX.many` once a second thread read it
-(`rd1`/`rd2` then keep two of the readers, for messages). Conflicts go to `CTX.on_conflict`.
+(`rd1`/`rd2` then keep two of the readers, for messages). When a block reads a global element
+that an earlier block of the launch read, that earlier reader moves to `xr` (a dict: element ->
+(stamp, site), rarely filled), so a later write by this block still conflicts with it (another
+block read it, and blocks never wait for each other). Conflicts go to `CTX.on_conflict`.
 
 While kernels run, values live in `vals`, a list of NumPy scalars of the array's dtype (NumPy
 scalar semantics, as on Numba's simulator; a store casts with the dtype's scalar type, as
@@ -63,7 +66,7 @@ class Memory:
     buffer they are flushed to) plus its shadow (last writer and readers)."""
 
     __slots__ = ("data", "vals", "dirty", "stype", "wr", "ws", "rd", "rs", "rd1", "rd2", "rs2",
-                 "space", "name", "addr", "itemsize")
+                 "xr", "space", "name", "addr", "itemsize")
 
     def __init__(self, data: np.ndarray, space: str, name: str):
         assert data.ndim == 1
@@ -75,6 +78,7 @@ class Memory:
             self.wr, self.ws = [NO_STAMP] * n, [0] * n
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
             self.rd1, self.rd2, self.rs2 = [NO_STAMP] * n, [NO_STAMP] * n, [0] * n
+            self.xr: dict = {}
 
     def flush(self) -> None:
         """Values written by kernels -> the NumPy buffer (what the host and the judge see)."""
@@ -106,10 +110,22 @@ def _note_reader(mem, f, site):
     r = mem.rd[f]
     if r != ctx.many:
         if r < ctx.efloor:
+            if ctx.lfloor <= r < ctx.bfloor:
+                _keep_cross_reader(mem, f, r)
             mem.rd[f] = ctx.me
             mem.rs[f] = site
         elif r >> 1 != ctx.meh:
             _second_reader(mem, f, r, site)
+
+
+def _keep_cross_reader(mem, f, r):
+    """This block reads an element an earlier block of the launch read (stamp `r`): keep that
+    reader (the first such one), which a write by this block must still conflict with."""
+    if (r >> 1) & MANY == MANY:  # several readers in that epoch: rd1 holds the first
+        r = mem.rd1[f]
+    kept = mem.xr.get(f)
+    if kept is None or kept[0] < CTX.lfloor:
+        mem.xr[f] = (r, mem.rs[f])
 
 
 def _second_reader(mem, f, first, site):

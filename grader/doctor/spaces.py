@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.doctor.memory import (CTX, MANY, Memory, View, _conflict, _int, _note_reader,
-                                  _second_reader, _Slice)
+from grader.doctor.memory import (CTX, MANY, Memory, View, _conflict, _int, _keep_cross_reader,
+                                  _note_reader, _second_reader, _Slice)
 
 
 # -- the shadow checks, one version per memory space --------------------------------------------
@@ -56,6 +56,10 @@ class GlobalView(View):
         """A write now: did another thread read the element in this epoch (or another block
         during this launch)?"""
         ctx = CTX
+        if mem.xr:
+            kept = mem.xr.get(f)
+            if kept is not None and kept[0] >= ctx.lfloor:
+                _conflict("war", self, f, kept[0], kept[1], site, idx)
         r = mem.rd[f]
         if r < ctx.lfloor or (ctx.bfloor <= r < ctx.efloor):
             return
@@ -176,6 +180,16 @@ _NOTE_READER = """
             self.mem.rs[f] = site
         elif r >> 1 != ctx.meh:
             _second_reader(self.mem, f, r, site)"""
+_NOTE_READER_GLOBAL = """
+    r = self.rd[f]
+    if r != ctx.many:
+        if r < ctx.efloor:
+            if r >= ctx.lfloor and r < ctx.bfloor:
+                _keep_cross_reader(self.mem, f, r)
+            self.rd[f] = ctx.me
+            self.mem.rs[f] = site
+        elif r >> 1 != ctx.meh:
+            _second_reader(self.mem, f, r, site)"""
 _READ_CHECK = {
     "global": """
     ctx = CTX
@@ -185,7 +199,7 @@ _READ_CHECK = {
             if w >> 1 != ctx.meh:
                 _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
         elif w < ctx.bfloor:
-            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))""" + _NOTE_READER,
+            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))""" + _NOTE_READER_GLOBAL,
     "shared": """
     ctx = CTX
     w = self.wr[f]
@@ -281,7 +295,7 @@ def _fast_methods(space: str, ndim: int) -> dict:
             read_check=_READ_CHECK[space].replace("{args}", args),
             write_check=_WRITE_CHECK[space].replace("{args}", args), dirty=_DIRTY[space]))
     scope = {"CTX": CTX, "_conflict": _conflict, "_int": _int, "_Slice": _Slice,
-             "_second_reader": _second_reader}
+             "_second_reader": _second_reader, "_keep_cross_reader": _keep_cross_reader}
     exec(compile("".join(source), f"<kernel doctor {space} {ndim}-d accesses>", "exec"), scope)  # noqa: S102
     return {k: v for k, v in scope.items() if k.startswith(("_ld", "_st", "_upd"))}
 
