@@ -8,12 +8,13 @@ import pytest
 
 from grader.doctor.efficiency import forget
 from grader.doctor.execute import execute
+from grader.doctor.findings import VERDICT
 from grader.judge import judge_case
 from grader.load import load_namespace
 from grader.spec import Case, Spec
 
 CASES = Path(__file__).parent / "doctor_cases"
-FINDINGS = {"race", "missing_atomic", "divergent_barrier", "uninitialised_shared", "overwrite"}
+FINDINGS = set(VERDICT)
 
 
 def _inputs(params, dims, rng):
@@ -72,7 +73,7 @@ def test_defect_is_diagnosed_at_its_line(bad):
         hits = [f for f in report.findings if f.kind == kind and {f.line, f.other_line} & set(marked)]
         assert hits, [(f.kind, f.line, f.other_line, f.message) for f in report.findings]
         if hits[0].severity == "error":
-            assert outcome.error is not None and outcome.error.verdict == "race", outcome.error
+            assert outcome.error is not None and outcome.error.verdict == VERDICT[kind], outcome.error
         assert "thread" in hits[0].message and hits[0].array in hits[0].message or kind == "divergent_barrier"
     elif kind == "out_of_bounds":
         assert outcome.error is not None and outcome.error.verdict == "out_of_bounds", outcome.error
@@ -129,3 +130,12 @@ def test_race_between_blocks_names_both_blocks(name):
         assert f"thread {thread[0]} of block {block[0]}" in finding.message
     assert f"`out[{finding.index[0]}]`" in finding.message
     assert f"line {finding.line}" in finding.message and f"line {finding.other_line}" in finding.message
+
+
+def test_unwritten_local_names_the_thread_the_element_and_the_fix():
+    """Is a read of a local element the thread never wrote a wrong result, named as such?"""
+    _, _, _, outcome, _ = run(CASES / "unwritten_local_bad.py")
+    finding = next(f for f in outcome.report.findings if f.kind == "uninitialised_local")
+    assert outcome.error.verdict == "wrong_result"
+    assert finding.message.startswith("Thread 0 of block 0 updated `part[0]`")
+    assert "cuda.local.array" in finding.message and "`part[k] = 0`" in finding.message

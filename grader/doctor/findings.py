@@ -1,5 +1,5 @@
 """What the doctor found wrong, in a learner's words: races, missing atomics, divergent
-barriers, reads of shared memory no thread wrote.
+barriers, reads of shared memory no thread wrote, reads of local memory the thread never wrote.
 
 `Findings` is the sink the memory's shadow checks and the block scheduler report to while a
 launch runs; it keeps the first example of each distinct problem (kind, sites, array) and
@@ -15,10 +15,11 @@ from grader.doctor.memory import EPOCH_SHIFT
 from grader.doctor.sites import SITES
 
 SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
-ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "overwrite")
+ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "uninitialised_local",
+         "overwrite")
 """Which finding becomes the case's verdict message when there are several."""
 VERDICT = {"divergent_barrier": "race", "race": "race", "missing_atomic": "race",
-           "uninitialised_shared": "race", "overwrite": "race"}
+           "uninitialised_shared": "race", "uninitialised_local": "wrong_result", "overwrite": "race"}
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,8 @@ class Finding:
     """One problem, with the example that shows it best."""
 
     kind: str
-    """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared" or "overwrite"
-    (blocks storing different values to one global element)."""
+    """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
+    "uninitialised_local" or "overwrite" (blocks storing different values to one global element)."""
     severity: str
     """"error": fails the case whatever the output; "warning": shown, and fails the case only
     if the output is right by luck (see grader.doctor.verdict)."""
@@ -221,6 +222,8 @@ class Findings:
         s = SITES[site]
         block = self.current_block[: self.launch.rank]
         what = "updated" if s.kind in ("atomic", "update") else "read"
+        if view.mem.space == "local":
+            return self._unset_local(view, s, index, what, block, CTX.lin)
         message = (
             f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
             f"(line {s.line}), but no thread of the block had written it: shared memory starts "
@@ -228,6 +231,17 @@ class Findings:
             "(e.g. zero it), with a cuda.syncthreads() in between.")
         return Finding("uninitialised_shared", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
                        s.line, s.statement, None, self.launch.thread(CTX.lin), block, None, None,
+                       view.name, _as_tuple(index))
+
+    def _unset_local(self, view, s, index, what, block, lin):
+        message = (
+            f"{self.who(lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
+            f"(line {s.line}), an element of its cuda.local.array that it had not written: local "
+            "arrays start with whatever was left in the thread's registers or memory, not zeros "
+            "(this doctor, like the simulator here, gives NaN or the most negative integer). Set "
+            f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start.")
+        return Finding("uninitialised_local", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
+                       s.line, s.statement, None, self.launch.thread(lin), block, None, None,
                        view.name, _as_tuple(index))
 
     def _divergence(self, at, finished, sites_hit):

@@ -35,6 +35,18 @@ MANY = 2047
 """The thread field of a reader stamp meaning "two or more threads read it in this epoch"."""
 
 
+class _Unset:
+    """What an element of a thread's local array holds until that thread writes it."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<never written>"
+
+
+UNSET = _Unset()
+
+
 class Ctx:
     """Which thread runs now, in which epoch, and where conflicts go. One per process."""
 

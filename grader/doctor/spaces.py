@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.doctor.memory import (CTX, MANY, Memory, View, _conflict, _int, _keep_cross_reader,
-                                  _note_reader, _second_reader, _Slice)
+from grader.doctor.memory import (CTX, MANY, UNSET, Memory, View, _conflict, _int,
+                                  _keep_cross_reader, _note_reader, _second_reader, _Slice)
 
 
 # -- the shadow checks, one version per memory space --------------------------------------------
@@ -142,15 +142,23 @@ class SharedView(GlobalView):
 
 
 class LocalView(View):
-    """A thread's own array: bounds checks only (no other thread can see it)."""
+    """A thread's own array: bounds checks, and reads of elements the thread never wrote
+    (they hold UNSET until written; a read reports it once and sees the poison value, as on
+    grader/simulator.py's patched simulator). No other thread can see it."""
 
     __slots__ = ()
+
+    def _checked(self, f, site, idx):
+        value = self.vals[f]
+        if value is UNSET:
+            value = _unset_local(self, f, site, idx)
+        return value
 
     def _ldn(self, idx, site):
         f = self._flat(idx, site, False)
         if f is None:
             return self._subview(idx, site)
-        return self._value(f)
+        return self._checked(f, site, idx)
 
     def _stn(self, idx, value, site):
         f = self._flat(idx, site, True)
@@ -162,13 +170,23 @@ class LocalView(View):
         f = self._flat(idx, site, True)
         if f is None:
             raise IndexError(f"`{self.name}` needs {self.ndim} integer index(es) to be updated")
-        self._put(f, op(self._value(f), value))
+        self._put(f, op(self._checked(f, site, idx), value))
 
     def _atomic(self, op, idx, value, site):
         f = self._flat(idx, site, True)
-        old = self._value(f)
+        if f is None:
+            raise IndexError(f"cuda.atomic needs one element of `{self.name}`, not a slice")
+        old = self._checked(f, site, idx)
         self._put(f, op(old, value))
         return old
+
+
+def _unset_local(view, f, site, idx):
+    """A thread reads a local element it never wrote: report it, then let it hold the poison
+    value (a NaN or the most negative integer) from now on."""
+    value = view.vals[f] = view.stype(view.mem.data[f])
+    CTX.on_uninit(view, f, site, idx)
+    return value
 
 
 # -- the generated hot path ------------------------------------------------------------------------
@@ -208,7 +226,9 @@ _READ_CHECK = {
             _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
     elif w < 0:
         ctx.on_uninit(self, f, site, ({args},))""" + _NOTE_READER,
-    "local": "",
+    "local": """
+    if self.vals[f] is UNSET:
+        _unset_local(self, f, site, ({args},))""",
 }
 _WRITE_CHECK = {
     "global": """
@@ -295,7 +315,8 @@ def _fast_methods(space: str, ndim: int) -> dict:
             read_check=_READ_CHECK[space].replace("{args}", args),
             write_check=_WRITE_CHECK[space].replace("{args}", args), dirty=_DIRTY[space]))
     scope = {"CTX": CTX, "_conflict": _conflict, "_int": _int, "_Slice": _Slice,
-             "_second_reader": _second_reader, "_keep_cross_reader": _keep_cross_reader}
+             "_second_reader": _second_reader, "_keep_cross_reader": _keep_cross_reader,
+             "UNSET": UNSET, "_unset_local": _unset_local}
     exec(compile("".join(source), f"<kernel doctor {space} {ndim}-d accesses>", "exec"), scope)  # noqa: S102
     return {k: v for k, v in scope.items() if k.startswith(("_ld", "_st", "_upd"))}
 
@@ -388,11 +409,13 @@ _LOCAL_PROTOTYPES: dict = {}
 
 
 def local_array(shape, dtype, name: str, fill) -> View:
-    """A thread's array: a copy of a cached prototype (its values list is the only state)."""
+    """A thread's array: a copy of a cached prototype (its values list is the only state;
+    every element starts UNSET)."""
     key = (shape, dtype, name)
     proto = _LOCAL_PROTOTYPES.get(key)
     if proto is None:
         mem = Memory(fill().reshape(-1), "local", name)
+        mem.vals[:] = [UNSET] * len(mem.vals)  # the poison stays in mem.data
         proto = _LOCAL_PROTOTYPES[key] = make_view(mem, mem.data.reshape(shape), name)
     mem = object.__new__(Memory)
     for slot in Memory.__slots__[:4] + ("stype", "space", "name", "addr", "itemsize"):

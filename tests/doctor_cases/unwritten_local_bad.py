@@ -1,0 +1,33 @@
+# expect: uninitialised_local
+"""Column sums with four partial sums per thread in a local array that nobody zeroed: the first
+`+=` on each partial sum reads whatever the array held (garbage on a GPU)."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("rows", "cols")), Array("out", "float32", ("cols",), role="out"))
+DIMS = {"rows": 9, "cols": 70}
+THREADS = 32
+PARTS = 4
+
+
+@cuda.jit
+def column_sums(x, out):
+    c = cuda.grid(1)
+    if c < x.shape[1]:
+        part = cuda.local.array(PARTS, float32)
+        for j in range(x.shape[0]):
+            part[j % PARTS] += x[j, c]  # <- here
+        total = float32(0.0)
+        for k in range(PARTS):
+            total += part[k]
+        out[c] = total
+
+
+def launch(x, out):
+    column_sums[(x.shape[1] + THREADS - 1) // THREADS, THREADS](x, out)
+
+
+def expected(x):
+    return {"out": x.astype(np.float64).sum(axis=0)}
