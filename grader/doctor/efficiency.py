@@ -58,9 +58,10 @@ class SiteStats:
 
 
 class Recorder:
-    """Where the logging arrays write: (site, thread, view, index, kind) per access."""
+    """Where the logging arrays write: per warp access, keyed (site, warp, k) for the k-th
+    execution of the site by a lane, the lanes' (thread, view, index, kind)."""
 
-    log: list = []
+    log: dict = {}
     counts: dict = {}
 
 
@@ -72,13 +73,18 @@ _PLAIN: dict = {}
 def _logging(base, kind: int, index_of):
     def method(self, *args):
         out = base(self, *args)
-        rec, site = RECORDER, args[-1]
-        key = (site, CTX.lin)
+        rec, site, lin = RECORDER, args[-1], CTX.lin
+        key = (site, lin)
         seen = rec.counts.get(key, 0)
         if seen < INSTANCES:
             rec.counts[key] = seen + 1
             if not isinstance(out, View):
-                rec.log.append((site, CTX.lin, self, index_of(args), kind))
+                access = (site, lin >> 5, seen)
+                lanes = rec.log.get(access)
+                if lanes is None:
+                    rec.log[access] = [(lin, self, index_of(args), kind)]
+                else:
+                    lanes.append((lin, self, index_of(args), kind))
         return out
 
     method.__name__ = base.__name__
@@ -143,19 +149,12 @@ class LaunchProfile:
         if self.done:
             return False
         self.done = True
-        RECORDER.log, RECORDER.counts = [], {}
+        RECORDER.log, RECORDER.counts = {}, {}
         return True
 
-    def add_block(self, log) -> None:
-        counters: dict = {}
-        groups: dict = {}
-        for site, lin, view, idx, kind in log:
-            key = (site, lin)
-            k = counters.get(key, 0)
-            counters[key] = k + 1
-            groups.setdefault((site, lin >> 5, k), []).append((lin, view, idx, kind))
+    def add_block(self, log: dict) -> None:
         counted = 0
-        for (site, _, _), accesses in groups.items():
+        for (site, _, _), accesses in log.items():
             counted += self._warp_access(site, accesses)
         _SAMPLED[self.key] = _SAMPLED.get(self.key, 0) + counted
 
@@ -166,10 +165,12 @@ class LaunchProfile:
             return 0
         space = "shared" if view.mem.space == "shared" else "global"
         lanes = {}
+        one_view = True
         for lin, v, idx, kind in accesses:
-            f = v._flat(idx, site, False)
+            f = _offset(v, idx)
             if f is not None:
                 lanes[lin] = (f, v.mem.addr + f * v.mem.itemsize, idx)
+                one_view = one_view and v is view
         if len(lanes) < 2:
             return 0
         stats = self.owner.sites.get(site)
@@ -178,23 +179,17 @@ class LaunchProfile:
             self.owner.sites[site] = stats
             self.owner.kernel_of[site] = self.kernel
         stats.requests += 1
-        size = stats.itemsize
+        atomic = accesses[0][3] == 3
+        costs = _costs(lanes, space, stats.itemsize, self.block[0], view, atomic, one_view)
         if space == "global":
-            touched, ideal, ideal_records = _sectors(lanes, size, self.block[0], view)
-            stats.sectors += touched
-            stats.ideal += ideal
-            stats.ideal_records += ideal_records
+            stats.sectors += costs[0]
+            stats.ideal += costs[1]
+            stats.ideal_records += costs[2]
         else:
-            banks: dict = {}
-            for _, addr, _ in lanes.values():
-                word = addr // WORD
-                banks.setdefault(word % BANKS, set()).add(word)
-            degree = max(len(words) for words in banks.values())
-            stats.degree_sum += degree
-            stats.degree_max = max(stats.degree_max, degree)
-        if accesses[0][3] == 3:  # atomics: lanes on one element serialise
-            hits = Counter(f for f, _, _ in lanes.values())
-            stats.contention_max = max(stats.contention_max, max(hits.values()))
+            stats.degree_sum += costs[3]
+            stats.degree_max = max(stats.degree_max, costs[3])
+        if atomic:
+            stats.contention_max = max(stats.contention_max, costs[4])
         self._pattern(stats, lanes)
         return 1
 
@@ -219,6 +214,58 @@ class LaunchProfile:
         a, b = _ints(first[0]), _ints(first[1])
         delta = tuple(y - x for x, y in zip(a, b)) if a and b and len(a) == len(b) else ("irregular",)
         stats.patterns[(delta, stride)] += 1
+
+
+def _offset(view, idx):
+    """The element offset of an index the access already checked (it ran without error)."""
+    if idx.__class__ is not tuple:
+        idx = (idx,)
+    try:
+        n = len(idx)
+        if n == view.ndim:
+            if n == 1:
+                return view.off + int(idx[0]) * view.s0
+            if n == 2:
+                return view.off + int(idx[0]) * view.s0 + int(idx[1]) * view.s1
+    except (TypeError, ValueError):
+        return None
+    return view._flat(idx, 0, False)
+
+
+_COSTS: dict = {}
+"""Memo of `_costs` for warp accesses of one view: the same lanes at the same relative offsets
+and alignment cost the same (most warp accesses of a site repeat one pattern)."""
+
+
+def _costs(lanes, space, size, bx, view, atomic, one_view) -> tuple:
+    """(sectors touched, fewest possible, fewest counting whole records, bank-conflict degree,
+    most lanes on one element) of one warp access."""
+    key = None
+    if one_view:
+        f0 = next(iter(lanes.values()))[0]
+        fields = view.shape[-1] if view.ndim >= 2 and view.shape[-1] <= 4 else 1
+        key = (space, size, bx, fields, atomic, f0 % (128 * fields), tuple(lanes),
+               tuple([f - f0 for f, _, _ in lanes.values()]))
+        found = _COSTS.get(key)
+        if found is not None:
+            return found
+    touched = ideal = ideal_records = degree = contention = 0
+    if space == "global":
+        touched, ideal, ideal_records = _sectors(lanes, size, bx, view)
+    else:
+        banks: dict = {}
+        for _, addr, _ in lanes.values():
+            word = addr // WORD
+            banks.setdefault(word % BANKS, set()).add(word)
+        degree = max(len(words) for words in banks.values())
+    if atomic:  # lanes on one element serialise
+        contention = max(Counter(f for f, _, _ in lanes.values()).values())
+    found = (touched, ideal, ideal_records, degree, contention)
+    if key is not None:
+        if len(_COSTS) > 4096:
+            _COSTS.clear()
+        _COSTS[key] = found
+    return found
 
 
 def _span(lo: int, nbytes: int) -> int:

@@ -73,6 +73,21 @@ class FakeCuda:
         self.const = _Namespace("const", ("array_like",))
         self.atomic = _Namespace("atomic", ATOMICS)
         self.syncthreads = _unrecognised("syncthreads")
+        self.set_launch((1, 1, 1), (1, 1, 1))
+        self.set_block(0, 0, 0)
+
+    def set_launch(self, grid: tuple, block: tuple) -> None:
+        """The launch's sizes, and cuda.gridsize(n) for the transformed kernels."""
+        self.gridDim, self.blockDim = Dim3(*grid), Dim3(*block)
+        self.gs1 = block[0] * grid[0]
+        self.gs2 = (self.gs1, block[1] * grid[1])
+        self.gs3 = (*self.gs2, block[2] * grid[2])
+
+    def set_block(self, bx: int, by: int, bz: int) -> None:
+        """The block now running, and the first cuda.grid(n) coordinates of its threads."""
+        self.blockIdx = Dim3(bx, by, bz)
+        d = self.blockDim
+        self.gx0, self.gy0, self.gz0 = bx * d.x, by * d.y, bz * d.z
 
     # -- kernel side ------------------------------------------------------------------------
     @property

@@ -35,25 +35,32 @@ class Session:
     def __init__(self, profile: bool = True):
         self.findings = Findings()
         self.efficiency = Efficiency() if profile else None
-        self.epoch = 1
+        self.epoch = _NEXT_EPOCH[0]
+        """Epochs only grow, across sessions too: an array that outlives a session (one the
+        launch code keeps) must never hold stamps that look like the next session's."""
         self.kernels: list[str] = []
         self.where: tuple | None = None
         """(thread, block) of the thread running when a launch stopped with an exception."""
 
 
 _SESSION: list[Session] = []
+_NEXT_EPOCH = [1]
 
 
 @contextmanager
 def session(profile: bool = True):
     s = Session(profile)
+    if _SESSION:
+        s.epoch = max(s.epoch, _SESSION[-1].epoch + 1)
     _SESSION.append(s)
     CTX.on_conflict, CTX.on_uninit = s.findings.conflict, s.findings.uninit
     try:
         yield s
     finally:
         _SESSION.pop()
+        _NEXT_EPOCH[0] = max(_NEXT_EPOCH[0], s.epoch + 1)
         if _SESSION:
+            _SESSION[-1].epoch = max(_SESSION[-1].epoch, s.epoch + 1)
             CTX.on_conflict, CTX.on_uninit = _SESSION[-1].findings.conflict, _SESSION[-1].findings.uninit
 
 
@@ -143,7 +150,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
     findings = s.findings
     launch = Launch(code.name, grid, block)
     findings.launch, findings.relaxed = launch, code.uses_threadfence
-    FAKE_CUDA.blockDim, FAKE_CUDA.gridDim = Dim3(*block), Dim3(*grid)
+    FAKE_CUDA.set_launch(grid, block)
     threads = _threads(block)
     CTX.lfloor = s.epoch << EPOCH_SHIFT
     profiler = s.efficiency.start_launch(code.name, block, kernel.py_func) if s.efficiency else None
@@ -152,7 +159,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
             for by in range(grid[1]):
                 for bx in range(grid[0]):
                     here = (bx, by, bz)
-                    FAKE_CUDA.blockIdx = Dim3(bx, by, bz)
+                    FAKE_CUDA.set_block(bx, by, bz)
                     findings.current_block = here
                     launch.block_starts.append(s.epoch)
                     CTX.bfloor = s.epoch << EPOCH_SHIFT

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.doctor.errors import Unsupported
-from grader.doctor.fakecuda import numpy_dtype
+from grader.doctor.fakecuda import FAKE_CUDA, numpy_dtype
 from grader.doctor.memory import View
 from grader.doctor.spaces import global_array, local_array, shared_array
 from grader.doctor.sites import SITES
@@ -212,7 +212,7 @@ def const(array, site):
     return global_array(data, SITES[site].array or "constant array")
 
 
-HELPERS = {"_zg_atomic": atomic, "_zg_cas": cas, "_zg_shared": shared, "_zg_local": local,
+HELPERS = {"_zg_cuda": FAKE_CUDA, "_zg_atomic": atomic, "_zg_cas": cas, "_zg_shared": shared, "_zg_local": local,
            "_zg_const": const}
 HELPERS.update({f"_zg_{f.__name__}": f for f in (ld1, ld2, ld3, ldn, st1, st2, st3, stn, upd1, upd2,
                                                  upd3, updn)})

@@ -330,6 +330,12 @@ class _Builder(ast.NodeTransformer):
             site = ast.Constant(self.site("barrier", node, text))
             value = ast.Tuple([site, ast.Constant(BARRIER_REDUCTIONS[api]), *args], ast.Load())
             return ast.copy_location(self.yield_here(node, ast.Yield(value)), node)
+        if api in ("grid", "gridsize") and len(args) == 1 and not kwargs:
+            fast = _grid_expression(api, args[0])
+            if fast is not None:
+                for part in ast.walk(fast):
+                    ast.copy_location(part, node)
+                return fast
         if api.startswith("threadfence"):
             self.uses_threadfence = True
         if api.startswith("atomic."):
@@ -483,6 +489,23 @@ def _has_subscript(target) -> bool:
     if isinstance(target, ast.Starred):
         return _has_subscript(target.value)
     return False
+
+
+_GRID = {
+    ("grid", 1): "_zg_cuda.gx0 + _zg_cuda.threadIdx.x",
+    ("grid", 2): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y)",
+    ("grid", 3): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y, "
+                 "_zg_cuda.gz0 + _zg_cuda.threadIdx.z)",
+    ("gridsize", 1): "_zg_cuda.gs1", ("gridsize", 2): "_zg_cuda.gs2", ("gridsize", 3): "_zg_cuda.gs3",
+}
+"""`cuda.grid(n)` / `cuda.gridsize(n)` with a literal n, as attribute reads of what the scheduler
+sets per block and per launch (a method call costs several times more, once per thread)."""
+
+
+def _grid_expression(api, arg):
+    if isinstance(arg, ast.Constant) and arg.value.__class__ is int and (api, arg.value) in _GRID:
+        return ast.parse(_GRID[(api, arg.value)], mode="eval").body
+    return None
 
 
 def _op_text(op) -> str:
