@@ -37,6 +37,8 @@ def main():
         r = check_file(exercise_id, exercise(exercise_id).solution_file)
         first[exercise_id] = (r, time.perf_counter() - t0)
         print(f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}", flush=True)
+        phases = r.speed.details.get("phase_seconds", {})
+        print(" " * 15 + "timing phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()), flush=True)
     total = time.perf_counter() - started
     print(f"\nGrading all {len(ids)} solutions once (child processes, JIT included): {total:.1f} s wall")
 
@@ -53,6 +55,7 @@ def main():
     Path(args.out).write_text(json.dumps({
         "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total,
         "per_exercise_seconds": {k: v[1] for k, v in first.items()},
+        "phase_seconds": {k: v[0].speed.details.get("phase_seconds") for k, v in first.items()},
         "verdicts": {k: v[0].verdict for k, v in first.items()},
         "repeats": repeats}, indent=1))
 

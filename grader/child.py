@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -85,10 +86,11 @@ def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
     from grader.speed import collect
 
     try:
-        samples = collect(ex, launch, task["seed"])
+        samples = collect(ex, launch, task["seed"], check=tuple(task["check"]))
     except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
         _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
         return
+    clock = time.perf_counter()
     checked = []
     for k, (name, round_index, set_index, buffers) in enumerate(samples.checked):
         if name == "yours":
@@ -97,6 +99,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
     _write_json(task_dir / "speed.json", {
         "seconds": samples.seconds, "host_seconds": samples.host_seconds,
         "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
+        "phases": {**samples.phases, "timed output to the grader": time.perf_counter() - clock},
     })
 
 

@@ -153,6 +153,11 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
 
     if _looks_like_crash(exc):
         message = f"The GPU reported an error that ends the program: {text.strip()}"
+        if "ILLEGAL_ADDRESS" in text or "illegal memory" in text:
+            # On a GPU nothing checks indices: a far-off index shows up only as this.
+            message += (" — a thread read or wrote memory outside every array. On a GPU "
+                        "indices are not checked: is your bounds guard right, and does "
+                        "every index stay within its array's shape?")
         return ErrorInfo("crashed", message, error_type, line, source, thread, block)
 
     if isinstance(exc, MemoryError):

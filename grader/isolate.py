@@ -73,12 +73,13 @@ def _read_samples(task_dir: Path):
     for name, round_index, set_index, filename in data["checked"]:
         with np.load(task_dir / filename) as npz:
             checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
-    return Samples(data["seconds"], data["host_seconds"], checked, data["rounds"], data["stop_reason"])
+    return Samples(data["seconds"], data["host_seconds"], checked, data["rounds"], data["stop_reason"],
+                   data.get("phases", {}))
 
 
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                  case_timeout: float, env: dict | None = None, time_seed: int | None = None,
-                 private=(), device: int | None = None) -> ChildRun:
+                 private=(), device: int | None = None, time_check=(0, 0)) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all."""
     with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
         task_dir = Path(tmp)
@@ -89,6 +90,7 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
             "seed": time_seed,
+            "check": list(time_check),
             "private": list(private),
         }
         (task_dir / "task.json").write_text(json.dumps(task))

@@ -96,3 +96,38 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         )
         return CaseResult(verdict="wrong_result", message=message, **base, **stats)
     return CaseResult(verdict="passed", **base, **stats)
+
+
+SAMPLED = 1 << 20
+"""Elements per output checked in a timed run at the benchmark size. A replayed, cached or
+partly computed answer is wrong in far more than 1 element in 10^4, and 2^20 random samples
+then miss it with probability below e^-100; judging all 2^28 took seconds."""
+
+
+def judge_sampled(spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict,
+                  rng: np.random.Generator) -> str | None:
+    """A message when a timed run's output is wrong: the canaries in full, the values at
+    SAMPLED random elements (all of them for smaller outputs). None when it is right."""
+    fence = check_canaries(spec, Outcome(buffers, None, 0.0), dims)
+    if fence:
+        return fence
+    for array in spec.outputs:
+        shape = array.shape_for(dims)
+        got = output_view(buffers[array.name], shape).reshape(-1)
+        want = np.asarray(expected[array.name]).reshape(-1)
+        tol = np.asarray(tolerance[array.name], dtype=np.float64)
+        picked = np.arange(got.size) if got.size <= SAMPLED else np.unique(rng.integers(0, got.size, SAMPLED))
+        g, w = got[picked], want[picked]
+        t = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
+        never = same_bits(g, poison_value(array.dtype)) if array.init == "poison" else np.zeros(g.shape, bool)
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(g.astype(np.float64) - w.astype(np.float64))
+        bad = never | ~(err <= t)  # NaN is never within tolerance
+        if bad.any():
+            first = int(picked[np.flatnonzero(bad)[0]])
+            idx = _fmt_index(_index(first, shape))
+            what = "was never written" if never[np.flatnonzero(bad)[0]] else (
+                f"should be {float(want[first]):.7g} but is {float(got[first]):.7g}")
+            return (f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
+                    f"first: `{array.name}[{idx}]` {what}.")
+    return None

@@ -8,16 +8,15 @@ points against this device's measured ceilings.
 from __future__ import annotations
 
 import random
+import time
 
 import numpy as np
 
 from grader import timing
 from grader.cases import case_rng
-from grader.gpu_timing import Samples, hidden_work, measure, variant_for, vary_on_host
-from grader.judge import judge_case
+from grader.gpu_timing import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
+from grader.judge import judge_sampled
 from grader.result import Speed
-from grader.run import Outcome
-from grader.spec import Case
 
 INPUT_SETS = 2
 BENCH_CASE_INDEX = 1000
@@ -25,12 +24,12 @@ BENCH_CASE_INDEX = 1000
 
 METHOD = (
     "CUDA events around each launch, then a device-wide synchronize; 2 warm-up launches each; "
-    "L2 flushed (256 MiB copy) before every timed launch of a memory-bound kernel; yours, the "
+    "L2 flushed (a 256 MiB read) before every timed launch of a memory-bound kernel; yours, the "
     "baseline and the target interleaved in rotating order on {sets} input sets, each round's "
     "inputs rotated and sign-flipped (or offset) so no launch sees inputs seen before, "
-    "outputs poisoned before every launch; repeated until the pairwise ratios' interquartile "
-    "range is within 2% or 4 s pass; figures are medians; {checked} timed outputs checked "
-    "against the oracle."
+    "outputs poisoned before every launch; repeated until each median ratio is known to ±1% "
+    "(1.58·IQR/√n) or {cap:.0f} s pass; figures are medians; {checked} timed output(s), chosen at "
+    "random by the grading process, checked against the oracle."
 )
 
 
@@ -40,37 +39,60 @@ def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
             for k in range(INPUT_SETS)]
 
 
-def collect(ex, launch, seed: int, secret=None, **options) -> Samples:
+def new_check() -> tuple[int, int]:
+    """Which timed launch of the learner's gets checked: chosen by the grading process."""
+    return choose_check(INPUT_SETS, rng=random.SystemRandom())
+
+
+def collect(ex, launch, seed: int, secret=None, check=None, **options) -> Samples:
+    clock = time.perf_counter()
+    inputs = benchmark_inputs(ex, seed, secret)
+    built = time.perf_counter() - clock
     contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
-    return measure(ex.spec, contenders, benchmark_inputs(ex, seed, secret), variant_seed=seed,
-                   flush=ex.spec.benchmark.bound == "memory", rng=random.SystemRandom(), **options)
+    samples = measure(ex.spec, contenders, inputs, variant_seed=seed,
+                      flush=ex.spec.benchmark.bound == "memory", check=check or new_check(), **options)
+    samples.phases = {"benchmark inputs": built, **samples.phases}
+    return samples
 
 
-def _check_timed_outputs(ex, seed, samples: Samples, secret=None) -> str | None:
-    """A learner message if any sampled timed run of yours was wrong."""
-    mine = [(r, s, bufs) for name, r, s, bufs in samples.checked if name == "yours"]
-    if not mine:
-        return None
-    input_sets = benchmark_inputs(ex, seed, secret)
-    case = Case("benchmark size", dict(ex.spec.benchmark.dims))
-    for round_index, set_index, buffers in mine:
-        inputs = dict(input_sets[set_index])
-        for array in ex.spec.inputs:  # rebuild exactly what this launch was given
-            variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
-            inputs[array.name] = vary_on_host(inputs[array.name], variant)
-        expected = ex.oracle(**inputs)
-        tolerance = {k: ex.spec.tolerance(inputs, np.asarray(v)) for k, v in expected.items()}
-        result = judge_case(ex.spec, case, Outcome(buffers, None, 0.0), expected, tolerance)
-        if not result.passed:
-            return f"A timed run at the benchmark size gave a wrong answer: {result.message}"
+def expected_for_check(ex, seed: int, check, secret=None):
+    """(inputs, expected, tolerance) of the timed launch at `check` = (round, input set),
+    rebuilt exactly; the grading process computes it while the child is still timing."""
+    round_index, set_index = check
+    inputs = dict(benchmark_inputs(ex, seed, secret)[set_index])
+    for array in ex.spec.inputs:
+        variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
+        inputs[array.name] = vary_on_host(inputs[array.name], variant)
+    expected = ex.oracle(**inputs)
+    tolerance = {k: ex.spec.tolerance(inputs, np.asarray(v)) for k, v in expected.items()}
+    return inputs, expected, tolerance
+
+
+def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None) -> str | None:
+    """A learner message if the checked timed run of yours was wrong."""
+    dims = dict(ex.spec.benchmark.dims)
+    for name, round_index, set_index, buffers in samples.checked:
+        if name != "yours":
+            continue
+        want = expected if expected and tuple(expected[0]) == (round_index, set_index) else None
+        _, oracle_out, tolerance = want[1] if want else expected_for_check(
+            ex, seed, (round_index, set_index), secret)
+        rng = np.random.default_rng(random.SystemRandom().getrandbits(64))
+        message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, rng)
+        if message:
+            return f"A timed run at the benchmark size gave a wrong answer: {message}"
     return None
 
 
-def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None) -> tuple[Speed, str | None]:
-    """(speed section, message when a timed output was wrong)."""
+def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None,
+             expected=None) -> tuple[Speed, str | None]:
+    """(speed section, message when a timed output was wrong). `expected`, when given, is
+    ((round, set), expected_for_check(...)) computed ahead."""
     bench = ex.spec.benchmark
     dims = dict(bench.dims)
-    wrong = _check_timed_outputs(ex, seed, samples, secret)
+    clock = time.perf_counter()
+    wrong = _check_timed_outputs(ex, seed, samples, secret, expected)
+    phases = {**samples.phases, "checking the timed output": time.perf_counter() - clock}
     yours = samples.seconds["yours"]
     hidden = hidden_work(yours, samples.host_seconds["yours"])
     if hidden:  # work escaped the events: the host clock is the honest figure
@@ -101,7 +123,8 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None) -> tu
         "required_speedup": bench.required_speedup, "meets_requirement": meets,
         "tier": tier, "points": points, "max_points": timing.max_speed_points(bench.tiers),
         "rounds": samples.rounds, "stop_reason": samples.stop_reason,
-        "method": METHOD.format(sets=INPUT_SETS, checked=sum(1 for c in samples.checked if c[0] == "yours")),
+        "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
+        "method": METHOD.format(sets=INPUT_SETS, cap=CAP_SECONDS, checked=sum(1 for c in samples.checked if c[0] == "yours")),
     }
     details["summary"] = summary_line(details)
     return Speed(measured=True, details=details), wrong

@@ -27,22 +27,31 @@ class Ratio:
     """25th percentile."""
     high: float
     """75th percentile."""
+    count: int = 1
+    """How many pairs."""
 
     @property
     def spread(self) -> float:
         """Relative interquartile width: 0.02 means the middle half lies within 2%."""
         return (self.high - self.low) / self.median if self.median > 0 else float("inf")
 
+    @property
+    def uncertainty(self) -> float:
+        """Relative half-width of the median's ~95% interval, 1.58·IQR/√n (McGill, Tukey and
+        Larsen's notch): noisy short kernels settle with more pairs, quiet ones with few."""
+        return 1.58 * self.spread / np.sqrt(max(self.count, 1))
+
 
 def paired_ratio(numerator: list[float], denominator: list[float]) -> Ratio:
     """Median and quartiles of numerator[i] / denominator[i] over interleaved pairs."""
     ratios = np.asarray(numerator, float) / np.asarray(denominator, float)
     low, median, high = np.percentile(ratios, [25, 50, 75])
-    return Ratio(float(median), float(low), float(high))
+    return Ratio(float(median), float(low), float(high), int(ratios.size))
 
 
-def settled(ratios: list[Ratio], max_spread: float) -> bool:
-    return all(r.spread <= max_spread for r in ratios)
+def settled(ratios: list[Ratio], max_uncertainty: float) -> bool:
+    """Is every median ratio known to within ±max_uncertainty (relative)?"""
+    return all(r.uncertainty <= max_uncertainty for r in ratios)
 
 
 def floor_seconds(bytes_moved: float, flops: float, ceilings: dict) -> float:

@@ -13,3 +13,16 @@ def vary_float(src, dst, roll, sign):
 def vary_unsigned(src, dst, roll, offset, mask):
     for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
         dst[i] = (src[(i + roll) % src.size] + offset) & mask
+
+
+@cuda.jit
+def read_all(words, sink):
+    """Reads every word (the L2 flush): lines dirty from earlier launches are written back now,
+    and L2 is left holding clean lines of `words`, so the timed launch neither finds its data
+    cached nor pays for someone else's write-backs. `words` is all zeros: the store never runs,
+    but the compiler cannot know that and must do every load."""
+    acc = 0
+    for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
+        acc |= words[i]
+    if acc == 0x5EED:
+        sink[0] = acc

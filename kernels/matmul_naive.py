@@ -8,6 +8,7 @@ split-k, a tree, float32 or float64 accumulators.
 import numpy as np
 from numba import cuda, float32
 
+from grader import bulk_random
 from grader.spec import Array, Benchmark, Case, Spec
 from grader.tolerance import summed
 
@@ -15,8 +16,8 @@ from grader.tolerance import summed
 def make_inputs(dims, rng):
     m, k, n = dims["m"], dims["k"], dims["n"]
     return {
-        "a": rng.standard_normal((m, k)).astype(np.float32),
-        "b": rng.standard_normal((k, n)).astype(np.float32),
+        "a": bulk_random.normal(rng, (m, k)),
+        "b": bulk_random.normal(rng, (k, n)),
     }
 
 

@@ -58,48 +58,18 @@ SPEC = Spec(
         bound="compute",
         bytes_moved=lambda d: 4.0 * (d["m"] * d["k"] + d["k"] * d["n"] + d["m"] * d["n"]),
         flops=lambda d: 2.0 * d["m"] * d["n"] * d["k"],
-        # The baseline here IS the plain 16×16 shared-tile kernel this exercise asks for, so a
-        # correct solution runs at about 1.0× it: ask for 0.9× (noise margin). That still
-        # rejects an untiled kernel (the coalesced naive one is about 0.18× on an H200).
-        required_speedup=0.9,
+        # The baseline is the best untiled kernel (matmul_naive's target, coalesced): the
+        # 16×16-tile solution ran 5.6× it on an H200 (17.8 vs 100.6 ms at 4096³); asking for
+        # 2.5× leaves the solution a wide margin and fails any kernel that does not reuse
+        # data from shared memory.
+        required_speedup=2.5,
     ),
 )
 
 
-TILE = 16
-
-
-@cuda.jit
-def _matmul_shared16(a, b, c):
-    sa = cuda.shared.array((TILE, TILE), float32)
-    sb = cuda.shared.array((TILE, TILE), float32)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    row = cuda.blockIdx.y * TILE + ty
-    col = cuda.blockIdx.x * TILE + tx
-    m, k = a.shape
-    n = b.shape[1]
-    acc = float32(0.0)
-    for t in range((k + TILE - 1) // TILE):
-        ka = t * TILE + tx
-        sa[ty, tx] = a[row, ka] if row < m and ka < k else float32(0.0)
-        kb = t * TILE + ty
-        sb[ty, tx] = b[kb, col] if kb < k and col < n else float32(0.0)
-        cuda.syncthreads()
-        for i in range(TILE):
-            acc += sa[ty, i] * sb[i, tx]
-        cuda.syncthreads()
-    if row < m and col < n:
-        c[row, col] = acc
-
-
-def baseline(a, b, c):
-    """The 16×16 shared-tile kernel a learner writes for this exercise: each element of A and
-    B is loaded once per tile and used 16 times from shared memory (7.8 TFLOP/s on an H200
-    at 4096³, against 1.4 for the coalesced naive kernel and 51 for cuBLAS)."""
-    m, n = c.shape
-    blocks = ((n + TILE - 1) // TILE, (m + TILE - 1) // TILE)
-    _matmul_shared16[blocks, (TILE, TILE)](a, b, c)
+baseline = _naive.target
+"""The coalesced naive kernel of the previous exercise: what tiling must beat (1.4 TFLOP/s on
+an H200 at 4096³; the 16×16-tile solution 7.8, cuBLAS 51)."""
 
 
 # Register tiling. A block of 256 threads computes a BM×BN = 128×128 tile of C; each thread

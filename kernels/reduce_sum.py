@@ -8,13 +8,14 @@ the bound is relative to Σ|x_i|, not to the (smaller) sum itself.
 import numpy as np
 from numba import cuda, float32
 
+from grader import bulk_random
 from grader.spec import Array, Benchmark, Case, Spec
 from grader.tolerance import summed
 
 
 def make_inputs(dims, rng):
     n = dims["n"]
-    return {"x": rng.uniform(-1.0, 1.0, n).astype(np.float32)}
+    return {"x": bulk_random.uniform(rng, -1.0, 1.0, n)}
 
 
 def oracle(x):

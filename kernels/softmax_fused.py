@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
+from grader import bulk_random
 from grader.spec import Array, Benchmark, Case, Spec
 from grader.tolerance import U32, summed
 
@@ -29,12 +30,10 @@ EXP_ERROR = 4.0
 
 def make_inputs(dims, rng):
     rows, cols = dims["rows"], dims["cols"]
-    x = 4.0 * rng.standard_normal((rows, cols))
-    for r in range(0, rows, 3):
-        x[r, rng.integers(cols)] = 90.0
-    for r in range(1, rows, 3):
-        x[r] = rng.uniform(-100.0, 100.0, cols)
-    return {"x": x.astype(np.float32)}
+    x = bulk_random.normal(rng, (rows, cols), scale=4.0)
+    x[1::3] = bulk_random.uniform(rng, -100.0, 100.0, (len(range(1, rows, 3)), cols))
+    x[np.arange(0, rows, 3), rng.integers(0, cols, len(range(0, rows, 3)))] = 90.0
+    return {"x": x}
 
 
 def oracle(x):

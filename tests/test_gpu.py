@@ -56,3 +56,31 @@ def test_caching_outputs_between_calls_is_caught():
 
     result = check("vector_add", replay)
     assert result.verdict in ("wrong_result",), result.message
+
+
+FAR_OFF_WRITE = '''
+from numba import cuda
+
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i + (1 << 34)] = a[i] + b[i]  # 64 GiB past the end: no mapping there
+
+
+def launch(a, b, c):
+    add[(c.size + 127) // 128, 128](a, b, c)
+'''
+
+
+def test_an_illegal_address_is_a_crash_verdict_and_the_grader_lives_on(tmp_path):
+    """The GPU kills the child's context; the parent reports `crashed` and grades the next
+    submission normally."""
+    bad = tmp_path / "far_off.py"
+    bad.write_text(FAR_OFF_WRITE)
+    result = check_file("vector_add", bad, graded=True)
+    assert result.verdict == "crashed", (result.verdict, result.message)
+    assert "outside every array" in result.message or "ILLEGAL" in result.message, result.message
+    after = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
+    assert after.passed, after.message

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from grader.exercises import exercise
-from grader.judge import judge_case
+from grader.judge import SAMPLED, judge_case, judge_sampled
 from grader.run import PAD, Outcome, fenced_buffer, output_view
 from grader.spec import Case
 
@@ -78,3 +78,20 @@ def test_mismatch_names_index_expected_and_got(vector_add):
 def test_error_within_tolerance_passes(vector_add):
     values = np.arange(10, dtype=np.float32) + np.float32(1e-7)
     assert judge(vector_add, outcome_with(values, vector_add, 10), np.arange(10.0), 10, tol=1e-6).passed
+
+
+def test_timed_outputs_are_judged_on_a_sample_that_still_catches_partial_answers(vector_add):
+    """At benchmark sizes only SAMPLED elements are compared, yet an answer wrong in 1% of its
+    elements, one never written in a corner, or a write past the end is still reported."""
+    n = 4 * SAMPLED
+    want = np.arange(n, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    judge_big = lambda outcome: judge_sampled(vector_add, {"n": n}, outcome.buffers, {"c": want}, {"c": 0.5}, rng)  # noqa: E731
+    assert judge_big(outcome_with(want, vector_add, n)) is None
+    wrong = want.copy()
+    wrong[::100] += 7.0
+    assert "are wrong" in judge_big(outcome_with(wrong, vector_add, n))
+    partial = outcome_with(want, vector_add, n)
+    output_view(partial.buffers["c"], (n,))[n - n // 50:] = np.nan  # the last 2% left poisoned
+    assert "never written" in judge_big(partial) or "are wrong" in judge_big(partial)
+    assert "past the end" in judge_big(outcome_with(want, vector_add, n, after=3))

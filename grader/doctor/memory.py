@@ -26,7 +26,7 @@ import itertools
 
 import numpy as np
 
-from grader.doctor.errors import OutOfBounds
+from grader.doctor.errors import OutOfBounds, Unsupported
 
 EPOCH_SHIFT = 12
 """Low bits of a stamp: 11 for the thread (blocks have at most 1024 threads) and 1 atomic bit."""
@@ -101,6 +101,19 @@ class Memory:
     def refresh(self) -> None:
         """The host wrote the NumPy buffer: reload the values (in place: views hold the list)."""
         self.vals[:] = list(self.data)
+
+
+def wrap_integer(stype, value):
+    """A Python int stored to an integer array it does not fit: keep its low bits, as a GPU's
+    (C's) conversion does (NumPy's scalar types refuse it)."""
+    dtype = np.dtype(stype)
+    if dtype.kind not in "iu" or not isinstance(value, (int, np.integer)):
+        return stype(value)  # raises the OverflowError again: not ours to change
+    bits = dtype.itemsize * 8
+    value = int(value) & ((1 << bits) - 1)
+    if dtype.kind == "i" and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return stype(value)
 
 
 class _Slice(TypeError):
@@ -242,7 +255,10 @@ class View:
 
     def _put(self, f, value):
         if value.__class__ is not self.stype:
-            value = self.stype(value)
+            try:
+                value = self.stype(value)
+            except OverflowError:
+                value = wrap_integer(self.stype, value)
         self.vals[f] = value
         self.mem.dirty = True
 
@@ -279,6 +295,10 @@ class View:
 
     def ravel(self, order="C"):
         return self.reshape(self.size, order=order)
+
+    def view(self, dtype):
+        # Elements of another size would break the per-element bookkeeping: the simulator runs it.
+        raise Unsupported(f"`{self.name}.view({np.dtype(dtype).name})`, reading an array's bytes as another type")
 
     def is_c_contiguous(self):
         return self.arr.flags.c_contiguous
