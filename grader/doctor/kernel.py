@@ -183,6 +183,8 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
         BLOCK.shared = {}
         for arg in args:
             if isinstance(arg, View):
+                if arg.rows is None:  # not a read-only twin: it may have been written
+                    arg.mem.dirty = True
                 arg.mem.flush()
     for host, view in copies:
         host[...] = view.arr

@@ -172,12 +172,13 @@ class View:
     """
 
     __slots__ = ("mem", "arr", "shape", "ndim", "size", "off", "st", "n0", "n1", "n2",
-                 "s0", "s1", "s2", "name", "dtype", "wr", "rd", "vals", "stype", "rows")
+                 "s0", "s1", "s2", "name", "dtype", "wr", "rd", "ws", "rs", "vals", "stype", "rows")
 
     def __init__(self, mem: Memory, arr: np.ndarray, name: str | None = None):
         self.mem, self.arr = mem, arr
         self.vals, self.stype, self.rows = mem.vals, mem.stype, None
-        self.wr, self.rd = (mem.wr, mem.rd) if mem.space != "local" else (None, None)
+        shadow = mem.space != "local"  # the memory's shadow lists, one attribute away
+        self.wr, self.rd, self.ws, self.rs = (mem.wr, mem.rd, mem.ws, mem.rs) if shadow else (None,) * 4
         self.shape, self.ndim, self.size, self.dtype = arr.shape, arr.ndim, arr.size, arr.dtype
         base = mem.data
         self.off = (arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize

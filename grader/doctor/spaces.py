@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.doctor.memory import (CTX, MANY, UNSET, Memory, View, _conflict, _int,
-                                  _keep_cross_reader, _note_reader, _second_reader, _Slice)
+                                  _keep_cross_reader, _note_reader, _second_reader, _Slice,
+                                  wrap_integer)
 
 
 # -- the shadow checks, one version per memory space --------------------------------------------
@@ -195,7 +196,7 @@ _NOTE_READER = """
     if r != ctx.many:
         if r < ctx.efloor:
             self.rd[f] = ctx.me
-            self.mem.rs[f] = site
+            self.rs[f] = site
         elif r >> 1 != ctx.meh:
             _second_reader(self.mem, f, r, site)"""
 _NOTE_READER_GLOBAL = """
@@ -205,7 +206,7 @@ _NOTE_READER_GLOBAL = """
             if r >= ctx.lfloor and r < ctx.bfloor:
                 _keep_cross_reader(self.mem, f, r)
             self.rd[f] = ctx.me
-            self.mem.rs[f] = site
+            self.rs[f] = site
         elif r >> 1 != ctx.meh:
             _second_reader(self.mem, f, r, site)"""
 _READ_CHECK = {
@@ -215,15 +216,15 @@ _READ_CHECK = {
     if w >= ctx.lfloor:
         if w >= ctx.efloor:
             if w >> 1 != ctx.meh:
-                _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
+                _conflict("raw", self, f, w, self.ws[f], site, ({args},))
         elif w < ctx.bfloor:
-            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))""" + _NOTE_READER_GLOBAL,
+            _conflict("raw", self, f, w, self.ws[f], site, ({args},))""" + _NOTE_READER_GLOBAL,
     "shared": """
     ctx = CTX
     w = self.wr[f]
     if w >= ctx.efloor:
         if w >> 1 != ctx.meh:
-            _conflict("raw", self, f, w, self.mem.ws[f], site, ({args},))
+            _conflict("raw", self, f, w, self.ws[f], site, ({args},))
     elif w < 0:
         ctx.on_uninit(self, f, site, ({args},))""" + _NOTE_READER,
     "local": """
@@ -234,11 +235,12 @@ _WRITE_CHECK = {
     "global": """
     ctx = CTX
     w = self.wr[f]
-    if w >= ctx.lfloor or self.rd[f] >= ctx.lfloor:
+    floor = ctx.lfloor
+    if w >= floor or self.rd[f] >= floor:
         self._check_write(self.mem, f, site, ({args},), value, 0)
     else:
         self.wr[f] = ctx.me
-        self.mem.ws[f] = site""",
+        self.ws[f] = site""",
     "shared": """
     ctx = CTX
     w = self.wr[f]
@@ -246,10 +248,9 @@ _WRITE_CHECK = {
         self._check_write(self.mem, f, site, ({args},), value, 0)
     else:
         self.wr[f] = ctx.me
-        self.mem.ws[f] = site""",
+        self.ws[f] = site""",
     "local": "",
 }
-_DIRTY = {"global": "\n    self.mem.dirty = True", "shared": "", "local": ""}
 _INDEX = '''
     if {not_ints}:
         try:
@@ -267,15 +268,21 @@ def _ld{a}(self, {args}, site):{index_read}{read_check}
 
 def _st{a}(self, {args}, value, site):{index_write}{write_check}
     if value.__class__ is not self.stype:
-        value = self.stype(value)
-    self.vals[f] = value{dirty}
+        try:
+            value = self.stype(value)
+        except OverflowError:
+            value = wrap_integer(self.stype, value)
+    self.vals[f] = value
 
 
 def _upd{a}(self, {args}, op, value, site):{index_update}{read_check}
     value = op(self.vals[f], value){write_check}
     if value.__class__ is not self.stype:
-        value = self.stype(value)
-    self.vals[f] = value{dirty}
+        try:
+            value = self.stype(value)
+        except OverflowError:
+            value = wrap_integer(self.stype, value)
+    self.vals[f] = value
 '''
 _OTHER_ARITY = '''
 def _ld{a}(self, {args}, site):
@@ -293,7 +300,9 @@ _NAMES = ("i", "j", "k")
 
 
 def _fast_methods(space: str, ndim: int) -> dict:
-    """Source-generated `_ld1.._ld3`, `_st1.._st3`, `_upd1.._upd3` for one space and ndim."""
+    """Source-generated `_ld1.._ld3`, `_st1.._st3`, `_upd1.._upd3` for one space and ndim.
+    Stores do not mark their memory dirty: a launch flushes every global array it was given
+    that it may have written (grader/doctor/kernel.py)."""
     source = []
     for a in (1, 2, 3):
         names = _NAMES[:a]
@@ -313,10 +322,10 @@ def _fast_methods(space: str, ndim: int) -> dict:
             index_write=_INDEX.format(**index, slow=f"_stn(({args},), value, site)", write=True),
             index_update=_INDEX.format(**index, slow=f"_updn(({args},), op, value, site)", write=True),
             read_check=_READ_CHECK[space].replace("{args}", args),
-            write_check=_WRITE_CHECK[space].replace("{args}", args), dirty=_DIRTY[space]))
+            write_check=_WRITE_CHECK[space].replace("{args}", args)))
     scope = {"CTX": CTX, "_conflict": _conflict, "_int": _int, "_Slice": _Slice,
              "_second_reader": _second_reader, "_keep_cross_reader": _keep_cross_reader,
-             "UNSET": UNSET, "_unset_local": _unset_local}
+             "UNSET": UNSET, "_unset_local": _unset_local, "wrap_integer": wrap_integer}
     exec(compile("".join(source), f"<kernel doctor {space} {ndim}-d accesses>", "exec"), scope)  # noqa: S102
     return {k: v for k, v in scope.items() if k.startswith(("_ld", "_st", "_upd"))}
 
@@ -371,14 +380,27 @@ def _nested(vals, off, shape, strides):
     return [_nested(vals, off + i * strides[0], shape[1:], strides[1:]) for i in range(shape[0])]
 
 
+PYTHON_INTS = frozenset("bBhHiIlL")
+"""Integer dtypes of at most 32 bits (NumPy type chars, C long being 32-bit on some hosts is
+excluded below by itemsize): read-only arrays of these give Python ints."""
+
+
 def read_only(view: View) -> View:
-    """The same global array, for a launch that only reads it."""
+    """The same global array, for a launch that only reads it.
+
+    Elements of integer arrays of at most 32 bits come out as Python ints: Numba computes
+    with them in 64 bits on a GPU (uint8 + uint8 does not wrap at 256), and NumPy's scalar
+    arithmetic with a Python float (`0.299 * pixel`) is ten times slower than Python's."""
     if view.ndim not in (1, 2, 3) or view.size == 0:
         return view
     twin = object.__new__(_CLASSES[("readonly", view.ndim)])
     for slot in View.__slots__:
         setattr(twin, slot, getattr(view, slot))
-    twin.rows = _nested(view.vals, view.off, view.shape, view.st)
+    if view.dtype.char in PYTHON_INTS and view.dtype.itemsize <= 4:
+        view.mem.flush()
+        twin.rows = view.arr.tolist()
+    else:
+        twin.rows = _nested(view.vals, view.off, view.shape, view.st)
     return twin
 
 
@@ -395,9 +417,10 @@ def global_array(data: np.ndarray, name: str, window: slice | None = None,
     """A device array over `data`; `window`/`shape` pick the part the kernel sees (the
     grader's fenced outputs: the canaries on both sides stay outside the view)."""
     flat = data.reshape(-1)
+    if window is not None:  # the canaries stay out of the memory too: no shadow, no copies
+        flat = flat[window]
     mem = Memory(flat, "global", name)
-    arr = flat if window is None else flat[window]
-    return make_view(mem, arr.reshape(shape if shape is not None else data.shape), name)
+    return make_view(mem, flat.reshape(shape if shape is not None else data.shape), name)
 
 
 def shared_array(shape, name: str, fill: np.ndarray) -> View:
