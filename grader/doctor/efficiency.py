@@ -70,23 +70,41 @@ _PROFILED: dict = {}
 _PLAIN: dict = {}
 
 
-def _logging(base, kind: int, index_of):
-    def method(self, *args):
-        out = base(self, *args)
-        rec, site, lin = RECORDER, args[-1], CTX.lin
-        key = (site, lin)
-        seen = rec.counts.get(key, 0)
-        if seen < INSTANCES:
-            rec.counts[key] = seen + 1
-            if not isinstance(out, View):
-                access = (site, lin >> 5, seen)
-                lanes = rec.log.get(access)
-                if lanes is None:
-                    rec.log[access] = [(lin, self, index_of(args), kind)]
-                else:
-                    lanes.append((lin, self, index_of(args), kind))
-        return out
+_LOGGING = """
+def method(self, {params}):
+    out = base(self, {params})
+    lin = CTX.lin
+    key = (site, lin)
+    counts = RECORDER.counts
+    seen = counts.get(key, 0)
+    if seen < INSTANCES and not isinstance(out, View):
+        counts[key] = seen + 1
+        access = (site, lin >> 5, seen)
+        lanes = RECORDER.log.get(access)
+        if lanes is None:
+            RECORDER.log[access] = [(lin, self, {index}, {kind})]
+        else:
+            lanes.append((lin, self, {index}, {kind}))
+    return out
+"""
+_SIGNATURES = {  # method -> (its parameters, the index among them)
+    "_ld1": ("i, site", "(i,)"), "_ld2": ("i, j, site", "(i, j)"), "_ld3": ("i, j, k, site", "(i, j, k)"),
+    "_st1": ("i, value, site", "(i,)"), "_st2": ("i, j, value, site", "(i, j)"),
+    "_st3": ("i, j, k, value, site", "(i, j, k)"),
+    "_ldn": ("idx, site", "idx"), "_stn": ("idx, value, site", "idx"),
+    "_atomic": ("op, idx, value, site", "idx"),
+}
+_KINDS = {"_ld": 0, "_st": 1, "_at": 3}
 
+
+def _logging(base, name: str):
+    """`base` (an array method) that also logs the access (generated per signature: one
+    call, no argument packing)."""
+    params, index = _SIGNATURES[name]
+    scope = {"base": base, "CTX": CTX, "INSTANCES": INSTANCES, "RECORDER": RECORDER, "View": View}
+    source = _LOGGING.format(params=params, index=index, kind=_KINDS[name[:3]])
+    exec(compile(source, f"<profiled {name}>", "exec"), scope)  # noqa: S102
+    method = scope["method"]
     method.__name__ = base.__name__
     return method
 
@@ -97,13 +115,7 @@ def profiled(cls: type) -> type:
         return cls
     sub = _PROFILED.get(cls)
     if sub is None:
-        methods = {}
-        for arity in (1, 2, 3):
-            methods[f"_ld{arity}"] = _logging(getattr(cls, f"_ld{arity}"), 0, lambda a, n=arity: a[:n])
-            methods[f"_st{arity}"] = _logging(getattr(cls, f"_st{arity}"), 1, lambda a, n=arity: a[:n])
-        methods["_ldn"] = _logging(cls._ldn, 0, lambda a: a[0])
-        methods["_stn"] = _logging(cls._stn, 1, lambda a: a[0])
-        methods["_atomic"] = _logging(cls._atomic, 3, lambda a: a[1])
+        methods = {name: _logging(getattr(cls, name), name) for name in _SIGNATURES}
         sub = type(f"Profiled{cls.__name__}", (cls,), {"__slots__": (), **methods})
         _PROFILED[cls], _PLAIN[sub] = sub, cls
     return sub
