@@ -133,20 +133,28 @@ widgets.coalescing(rows=8, cols=32, order="column")
 # anything your kernel does not write stays black. As shipped, the starter writes nothing.
 
 # %%
-h, w = 24, 40  # tiny on the simulator; a GPU would do a 4K photo in well under a millisecond
+h, w = 240, 400  # a GPU would do a 4K photo in well under a millisecond
 yy, xx = np.mgrid[0:h, 0:w]
 picture = np.zeros((h, w, 3), np.uint8)
 picture[..., 0] = 255 * xx // (w - 1)  # red grows to the right
 picture[..., 1] = 255 * yy // (h - 1)  # green grows downwards
 picture[(yy - h / 2) ** 2 + (xx - w / 2) ** 2 < 60, 2] = 255  # a blue disc
 
-d_gray = cuda.to_device(np.zeros((h, w), np.float32))
-launch(cuda.to_device(picture), d_gray)
+
+
+def to_gray(picture):
+    d_gray = cuda.to_device(np.zeros(picture.shape[:2], np.float32))
+    launch(cuda.to_device(picture), d_gray)
+    return d_gray.copy_to_host()
+
+
+# Without a GPU, the kernel doctor runs it (96,000 threads: about half a second).
+gray = to_gray(picture) if grader.BACKEND == "gpu" else grader.doctor.run(to_gray, picture)
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(8, 2.6))
 left.imshow(picture)
 left.set_title("colour (h × w × 3, uint8)")
-right.imshow(d_gray.copy_to_host(), cmap="gray", vmin=0, vmax=255)
+right.imshow(gray, cmap="gray", vmin=0, vmax=255)
 right.set_title("your gray (h × w, float32)")
 for ax in (left, right):
     ax.axis("off")

@@ -4,9 +4,11 @@ divergent barriers, negative or out-of-range indices, reads of unwritten shared 
 how well each access would use a GPU's memory (coalescing, bank conflicts).
 
     grader.doctor.execute.execute(spec, launch, inputs, dims) -> DoctorOutcome
+    grader.doctor.run(fn, *args)   # host code that launches kernels (notebook cells)
 
 docs/DOCTOR.md describes the design and the choices made where the issue was silent.
 """
 from grader.doctor.errors import Unsupported
+from grader.doctor.host import KernelDoctorError, run
 
-__all__ = ["Unsupported"]
+__all__ = ["KernelDoctorError", "Unsupported", "run"]

@@ -1,0 +1,39 @@
+"""Host code on the kernel doctor: for notebook cells that launch kernels themselves.
+
+    result = grader.doctor.run(convert, picture)   # convert(picture) with its kernels on the doctor
+
+Without a GPU, `run` calls `fn` with its kernels (and `cuda.to_device`, `device_array`,
+`copy_to_host`...) re-bound to the doctor, which runs them 30-300 times faster than Numba's
+simulator, so a lesson can show real sizes. A race, a missing atomic, a divergent barrier or a
+read of unwritten memory raises KernelDoctorError with the doctor's message (an index out of
+range raises as it would on the simulator); code the doctor cannot run goes to the simulator.
+On a GPU, or with ZEROGPU_DOCTOR=0, it is plainly `fn(*args, **kwargs)`.
+"""
+from __future__ import annotations
+
+from grader.doctor.errors import Unsupported
+
+
+class KernelDoctorError(RuntimeError):
+    """The kernel doctor found a problem (the message says which, where and what to do)."""
+
+
+def run(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, its kernels on the kernel doctor when there is no GPU."""
+    from grader.doctor.findings import SEVERITY_ERROR
+    from grader.doctor.integration import doctor_enabled
+    from grader.doctor.kernel import session
+    from grader.doctor.rebind import doctor_launch
+
+    if not doctor_enabled():
+        return fn(*args, **kwargs)
+    try:
+        rebound = doctor_launch(fn)
+        with session(profile=False) as s:
+            value = rebound(*args, **kwargs)
+    except Unsupported:
+        return fn(*args, **kwargs)
+    errors = [f for f in s.findings.results() if f.severity == SEVERITY_ERROR]
+    if errors:
+        raise KernelDoctorError(errors[0].message)
+    return value
