@@ -40,7 +40,9 @@ SMS = 132
 
 # Tried and dropped (H200, 2026-11-29, bench/variants.py): rgb_to_gray staged through shared
 # memory as uint32 words (0.41-0.43 ms, against 0.28 for the target); transpose with one
-# block per 32×32 or 64×64 tile and 8 or 16 thread rows (0.93-1.11 ms, target 0.78);
+# block per 32×32 or 64×64 tile and 8 or 16 thread rows (0.93-1.11 ms, target 0.78), the
+# target's grid-stride loop with 8 or 16 blocks per SM (0.83, 0.81 ms), with 64×64 tiles
+# (1.06-1.20 ms) or 32 × 4 threads (0.83 ms);
 # stencil_1d with 8 outputs per thread (0.57 ms, target 0.49); softmax with warp-shuffle
 # reductions and 16 or 64 values per thread (0.22, 0.26 ms; 32 per thread 0.21 = the target).
 
@@ -134,39 +136,6 @@ gray_words2 = _gray_words(_gray_words2, 16)
 # ---------------------------------------------------------------- transpose
 
 
-def _transpose_kernel(tile, rows):
-    """tile × tile tiles, 32 × rows threads, each moving (tile/32)·(tile/rows) elements."""
-    padded = tile + 1
-
-    @cuda.jit
-    def kernel(a, out):
-        buf = cuda.shared.array((tile, padded), float32)
-        m, n = a.shape
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        col0 = cuda.blockIdx.x * tile
-        row0 = cuda.blockIdx.y * tile
-        for c in range(0, tile, 32):
-            col = col0 + tx + c
-            for k in range(0, tile, rows):
-                row = row0 + ty + k
-                if row < m and col < n:
-                    buf[ty + k, tx + c] = a[row, col]
-        cuda.syncthreads()
-        for c in range(0, tile, 32):
-            col = row0 + tx + c
-            for k in range(0, tile, rows):
-                row = col0 + ty + k
-                if row < n and col < m:
-                    out[row, col] = buf[tx + c, ty + k]
-
-    def launch(a, out):
-        m, n = a.shape
-        kernel[((n + tile - 1) // tile, (m + tile - 1) // tile), (32, rows)](a, out)
-
-    return launch
-
-
 def _transpose_stride_kernel(tile, rows, blocks_per_sm):
     """The target's grid-stride loop over tiles, with other tile shapes and grid sizes."""
     padded = tile + 1
@@ -205,12 +174,9 @@ def _transpose_stride_kernel(tile, rows, blocks_per_sm):
     return launch
 
 
-transpose_stride_32_r8_x8 = _transpose_stride_kernel(32, 8, 8)
-transpose_stride_32_r8_x16 = _transpose_stride_kernel(32, 8, 16)
-transpose_stride_64_r8_x4 = _transpose_stride_kernel(64, 8, 4)
-transpose_stride_64_r16_x4 = _transpose_stride_kernel(64, 16, 4)
-transpose_stride_32_r4_x16 = _transpose_stride_kernel(32, 4, 16)
-transpose_32x32_r8 = _transpose_kernel(32, 8)
+transpose_stride_32_r8_x32 = _transpose_stride_kernel(32, 8, 32)
+transpose_stride_32_r8_x128 = _transpose_stride_kernel(32, 8, 128)
+transpose_stride_32_r16_x64 = _transpose_stride_kernel(32, 16, 64)
 
 # ---------------------------------------------------------------- stencil_1d
 
@@ -459,9 +425,8 @@ histogram_warp_copies = _histogram_warp_copies_kernel(False)
 VARIANTS = {
     "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1, "words1_persistent": gray_words1_persistent,
                     "words2": gray_words2},
-    "transpose": {"32x32_r8": transpose_32x32_r8, "stride_32_r8_x8": transpose_stride_32_r8_x8,
-                  "stride_32_r8_x16": transpose_stride_32_r8_x16, "stride_64_r8_x4": transpose_stride_64_r8_x4,
-                  "stride_64_r16_x4": transpose_stride_64_r16_x4, "stride_32_r4_x16": transpose_stride_32_r4_x16},
+    "transpose": {"stride_32_r8_x32": transpose_stride_32_r8_x32, "stride_32_r8_x128": transpose_stride_32_r8_x128,
+                  "stride_32_r16_x64": transpose_stride_32_r16_x64},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4": stencil_tile4, "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512},

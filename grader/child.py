@@ -44,6 +44,7 @@ def _read_inputs(task_dir: Path, indices) -> dict:
 
 def run_task(task_dir: Path) -> None:
     global GUARD
+    clock = {"started": time.perf_counter()}
     task = json.loads((task_dir / "task.json").read_text())
     import grader  # noqa: F401 - chooses the back end before numba loads
     from grader.exercises import ROOT, exercise
@@ -53,6 +54,7 @@ def run_task(task_dir: Path) -> None:
     from grader.sandbox import Guard
     from grader.speed import collect  # noqa: F401 - timing code bound before the submission loads
 
+    clock["imported"] = time.perf_counter()
     ex = exercise(task["exercise"])
     path = task["submission"]
     source = Path(path).read_text()
@@ -70,6 +72,7 @@ def run_task(task_dir: Path) -> None:
         return
     with GUARD.writing():
         (task_dir / "ready").touch()  # the parent's per-case clock starts now
+    clock["loaded"] = time.perf_counter()
     execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
     for index in task["cases"]:
         outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
@@ -78,10 +81,14 @@ def run_task(task_dir: Path) -> None:
         _write_json(task_dir / f"outcome-{index}.json",
                     {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)})
     if task.get("time"):
-        _time_submission(task_dir, task, ex, launch)
+        clock["cases run"] = time.perf_counter()
+        _time_submission(task_dir, task, ex, launch, {
+            "child: imports": clock["imported"] - clock["started"],
+            "child: loading the file": clock["loaded"] - clock["imported"],
+            "child: correctness cases": clock["cases run"] - clock["loaded"]})
 
 
-def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
+def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> None:
     """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
     from grader.speed import collect
 
@@ -99,7 +106,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch) -> None:
     _write_json(task_dir / "speed.json", {
         "seconds": samples.seconds, "host_seconds": samples.host_seconds,
         "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
-        "phases": {**samples.phases, "timed output to the grader": time.perf_counter() - clock},
+        "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
     })
 
 

@@ -144,7 +144,7 @@ MIN_ROUNDS = 3
 MIN_PAIRS_TO_SETTLE = 10
 """Six ratios can cluster by luck; a median is called settled only from ten pairs on (slow
 kernels stop earlier, at the time cap)."""
-CAP_SECONDS = 3.0
+CAP_SECONDS = 2.0
 
 
 def choose_check(input_sets: int, rounds: int = MIN_ROUNDS, rng=None) -> tuple[int, int]:

@@ -6,10 +6,14 @@ fused multiply-adds, it is within γ_7·Σ_k |weights[k]·x[i+k-3]| ≈ 7·u·Σ
 value; we allow twice that: |out[i] - exact| <= few_ops(7, Σ_k |weights[k]·x[i+k-3]|)
 (grader/tolerance.py), with out-of-range x counted as 0.
 
-Speed: on an H200 the L1 cache serves the naive kernel's 7-fold reuse, and the shared-memory
-tile does not beat it (0.82x the baseline, measured); the target is therefore a register
-kernel without shared memory, and the required speedup is lowered to 0.7x (see SPEC).
+Speed: on an H200 the L1 cache serves the naive kernel's 7-fold reuse, and a shared-memory
+tile with one output per thread (the lesson's solution) does not beat it (0.82x the baseline,
+measured); only 4 outputs per thread (the target) do, by 1.17x. The required speedup is
+therefore 0.7x, which does not separate the baseline from the solution (see SPEC).
 """
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import cuda, float32
 
@@ -30,27 +34,44 @@ def make_inputs(dims, rng):
     }
 
 
-def _terms(x, weights):
-    """The 7 terms, one float64 array at a time: term k holds weights[k]·x[i+k-3] (0 outside
-    x). One at a time keeps the benchmark size (2**27) to a few GiB of host memory."""
+CHUNK = 1 << 20
+
+
+def _weighted_sums(x, weights, absolute: bool = False):
+    """Σ_k w[k]·x[i+k-3] in float64 (x = 0 outside), or Σ_k |w[k]·x[i+k-3]| with `absolute`.
+    Chunk by chunk on a thread pool: at the benchmark size (2**27) the whole-array version
+    took 11 s on the H200's host, and the grading process waits for it."""
     n = x.size
-    padded = np.concatenate([np.zeros(RADIUS), x.astype(np.float64), np.zeros(RADIUS)])
-    for k in range(WIDTH):
-        yield float(weights[k]) * padded[k : k + n]
+    w = np.abs(weights.astype(np.float64)) if absolute else weights.astype(np.float64)
+    out = np.empty(n)
+
+    def chunk(start):
+        stop = min(start + CHUNK, n)
+        lo, hi = max(start - RADIUS, 0), min(stop + RADIUS, n)
+        padded = np.zeros(stop - start + 2 * RADIUS)
+        padded[lo - (start - RADIUS) : hi - (start - RADIUS)] = x[lo:hi]
+        if absolute:
+            np.abs(padded, out=padded)
+        acc = w[0] * padded[: stop - start]
+        for k in range(1, WIDTH):
+            acc += w[k] * padded[k : k + stop - start]
+        out[start:stop] = acc
+
+    starts = range(0, n, CHUNK)
+    if len(starts) == 1:
+        chunk(0)
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1)) as pool:
+            list(pool.map(chunk, starts))
+    return out
 
 
 def oracle(x, weights):
-    total = np.zeros(x.size)
-    for term in _terms(x, weights):
-        total += term
-    return total
+    return _weighted_sums(x, weights)
 
 
 def tolerance(inputs, expected):
-    abs_terms = np.zeros(inputs["x"].size)
-    for term in _terms(inputs["x"], inputs["weights"]):
-        abs_terms += np.abs(term)
-    return few_ops(WIDTH, abs_terms)
+    return few_ops(WIDTH, _weighted_sums(inputs["x"], inputs["weights"], absolute=True))
 
 
 SPEC = Spec(
@@ -88,8 +109,9 @@ SPEC = Spec(
     benchmark=Benchmark(
         dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 8.0 * d["n"],
         # On an H200 the L1 cache already serves the 7-fold reuse of the naive kernel: the
-        # shared-memory solution ran at 0.82x the baseline (paired median, bench/run.py,
-        # 2026-11-29), so the default 1.2x would fail our own solution. Not below 0.7x.
+        # shared-memory solution ran at 0.81-0.82x the baseline (paired medians, three runs,
+        # 2026-11-29), so the default 1.2x would fail our own solution. 0.7x only rejects
+        # kernels far slower than naive (a baseline-quality kernel passes: see BENCHMARKS.md).
         required_speedup=0.7,
     ),
 )
@@ -114,9 +136,27 @@ def baseline(x, weights, out):
     _stencil_global[(x.size + threads - 1) // threads, threads](x, weights, out)
 
 
+TARGET_THREADS = 256
+PER_THREAD = 4
+SPAN = TARGET_THREADS * PER_THREAD  # outputs per block
+TILE = SPAN + 2 * RADIUS
+
+
 @cuda.jit
-def _stencil_registers(x, weights, out):
+def _stencil_tile4(x, weights, out):
+    tile = cuda.shared.array(TILE, float32)
     n = x.size
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * SPAN
+    for k in range(PER_THREAD):  # 4 coalesced loads per thread, all in flight together
+        j = start + t + k * TARGET_THREADS
+        tile[RADIUS + t + k * TARGET_THREADS] = x[j] if j < n else float32(0.0)
+    if t < RADIUS:  # the halos, 0 outside x
+        j = start - RADIUS + t
+        tile[t] = x[j] if j >= 0 else float32(0.0)
+        j = start + SPAN + t
+        tile[RADIUS + SPAN + t] = x[j] if j < n else float32(0.0)
+    cuda.syncthreads()
     w0 = weights[0]  # the 7 weights live in registers
     w1 = weights[1]
     w2 = weights[2]
@@ -124,26 +164,18 @@ def _stencil_registers(x, weights, out):
     w4 = weights[4]
     w5 = weights[5]
     w6 = weights[6]
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        if i >= RADIUS and i + RADIUS < n:  # interior: no bounds tests
-            out[i] = (w0 * x[i - 3] + w1 * x[i - 2] + w2 * x[i - 1] + w3 * x[i]
-                      + w4 * x[i + 1] + w5 * x[i + 2] + w6 * x[i + 3])
-        else:
-            acc = float32(0.0)
-            for k in range(WIDTH):
-                j = i + k - RADIUS
-                if j >= 0 and j < n:
-                    acc += weights[k] * x[j]
-            out[i] = acc
+    for k in range(PER_THREAD):
+        q = t + k * TARGET_THREADS
+        i = start + q
+        if i < n:
+            out[i] = (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
+                      + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
 
 
 def target(x, weights, out):
-    """The fastest kernel we measured on an H200, and it does not use shared memory: weights in
-    registers, neighbours read straight from global memory (the L1 cache serves the 7-fold
-    reuse), a bounds-test-free interior, a grid-stride loop over 8 blocks of 256 per SM.
-    Measured at n = 2**27: 0.53 ms, against 0.58-0.60 ms for the baseline, 0.66-0.70 ms for
-    the shared-memory solution and 0.68-1.03 ms for shared-memory tiles of 2-8 outputs per
-    thread."""
-    threads = 256
-    blocks = max(1, min((x.size + threads - 1) // threads, 132 * 8))
-    _stencil_registers[blocks, threads](x, weights, out)
+    """The lesson's shared-memory tile, with 4 outputs per thread: a block of 256 threads
+    loads 1024 + 6 inputs with 4 coalesced loads each, then makes 1024 outputs from the tile.
+    Measured on an H200 at n = 2**27 in the grader's harness (2026-11-29): 0.458 ms, against
+    0.488 ms for weights in registers and neighbours read through the L1 cache, 0.535 ms for
+    the naive baseline and 0.665 ms for the one-output-per-thread shared-memory solution."""
+    _stencil_tile4[(x.size + SPAN - 1) // SPAN, TARGET_THREADS](x, weights, out)

@@ -47,7 +47,7 @@ def test_solution_is_timed_against_baseline_and_target_and_its_outputs_checked()
     ex = tiny("vector_add", {"n": 300})
     samples = collect(ex, solution(ex), seed=5, min_rounds=2, cap_seconds=0.0)
     assert set(samples.seconds) == {"yours", "baseline", "target"}
-    assert len(samples.seconds["yours"]) == len(samples.seconds["baseline"]) >= 4
+    assert len(samples.seconds["yours"]) == len(samples.seconds["baseline"]) >= 2
     assert any(name == "yours" for name, *_ in samples.checked)
     speed, wrong = evaluate(ex, 5, samples, CEILINGS)
     assert wrong is None
