@@ -52,6 +52,7 @@ SPEC = Spec(
         Case("one past a block", {"h": 17, "w": 33}),
         Case("wide", {"h": 5, "w": 70}),
         Case("tall", {"h": 67, "w": 3}),
+        Case("a multiple of 4 pixels", {"h": 6, "w": 10}),
     ),
     tolerance=tolerance,
     hints={

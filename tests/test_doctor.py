@@ -29,6 +29,11 @@ def _launch(ex, which):
     return getattr(ex, which), str(ex.reference_file)
 
 
+VIEWS_BYTES_AS_WORDS = {("histogram", "target"), ("rgb_to_gray", "target")}
+"""Targets that read uint8 arrays as uint32 words (`.view`): the doctor hands them to the
+simulator and says why."""
+
+
 @pytest.mark.parametrize("which", ["solution", "baseline", "target"])
 @pytest.mark.parametrize("exercise_id", LADDER)
 def test_reference_kernels_run_clean(exercise_id, which):
@@ -37,6 +42,11 @@ def test_reference_kernels_run_clean(exercise_id, which):
     launch, path = _launch(ex, which)
     forget()
     reports = []
+    if (exercise_id, which) in VIEWS_BYTES_AS_WORDS:  # the simulator runs it (test_ladder)
+        with pytest.raises(Unsupported, match=r"\.view\(uint32\)"):
+            for p in prepare(ex, 19):
+                execute(ex.spec, launch, p.inputs, dict(p.case.dims), (path,))
+        return
     for p in prepare(ex, 19):
         outcome = execute(ex.spec, launch, p.inputs, dict(p.case.dims), (path,))
         assert outcome.error is None, outcome.error

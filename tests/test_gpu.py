@@ -5,7 +5,7 @@ pytestmark = pytest.mark.gpu
 
 import grader  # noqa: E402
 from grader.check import check, check_file  # noqa: E402
-from grader.exercises import exercise  # noqa: E402
+from grader.exercises import LADDER, exercise  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -34,12 +34,13 @@ def test_solution_gets_a_speed_section_with_every_figure():
     assert not d["below_floor"] and not d["hidden_work"]
 
 
-def test_the_baseline_itself_is_too_slow():
-    """A baseline-quality submission must not meet the speed requirement."""
-    for exercise_id in ("vector_add", "matmul_tiled", "reduce_sum"):
-        ex = exercise(exercise_id)
-        result = check(exercise_id, ex.baseline)
-        assert result.verdict == "too_slow", (exercise_id, result.message)
+@pytest.mark.parametrize("exercise_id", [e for e in LADDER if e != "stencil_1d"])
+def test_the_baseline_itself_is_too_slow(exercise_id):
+    """A baseline-quality submission must not meet the speed requirement (stencil_1d's does,
+    on an H200: docs/BENCHMARKS.md)."""
+    ex = exercise(exercise_id)
+    result = check(exercise_id, ex.baseline)
+    assert result.verdict == "too_slow", (exercise_id, result.message)
 
 
 def test_caching_outputs_between_calls_is_caught():
