@@ -84,3 +84,16 @@ def test_every_exercise_rebuilds_its_timed_inputs():
             inputs[array.name] = vary_on_host(inputs[array.name], variant_for(3, 1, 0, array.name, inputs[array.name]))
         for name, value in ex.oracle(**inputs).items():
             assert np.all(np.isfinite(np.asarray(value, dtype=np.float64))), exercise_id
+
+
+def test_byte_inputs_give_a_different_answer_every_round_and_keep_their_line_layout():
+    """Histogram inputs: every round among 8 consecutive ones (warm-up included) has another
+    histogram, so no earlier answer can be replayed; values move by whole 32s, so hot bins
+    that shared a 128-byte line still do (steady atomic contention, steady timings)."""
+    base = np.random.default_rng(0).integers(0, 256, 1000).astype(np.uint8)
+    histograms = set()
+    for round_index in range(-1, 7):
+        varied = vary_on_host(base, variant_for(4, round_index, 0, "values", base))
+        histograms.add(np.bincount(varied, minlength=256).tobytes())
+        assert variant_for(4, round_index, 0, "values", base)["offset"] % 32 == 0
+    assert len(histograms) == 8
