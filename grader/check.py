@@ -244,7 +244,12 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     result = replace(result, doctor=result_report(run.outcomes.values()))
     if result.passed and run.samples is not None:
         check_at, future = expected
-        result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, future.result())))
+        try:
+            want = future.result()
+        except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
+            return with_speed(result, ex, Speed(measured=False, reason=(
+                f"not measured: the grader could not compute the expected output ({type(exc).__name__}).")), None)
+        result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
 
 
