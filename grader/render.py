@@ -25,6 +25,12 @@ def _speed_line(r: CheckResult) -> str:
     return s.details.get("summary", "") if s.measured else f"Speed: {s.reason}"
 
 
+def _method_line(r: CheckResult) -> str:
+    """How a GPU speed figure was measured (empty when none was)."""
+    method = r.speed.details.get("method") if r.speed.measured else None
+    return f"How it was measured: {method}" if method else ""
+
+
 def result_text(r: CheckResult) -> str:
     head = "PASSED" if r.passed else f"NOT YET ({r.verdict})"
     lines = [f"{r.exercise} — {r.title}: {head}  score {r.score:g}/{r.max_score:g}", r.message]
@@ -35,8 +41,8 @@ def result_text(r: CheckResult) -> str:
         lines.append(f"  {mark} {c.name:<28} {_dims(c.dims):<24} {c.verdict}")
     if as_report(r.doctor) is not None:
         lines.append(str(as_report(r.doctor)))
-    lines += [_speed_line(r), f"({_backend_line(r)})"]
-    return "\n".join(lines)
+    lines += [_speed_line(r), _method_line(r), f"({_backend_line(r)})"]
+    return "\n".join(line for line in lines if line)
 
 
 def result_html(r: CheckResult) -> str:
@@ -58,6 +64,7 @@ def result_html(r: CheckResult) -> str:
         f"<div style='font-size:1.1em'><b>{esc(r.exercise)}</b> — {esc(r.title)}: "
         f"<b style='color:{colour}'>{esc(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
         f"<p>{esc(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
+        + (f"<p style='color:#666;font-size:0.9em'>{esc(_method_line(r))}</p>" if _method_line(r) else "")
         + (as_report(r.doctor)._repr_html_() if as_report(r.doctor) is not None else "")
         + f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"
     )
@@ -91,5 +98,8 @@ def result_rich(r: CheckResult):
         from grader.doctor.report import report_rich
 
         parts.append(report_rich(as_report(r.doctor)))
-    parts += [Text(_speed_line(r)), Text(_backend_line(r), style="dim")]
+    parts.append(Text(_speed_line(r)))
+    if _method_line(r):
+        parts.append(Text(_method_line(r), style="dim"))
+    parts.append(Text(_backend_line(r), style="dim"))
     return Panel(Group(*parts), border_style=style, expand=False)
