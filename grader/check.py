@@ -255,13 +255,20 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
 
 def _expected_in_background(ex: Exercise, seed: int, secret):
     """((round, set), future of expected_for_check): the grading process picks the timed launch
-    to check and computes its expected output while the child runs (seconds at 2^28 elements)."""
-    from concurrent.futures import ThreadPoolExecutor
+    to check and computes its expected output while the child runs (seconds at 2^28 elements).
+    A daemon thread: when the submission fails before timing, nobody waits for it at exit."""
+    import threading
+    from concurrent.futures import Future
 
     from grader.speed import expected_for_check, new_check
 
-    check_at = new_check()
-    pool = ThreadPoolExecutor(max_workers=1)
-    future = pool.submit(expected_for_check, ex, seed, check_at, None)
-    pool.shutdown(wait=False)
+    check_at, future = new_check(), Future()
+
+    def compute():
+        try:
+            future.set_result(expected_for_check(ex, seed, check_at, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            future.set_exception(exc)
+
+    threading.Thread(target=compute, name="zerogpu-expected", daemon=True).start()
     return check_at, future

@@ -97,3 +97,16 @@ def test_byte_inputs_give_a_different_answer_every_round_and_keep_their_line_lay
         histograms.add(np.bincount(varied, minlength=256).tobytes())
         assert variant_for(4, round_index, 0, "values", base)["offset"] % 32 == 0
     assert len(histograms) == 8
+
+
+def test_the_grading_process_computes_the_checked_launchs_expected_output_ahead():
+    """check_file picks the timed launch to check and computes its expected output while the
+    child runs: the same answer as computing it afterwards."""
+    from grader.check import _expected_in_background
+    from grader.speed import expected_for_check
+
+    ex = tiny("saxpy", {"n": 50})
+    check_at, future = _expected_in_background(ex, 11, None)
+    inputs, expected, tolerance = future.result(timeout=30)
+    again = expected_for_check(ex, 11, check_at)
+    assert np.array_equal(inputs["x"], again[0]["x"]) and np.array_equal(expected["out"], again[1]["out"])
