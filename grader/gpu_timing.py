@@ -53,15 +53,15 @@ class _Arena:
         for out in spec.outputs:
             shape = out.shape_for(dims)
             size = int(np.prod(shape))
-            host = fenced_buffer(out.dtype, size, out.init)
-            self.pristine[out.name] = cuda.to_device(host)
-            self.buffers[out.name] = cuda.to_device(host)
+            self.pristine[out.name] = cuda.to_device(fenced_buffer(out.dtype, size, out.init))
+            self.buffers[out.name] = cuda.device_array_like(self.pristine[out.name])
+            self.buffers[out.name].copy_to_device(self.pristine[out.name])  # on the device: no 2nd upload
             self.views[out.name] = self.buffers[out.name][PAD : PAD + size].reshape(shape)
         from numba import config
 
         # On the simulator (CI's tiny sizes) a 256 MiB read would take hours: a token one.
         words = 256 if config.ENABLE_CUDASIM else L2_FLUSH_BYTES // 4
-        self.flush_words = cuda.to_device(np.zeros(words, np.uint32))
+        self.flush_words = cuda.device_array(words, np.uint32)  # any contents: it is only read
         self.flush_sink = cuda.device_array(1, np.uint32)
 
     def fresh_inputs(self, set_index, variant_seed, round_index):

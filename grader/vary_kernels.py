@@ -19,8 +19,9 @@ def vary_unsigned(src, dst, roll, offset, mask):
 def read_all(words, sink):
     """Reads every word (the L2 flush): lines dirty from earlier launches are written back now,
     and L2 is left holding clean lines of `words`, so the timed launch neither finds its data
-    cached nor pays for someone else's write-backs. `words` is all zeros: the store never runs,
-    but the compiler cannot know that and must do every load."""
+    cached nor pays for someone else's write-backs. Whatever `words` holds, the store runs at
+    most once per thread, into a dummy; the compiler cannot know whether it runs and must do
+    every load."""
     acc = 0
     for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
         acc |= words[i]
