@@ -9,7 +9,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-
 from grader import backend as _backend
 from grader.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.doctor.integration import case_executor, result_report
