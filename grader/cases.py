@@ -68,13 +68,16 @@ def with_repeat(cases) -> list[Case]:
     return [*cases, Case(f"{last.name}, fresh inputs", dict(last.dims))]
 
 
+def expected_and_tolerance(ex: Exercise, inputs: dict) -> tuple[dict, dict]:
+    """The oracle's outputs for `inputs`, and the allowed |error| of each (by output name)."""
+    expected = ex.oracle(**inputs)
+    tolerance = {name: ex.spec.tolerance(inputs, np.asarray(want)) for name, want in expected.items()}
+    return expected, tolerance
+
+
 def prepare(ex: Exercise, seed: int, secret: int | None = None) -> list[PreparedCase]:
     prepared = []
     for index, case in enumerate(with_repeat(ex.spec.cases)):
         inputs = ex.spec.make_inputs(dict(case.dims), case_rng(seed, index, secret))
-        expected = ex.oracle(**inputs)
-        tolerance = {
-            name: ex.spec.tolerance(inputs, np.asarray(want)) for name, want in expected.items()
-        }
-        prepared.append(PreparedCase(index, case, inputs, expected, tolerance))
+        prepared.append(PreparedCase(index, case, inputs, *expected_and_tolerance(ex, inputs)))
     return prepared

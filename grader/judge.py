@@ -41,6 +41,15 @@ def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
     return None
 
 
+def _compare(array, got: np.ndarray, want: np.ndarray, tol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(never written, |error| with NaN as inf, wrong among the written) per element."""
+    never = same_bits(got, poison_value(array.dtype)) if array.init == "poison" else np.zeros(got.shape, bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    err = np.where(np.isnan(err), np.inf, err)  # NaN is never within tolerance
+    return never, err, (err > tol) & ~never
+
+
 def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance) -> CaseResult:
     """The verdict on one case. `tolerance` maps output name -> allowed |error|."""
     dims = dict(case.dims)
@@ -59,14 +68,10 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         got = output_view(outcome.buffers[array.name], shape)
         want = np.asarray(expected[array.name])
         total += got.size
-        never = same_bits(got, poison_value(array.dtype)) if array.init == "poison" else np.zeros(shape, bool)
+        never, err, bad = _compare(array, got, want, tolerance[array.name])
         if never.any() and first_unwritten is None:
             first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]])
         unwritten += int(never.sum())
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        err = np.where(np.isnan(err), np.inf, err)  # NaN is never within tolerance
-        bad = (err > tolerance[array.name]) & ~never
         wrong += int(bad.sum())
         finite = np.where(never, 0.0, err)
         max_abs = max(max_abs, float(finite.max(initial=0.0)))
@@ -117,12 +122,9 @@ def judge_sampled(spec: Spec, dims: dict, buffers: dict, expected: dict, toleran
         want = np.asarray(expected[array.name]).reshape(-1)
         tol = np.asarray(tolerance[array.name], dtype=np.float64)
         picked = np.arange(got.size) if got.size <= SAMPLED else np.sort(rng.integers(0, got.size, SAMPLED))
-        g, w = got[picked], want[picked]
         t = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
-        never = same_bits(g, poison_value(array.dtype)) if array.init == "poison" else np.zeros(g.shape, bool)
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(g.astype(np.float64) - w.astype(np.float64))
-        bad = never | ~(err <= t)  # NaN is never within tolerance
+        never, _, wrong = _compare(array, got[picked], want[picked], t)
+        bad = never | wrong
         if bad.any():
             first = int(picked[np.flatnonzero(bad)[0]])
             idx = _fmt_index(_index(first, shape))

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from grader import timing
-from grader.cases import case_rng
+from grader.cases import case_rng, expected_and_tolerance
 from grader.gpu_timing import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
 from grader.judge import judge_sampled
 from grader.result import Speed
@@ -66,9 +66,7 @@ def expected_for_check(ex, seed: int, check, secret=None):
     for array in ex.spec.inputs:
         variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
         inputs[array.name] = vary_on_host(inputs[array.name], variant)
-    expected = ex.oracle(**inputs)
-    tolerance = {k: ex.spec.tolerance(inputs, np.asarray(v)) for k, v in expected.items()}
-    return inputs, expected, tolerance
+    return (inputs, *expected_and_tolerance(ex, inputs))
 
 
 def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None) -> str | None:
