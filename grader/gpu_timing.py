@@ -1,7 +1,8 @@
 """Timing on a real GPU, following the checklist in docs/ARCHITECTURE.md:
 
-CUDA events around each launch, then a device-wide synchronize (a host clock around the same
-region catches work hidden on other streams); warm-up first; L2 flushed before every timed
+CUDA events around each launch, queued behind a short hold of the GPU so that Numba's dispatch
+is not timed, then a device-wide synchronize (the host clock from the end event to its return
+catches work hidden on other streams); warm-up first; L2 flushed before every timed
 launch; contenders (learner, baseline, target) interleaved in rotating order; every round
 gets inputs no launch has seen (each input set rotated and sign-flipped or offset, exactly
 reproducible by the grading process); outputs poisoned before every launch and checked on
@@ -21,6 +22,9 @@ from grader.timing import paired_ratio, settled
 
 L2_FLUSH_BYTES = 256 << 20
 """Larger than any current GPU's L2 (H200: 60 MB)."""
+HOLD_MICROSECONDS = 200
+"""How long the GPU is kept busy before each timed launch: far more than it takes the host to
+record the start event and queue the launch (Numba's dispatch: ~26 µs)."""
 HIDDEN_WORK_SLACK = 200e-6
 
 
@@ -29,6 +33,8 @@ class Samples:
     seconds: dict = field(default_factory=dict)
     """Contender -> event-timed seconds per launch, in launch order."""
     host_seconds: dict = field(default_factory=dict)
+    """Contender -> seconds a device-wide synchronize still waited after the end event, per
+    launch: work that escaped the events (on another stream)."""
     checked: list = field(default_factory=list)
     """(contender, round, input set index, {output name: fenced buffer}) of checked timed runs."""
     rounds: int = 0
@@ -77,12 +83,25 @@ class _Arena:
             buf.copy_to_device(self.pristine[name])
 
     def flush_l2(self):
-        from grader.vary_kernels import read_all
+        from grader.vary_kernels import read_all_launch
 
-        read_all[min(self.flush_words.size // 256, 4096), 256](self.flush_words, self.flush_sink)
+        read_all_launch(self.flush_words, self.flush_sink)
+
+    def hold_gpu(self):
+        hold_gpu()
 
     def copy_outputs(self):
         return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
+
+
+def hold_gpu():
+    """Queue a kernel that keeps the GPU busy for about HOLD_MICROSECONDS."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:  # the simulator has no nanosleep, and no GPU to idle
+        from grader.vary_kernels import hold
+
+        hold[1, 1](HOLD_MICROSECONDS)
 
 
 def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array) -> dict:
@@ -96,10 +115,9 @@ def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, 
         variant["sign"] = float(rng.choice([-1.0, 1.0]))
     elif dtype.kind == "u":
         # A whole number of 32s: values used as indices (histogram bins) move by whole 128-byte
-        # lines, so which hot bins share a line, and with it the atomics' contention, stays
-        # the same from round to round. (On an H200 the histogram baseline ran at 8.9x or
-        # 11.8x the solution's time from one round to the next with any offset.) The steps
-        # cycle, so any 8 consecutive rounds (warm-up included) get 8 different answers.
+        # lines, so a hot bin keeps its shared-memory bank and its place in a line, and with
+        # them the atomics' contention, from round to round. The steps cycle, so any 8
+        # consecutive rounds (warm-up included) get 8 different answers.
         steps = max(1, (1 << (8 * dtype.itemsize)) // 32)
         start = int(np.random.default_rng([variant_seed, set_index, sum(map(ord, name))]).integers(0, steps))
         variant["offset"] = 32 * ((start + round_index + 1) % steps)
@@ -137,21 +155,24 @@ def _timed_launch(launch, kwargs, arena, flush):
     if flush:
         arena.flush_l2()
     start, end = cuda.event(), cuda.event()
-    cuda.synchronize()
-    t0 = time.perf_counter()
+    # Queued behind the flush and a hold, the start event fires once the launch is queued
+    # too: with the GPU idle instead, the events would time the host's dispatch (~26 µs,
+    # varying from process to process) as if it were the kernel's.
+    arena.hold_gpu()
     start.record()
     launch(**kwargs)
     end.record()
+    end.synchronize()
+    after_end = time.perf_counter()
     cuda.synchronize()  # device-wide: every stream, not only the default one
-    host = time.perf_counter() - t0
-    return start.elapsed_time(end) / 1e3, host
+    return start.elapsed_time(end) / 1e3, time.perf_counter() - after_end
 
 
 MIN_ROUNDS = 3
 MIN_PAIRS_TO_SETTLE = 10
 """Six ratios can cluster by luck; a median is called settled only from ten pairs on (slow
 kernels stop earlier, at the time cap)."""
-CAP_SECONDS = 2.0
+CAP_SECONDS = 1.5
 
 
 def choose_check(input_sets: int, rounds: int = MIN_ROUNDS, rng=None) -> tuple[int, int]:
@@ -203,7 +224,7 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
             samples.stop_reason = f"median ratios known within ±{max_uncertainty:.0%}"
             break
         if time.perf_counter() - started > cap_seconds:
-            samples.stop_reason = f"time cap of {cap_seconds:.0f} s"
+            samples.stop_reason = f"time cap of {cap_seconds:g} s"
             break
         if samples.rounds >= max_rounds:
             samples.stop_reason = f"{max_rounds} rounds"
@@ -212,7 +233,7 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
     return samples
 
 
-def hidden_work(event_seconds: list, host_seconds: list) -> bool:
-    """Did the host clock see much more time than the events? Then work escaped them."""
-    event, host = float(np.median(event_seconds)), float(np.median(host_seconds))
-    return host > 1.5 * event + HIDDEN_WORK_SLACK
+def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:
+    """Did the GPU stay busy long after the end event? Then work escaped the events."""
+    event, after = float(np.median(event_seconds)), float(np.median(after_end_seconds))
+    return after > 0.5 * event + HIDDEN_WORK_SLACK

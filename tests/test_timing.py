@@ -77,6 +77,7 @@ def test_tiers_need_not_be_listed_in_order():
 
 
 def test_hidden_work_is_seen_by_the_host_clock():
-    """Kernel time hidden on another stream shows up as host time far above event time."""
-    assert hidden_work([1e-3] * 5, [5e-3] * 5)
-    assert not hidden_work([1e-3] * 5, [1.1e-3] * 5)
+    """Kernel time hidden on another stream shows up as the GPU staying busy after the end
+    event; the few microseconds a synchronize always takes do not."""
+    assert hidden_work([1e-3] * 5, [4e-3] * 5)
+    assert not hidden_work([1e-3] * 5, [20e-6] * 5)

@@ -1,0 +1,46 @@
+"""Does the hold before each timed launch matter? The same kernels timed by the grader's
+harness with the hold (the start event queued behind a sleeping kernel) and without it (the
+GPU idle while the host dispatches the launch, as before 2026-11-29), in one process.
+
+    python bench/hold.py [--only saxpy,rgb_to_gray]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grader  # noqa: E402,F401
+import numpy as np  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from grader import gpu_timing, timing  # noqa: E402
+from grader.exercises import exercise  # noqa: E402
+from grader.speed import benchmark_inputs  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default="vector_add,saxpy,rgb_to_gray,stencil_1d,softmax_fused")
+    args = parser.parse_args()
+    held = gpu_timing._Arena.hold_gpu
+    print(f"{'exercise':<14}{'hold':<6}{'baseline ms':>12}{'target ms':>11}{'base/target':>12}")
+    for exercise_id in args.only.split(","):
+        ex = exercise(exercise_id)
+        inputs = benchmark_inputs(ex, 1)
+        for hold in (True, False):
+            gpu_timing._Arena.hold_gpu = held if hold else (lambda self: cuda.synchronize())
+            s = gpu_timing.measure(ex.spec, {"baseline": ex.baseline, "target": ex.target}, inputs,
+                                   flush=ex.spec.benchmark.bound == "memory", cap_seconds=2.0)
+            base, target = (float(np.median(s.seconds[k])) * 1e3 for k in ("baseline", "target"))
+            ratio = timing.paired_ratio(s.seconds["baseline"], s.seconds["target"]).median
+            print(f"{exercise_id:<14}{'yes' if hold else 'no':<6}{base:12.4f}{target:11.4f}{ratio:12.3f}", flush=True)
+    gpu_timing._Arena.hold_gpu = held
+
+
+if __name__ == "__main__":
+    main()
