@@ -3,10 +3,10 @@ shared-memory privatisation.
 
 Tolerance: none. Counts are integers and must be exact (tolerance.exact).
 
-Inputs: half the values fall into three "hot" bins (one below 128, one at or above 128, one
-anywhere), the rest are uniform over 0..255. The hot bins make many threads update the same
-bin at the same time, which is what atomics are for; bins at and above 128 catch code that
-treats the bytes as signed.
+Inputs: half the values are one "hot" value (like 0 in sparse data, or an image's background),
+the rest are uniform over 0..255. The hot bin makes many threads update the same bin at the
+same time, which is what atomics are for; the uniform half has values at and above 128, which
+catch code that treats the bytes as signed.
 """
 import numpy as np
 from numba import cuda, int32, uint32
@@ -20,15 +20,15 @@ BINS = 256
 
 def make_inputs(dims, rng):
     n = dims["n"]
-    # three distinct hot bins: were two the same, the contention (and every timing) would change
-    low, high = int(rng.integers(0, 128)), int(rng.integers(128, 256))
-    third = int(rng.choice(np.setdiff1d(np.arange(BINS), [low, high])))
-    hot = np.array([low, high, third], np.uint8)
+    # One hot bin, not several: on an H200 the global-atomic baseline ran at two speeds (8.8x
+    # or 11.8x the solution's time) depending on whether two of three hot bins landed in the
+    # same 128-byte line or L2 slice, from one grading to the next. One hot address has no
+    # such lottery.
+    hot = np.uint8(rng.integers(0, BINS))
 
     def fill(r, out):  # uint8 throughout: 2**28 values fit in memory
-        pick = r.integers(0, 6, out.size, dtype=np.uint8)  # 0-2: one of the hot bins
         np.copyto(out, r.integers(0, BINS, out.size, dtype=np.uint8))
-        np.copyto(out, hot.take(np.minimum(pick, 2)), where=pick < 3)
+        np.copyto(out, hot, where=r.integers(0, 2, out.size, dtype=np.uint8) == 0)
 
     return {"values": bulk_random.filled(rng, n, np.uint8, fill)}
 
@@ -87,7 +87,7 @@ def _histogram_global_atomics(values, bins):
 
 
 def baseline(values, bins):
-    """One global atomic per element: hot bins serialise the whole GPU on one address."""
+    """One global atomic per element: the hot bin serialises the whole GPU on one address."""
     threads = 256
     _histogram_global_atomics[(values.size + threads - 1) // threads, threads](values, bins)
 
@@ -123,9 +123,11 @@ def target(values, bins):
     """Privatised twice: a shared-memory histogram per warp (8 per block), merged with one
     global atomic per non-zero bin; values read 4 at a time as uint32 words in a grid-stride
     loop capped at 8 blocks of 256 per SM (132 SMs).
-    Measured on H200s at n = 2**28 (grader's harness, 2026-11-29): 0.26-0.38 ms from one lent
-    machine to another; beside it on one machine, one shared histogram per block reading a
-    byte at a time took 0.33 ms against its 0.26, and lanes merged with match_any_sync 1.31."""
+    Measured on H200s at n = 2**28 (grader's harness, 2026-11-29): 0.130-0.132 ms with the
+    launch's dispatch kept out of the events (0.26-0.38 ms before, from one lent machine to
+    another); beside it on one machine, one shared histogram per block reading a byte at a
+    time took 0.33 ms against its 0.26, lanes merged with match_any_sync 1.31, and per-thread
+    16-bit counters without atomics 0.394 against its 0.130 (bench/variants.py)."""
     n = values.size
     words = values[: n - n % 4].view(np.uint32)
     blocks = max(1, min((words.size + TARGET_THREADS - 1) // TARGET_THREADS, 132 * 8))
