@@ -7,9 +7,10 @@ value; we allow twice that: |out[i] - exact| <= few_ops(7, Σ_k |weights[k]·x[i
 (grader/tolerance.py), with out-of-range x counted as 0.
 
 Speed: on an H200 the L1 cache serves the naive kernel's 7-fold reuse, and a shared-memory
-tile with one output per thread (the lesson's solution) does not beat it (0.82x the baseline,
-measured); only 4 outputs per thread (the target) do, by 1.17x. The required speedup is
-therefore 0.7x, which does not separate the baseline from the solution (see SPEC).
+tile with one output per thread does not beat it (0.82x the baseline, measured: one load in
+flight per thread, and the block waits at the barrier). The lesson's solution therefore
+makes 4 outputs per thread (1.07-1.08x the baseline, measured) and the target also keeps
+the weights in registers.
 """
 import numpy as np
 from numba import cuda, float32
@@ -87,8 +88,8 @@ SPEC = Spec(
     tolerance=tolerance,
     hints={
         "wrong_result": "Look at where the first wrong element is. At the edges of a block "
-        "(i near a multiple of the block size)? Then the halo is missing: load the 3 elements "
-        "before and after the block's slice too. At i < 3 or i > n - 4? Then x outside "
+        "(i near a multiple of the block's slice, 1024)? Then the halo is missing: load the 3 "
+        "elements before and after the block's slice too. At i < 3 or i > n - 4? Then x outside "
         "[0, n) must count as 0 — and a negative index does not fail in Numba, it silently "
         "wraps around to the end of x. Everywhere? Check that out[i] uses weights[k] with "
         "x[i + k - 3], in that direction.",
@@ -100,10 +101,10 @@ SPEC = Spec(
     benchmark=Benchmark(
         dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 8.0 * d["n"],
         # On an H200 the L1 cache already serves the 7-fold reuse of the naive kernel: the
-        # shared-memory solution ran at 0.81-0.82x the baseline (paired medians, three runs,
-        # 2026-11-29), so the default 1.2x would fail our own solution. 0.7x only rejects
-        # kernels far slower than naive (a baseline-quality kernel passes: see BENCHMARKS.md).
-        required_speedup=0.7,
+        # solution (a tile, 4 outputs per thread) ran at 1.074-1.080x the baseline in five
+        # gradings (2026-11-29), so the default 1.2x would fail it; 1.04x passes it and fails
+        # the baseline and a one-output tile (0.80x). See BENCHMARKS.md.
+        required_speedup=1.04,
     ),
 )
 
