@@ -44,13 +44,19 @@ def main():
 
     repeats = {}
     for exercise_id in ids:
-        speedups = [first[exercise_id][0].speed.details.get("speedup_vs_baseline", {}).get("median")]
-        for _ in range(args.repeats - 1):
-            r = check_file(exercise_id, exercise(exercise_id).solution_file)
-            speedups.append(r.speed.details.get("speedup_vs_baseline", {}).get("median"))
+        gradings = [first[exercise_id][0]] + [
+            check_file(exercise_id, exercise(exercise_id).solution_file) for _ in range(args.repeats - 1)]
+        details = [r.speed.details for r in gradings]
+        speedups = [d.get("speedup_vs_baseline", {}).get("median") for d in details]
         ok = [s for s in speedups if s]
-        repeats[exercise_id] = {"speedups": speedups, "max_over_min": max(ok) / min(ok) if ok else None}
+        # the medians of each contender too: which one moved when a speedup moved
+        repeats[exercise_id] = {"speedups": speedups, "max_over_min": max(ok) / min(ok) if ok else None,
+                                **{f"{who}_ms": [d.get(f"{who}_ms") for d in details]
+                                   for who in ("yours", "baseline", "target")}}
         print(f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  max/min {repeats[exercise_id]['max_over_min']:.3f}", flush=True)
+        for who in ("yours", "baseline"):
+            ms = [m for m in repeats[exercise_id][f"{who}_ms"] if m]
+            print(f"{'':<14} {who:>8} ms {', '.join(f'{m:.4f}' for m in ms)}", flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
         "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total,

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
-from numba import cuda, float32, int32, uint32, uint64  # noqa: E402
+from numba import cuda, float32, uint32  # noqa: E402
 
 from grader import timing  # noqa: E402
 from grader.cases import case_rng, expected_and_tolerance  # noqa: E402
@@ -47,6 +47,16 @@ SMS = 132
 # (1.06-1.20 ms) or 32 × 4 threads (0.83 ms);
 # stencil_1d with 8 outputs per thread (0.57 ms, target 0.49); softmax with warp-shuffle
 # reductions and 16 or 64 values per thread (0.22, 0.26 ms; 32 per thread 0.21 = the target).
+# Later the same day: rgb_to_gray from uint64 words, 8 pixels per step (0.551 ms, target
+# 0.225), 2 groups of 4 pixels per thread (0.228); transpose's grid-stride loop with
+# 32 × 16 threads (1.25 ms, target 0.77) or 32 blocks per SM (0.78); transpose as uint64 pairs
+# with 8 or 32 blocks per SM (0.840, 0.772 ms; 16 per SM, 0.759, became the target).
+# With the hold (start event queued behind a sleeping kernel): rgb_to_gray with 3 coalesced
+# word loads per warp, bytes moved to their pixel's lane by shfl_sync and coalesced stores
+# (0.167-0.169 ms, target 0.125); histogram with per-thread 16-bit counters in shared
+# memory and no atomics while counting (0.394 ms, target 0.130).
+# histogram with 8, 16 or 32 lane-interleaved padded copies per block (0.34-0.36 ms, target
+# 0.289).
 
 # ---------------------------------------------------------------- rgb_to_gray
 
@@ -117,7 +127,6 @@ def _gray_words_kernel(groups):
 
 
 _gray_words1 = _gray_words_kernel(1)
-_gray_words2 = _gray_words_kernel(2)
 
 
 def _gray_words(kernel, blocks_per_sm):
@@ -133,34 +142,6 @@ def _gray_words(kernel, blocks_per_sm):
 
 gray_words1 = _gray_words(_gray_words1, 1 << 20)  # one group per thread, no loop
 # _gray_words(_gray_words1, 16), one group per step of a grid-stride loop, is now the target.
-gray_words2 = _gray_words(_gray_words2, 16)
-
-@cuda.jit(device=True)
-def _byte(w0, w1, w2, k):
-    """Byte k (0..23) of three little-endian uint64 words."""
-    w = w0 if k < 8 else (w1 if k < 16 else w2)
-    return float32((w >> uint64(8 * (k % 8))) & uint64(0xFF))
-
-
-@cuda.jit
-def _gray_words64(words, g):
-    """8 pixels = 24 bytes = 3 uint64 loads per step: twice the bytes per load of the target."""
-    for q in range(cuda.grid(1), g.size // 8, cuda.gridsize(1)):
-        w0 = words[3 * q]
-        w1 = words[3 * q + 1]
-        w2 = words[3 * q + 2]
-        for p in range(8):
-            g[8 * q + p] = (float32(0.299) * _byte(w0, w1, w2, 3 * p) + float32(0.587) * _byte(w0, w1, w2, 3 * p + 1)
-                            + float32(0.114) * _byte(w0, w1, w2, 3 * p + 2))
-
-
-def gray_words64(image, gray):
-    n = gray.size
-    if n % 8:
-        return exercise("rgb_to_gray").target(image, gray)
-    words = image.reshape(image.size).view(np.uint64)
-    _gray_words64[max(1, min((n // 8 + 255) // 256, SMS * 16)), 256](words, gray.reshape(n))
-
 
 # ---------------------------------------------------------------- transpose
 
@@ -203,55 +184,8 @@ def _transpose_stride_kernel(tile, rows, blocks_per_sm):
     return launch
 
 
-@cuda.jit
-def _transpose_pairs(a64, out64):
-    """8-byte accesses on both sides (twice the bytes per load and store of the target): the
-    matrices as uint64 pairs of float32 bit patterns; a block moves a tile of 64 rows × 32
-    columns of `a` through shared memory (stored transposed, rows padded to 65 words)."""
-    tile = cuda.shared.array((32, 65), uint32)  # tile[column of a, row of a]
-    m = a64.shape[0]
-    n = out64.shape[0]
-    tx = cuda.threadIdx.x  # 0..15: a pair of columns of a on the way in
-    ty = cuda.threadIdx.y  # 0..15
-    t = ty * 16 + tx
-    px = t % 32  # 0..31: a pair of rows of a (= a pair of columns of out) on the way out
-    oy = t // 32  # 0..7
-    across = (n + 31) // 32
-    tiles = across * ((m + 63) // 64)
-    for k0 in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
-        c0 = (k0 % across) * 32
-        r0 = (k0 // across) * 64
-        for k in range(4):
-            r = r0 + ty + 16 * k
-            q = c0 // 2 + tx
-            if r < m and 2 * q < n:
-                pair = a64[r, q]
-                tile[2 * tx, ty + 16 * k] = uint32(pair & 0xFFFFFFFF)
-                tile[2 * tx + 1, ty + 16 * k] = uint32(pair >> 32)
-        cuda.syncthreads()
-        for k in range(4):
-            c = c0 + oy + 8 * k
-            p = r0 // 2 + px
-            if c < n and 2 * p < m:
-                lo = uint64(tile[oy + 8 * k, 2 * px])
-                hi = uint64(tile[oy + 8 * k, 2 * px + 1])
-                out64[c, p] = lo | (hi << uint64(32))
-        cuda.syncthreads()
-
-
-def transpose_pairs(a, out):
-    m, n = a.shape
-    if m % 2 or n % 2:
-        return exercise("transpose").target(a, out)
-    a64 = a.reshape(m * n).view(np.uint64).reshape(m, n // 2)
-    out64 = out.reshape(m * n).view(np.uint64).reshape(n, m // 2)
-    tiles = ((n + 31) // 32) * ((m + 63) // 64)
-    _transpose_pairs[max(1, min(tiles, SMS * 32)), (16, 16)](a64, out64)
-
-
-transpose_stride_32_r8_x32 = _transpose_stride_kernel(32, 8, 32)
+transpose_stride_32_r8_x64 = _transpose_stride_kernel(32, 8, 64)  # the target before the pairs
 transpose_stride_32_r8_x128 = _transpose_stride_kernel(32, 8, 128)
-transpose_stride_32_r16_x64 = _transpose_stride_kernel(32, 16, 64)
 
 # ---------------------------------------------------------------- stencil_1d
 
@@ -444,59 +378,14 @@ softmax_shuffle32 = _softmax_shuffle_kernel(32)
 # ---------------------------------------------------------------- histogram
 
 
-def _histogram_lane_copies_kernel(copies):
-    """`copies` shared histograms per block, lane t using copy t % copies, rows padded to 257
-    counters: lanes of one warp that hold the same hot value update different copies in
-    different banks, so a hot bin no longer serialises a warp (the target's per-warp copies
-    make all 32 lanes of a warp contend for one address)."""
-    stride = 257
-
-    @cuda.jit
-    def kernel(words, values, bins):
-        hist = cuda.shared.array(copies * stride, int32)
-        t = cuda.threadIdx.x
-        for k in range(copies):
-            hist[k * stride + t] = 0
-        cuda.syncthreads()
-        mine = (t % copies) * stride
-        nwords = words.size
-        for i in range(cuda.grid(1), nwords, cuda.gridsize(1)):
-            word = words[i]
-            for b in range(4):
-                cuda.atomic.add(hist, mine + int32((word >> uint32(8 * b)) & uint32(0xFF)), 1)
-        tail = values.size - 4 * nwords  # the last n % 4 values, by block 0
-        if cuda.blockIdx.x == 0 and t < tail:
-            cuda.atomic.add(hist, int32(values[4 * nwords + t]), 1)
-        cuda.syncthreads()
-        total = 0
-        for k in range(copies):
-            total += hist[k * stride + t]
-        if total > 0:
-            cuda.atomic.add(bins, t, total)
-
-    def launch(values, bins):
-        n = values.size
-        words = values[: n - n % 4].view(np.uint32)
-        blocks = max(1, min((words.size + 255) // 256, SMS * 8))
-        kernel[blocks, 256](words, values, bins)
-
-    return launch
-
-
 # Tried: lanes holding the same value merged with match_any_sync (one atomic per distinct
 # value per warp): 1.31 ms against 0.33 ms, 2026-11-29.
-histogram_lane_copies8 = _histogram_lane_copies_kernel(8)
-histogram_lane_copies16 = _histogram_lane_copies_kernel(16)
-histogram_lane_copies32 = _histogram_lane_copies_kernel(32)
-
 
 # ---------------------------------------------------------------- the table
 
 VARIANTS = {
-    "rgb_to_gray": {"words64": gray_words64, "flat4": gray_flat4, "words1": gray_words1,
-                    "words2": gray_words2},
-    "transpose": {"pairs": transpose_pairs, "stride_32_r8_x32": transpose_stride_32_r8_x32, "stride_32_r8_x128": transpose_stride_32_r8_x128,
-                  "stride_32_r16_x64": transpose_stride_32_r16_x64},
+    "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1},
+    "transpose": {"four_byte_tiles": transpose_stride_32_r8_x64, "stride_32_r8_x128": transpose_stride_32_r8_x128},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512},
@@ -504,8 +393,7 @@ VARIANTS = {
                    "cupy.sum": "peer"},
     "matmul_tiled": {"baseline": exercise("matmul_tiled").baseline, "solution": None},
     "softmax_fused": {"shuffle32": softmax_shuffle32},
-    "histogram": {"lane_copies8": histogram_lane_copies8, "lane_copies16": histogram_lane_copies16,
-                  "lane_copies32": histogram_lane_copies32},
+    "histogram": {},
 }
 
 
