@@ -103,7 +103,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
             _write_npz(task_dir / f"timed-{k}.npz", buffers)
             checked.append([name, round_index, set_index, f"timed-{k}.npz"])
     _write_json(task_dir / "speed.json", {
-        "seconds": samples.seconds, "host_seconds": samples.host_seconds,
+        "seconds": samples.seconds, "after_end_seconds": samples.after_end_seconds,
         "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
         "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
     })

@@ -62,6 +62,8 @@ def median_event_seconds(fn, reps: int, warmup: int) -> float:
     `warmup` runs and WARM_UP_SECONDS of running it."""
     from numba import cuda
 
+    from grader.gpu_timing import hold_gpu
+
     started = time.perf_counter()
     done = 0
     while done < warmup or time.perf_counter() - started < WARM_UP_SECONDS:
@@ -69,8 +71,6 @@ def median_event_seconds(fn, reps: int, warmup: int) -> float:
         cuda.synchronize()
         done += 1
     times = []
-    from grader.gpu_timing import hold_gpu
-
     for _ in range(reps):
         start, end = cuda.event(), cuda.event()
         cuda.synchronize()

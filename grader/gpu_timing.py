@@ -32,7 +32,7 @@ HIDDEN_WORK_SLACK = 200e-6
 class Samples:
     seconds: dict = field(default_factory=dict)
     """Contender -> event-timed seconds per launch, in launch order."""
-    host_seconds: dict = field(default_factory=dict)
+    after_end_seconds: dict = field(default_factory=dict)
     """Contender -> seconds a device-wide synchronize still waited after the end event, per
     launch: work that escaped the events (on another stream)."""
     checked: list = field(default_factory=list)
@@ -209,9 +209,9 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
             # Inputs no launch has seen: caching answers by input buffer or content fails.
             arena.fresh_inputs(set_index, variant_seed, samples.rounds)
             for name in order:
-                seconds, host = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
+                seconds, after_end = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
                 samples.seconds[name].append(seconds)
-                samples.host_seconds[name].append(host)
+                samples.after_end_seconds[name].append(after_end)
                 if name == names[0] and (samples.rounds, set_index) == tuple(check):
                     samples.checked.append((name, samples.rounds, set_index, arena.copy_outputs()))
             launch_index += 1

@@ -73,7 +73,7 @@ def _read_samples(task_dir: Path):
     for name, round_index, set_index, filename in data["checked"]:
         with np.load(task_dir / filename) as npz:
             checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
-    return Samples(data["seconds"], data["host_seconds"], checked, data["rounds"], data["stop_reason"],
+    return Samples(data["seconds"], data["after_end_seconds"], checked, data["rounds"], data["stop_reason"],
                    data.get("phases", {}))
 
 

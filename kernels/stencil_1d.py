@@ -9,7 +9,7 @@ value; we allow twice that: |out[i] - exact| <= few_ops(7, Σ_k |weights[k]·x[i
 Speed: on an H200 the L1 cache serves the naive kernel's 7-fold reuse, and a shared-memory
 tile with one output per thread does not beat it (0.82x the baseline, measured: one load in
 flight per thread, and the block waits at the barrier). The lesson's solution therefore
-makes 4 outputs per thread (1.07-1.08x the baseline, measured) and the target also keeps
+makes 4 outputs per thread (1.07-1.09x the baseline, measured) and the target also keeps
 the weights in registers.
 """
 import numpy as np
@@ -102,7 +102,8 @@ SPEC = Spec(
         dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 8.0 * d["n"],
         # On an H200 the L1 cache already serves the 7-fold reuse of the naive kernel: the
         # solution (a tile, 4 outputs per thread) ran at 1.074-1.080x the baseline in five
-        # gradings (2026-11-29), so the default 1.2x would fail it; 1.04x passes it and fails
+        # gradings (2026-11-29), 1.091-1.093x once the launch's dispatch was no longer timed,
+        # so the default 1.2x would fail it; 1.04x passes it and fails
         # the baseline and a one-output tile (0.80x). See BENCHMARKS.md.
         required_speedup=1.04,
     ),

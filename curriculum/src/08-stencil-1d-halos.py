@@ -111,7 +111,7 @@ print("left neighbours:", d_out.copy_to_host(), "<- the first one should have be
 # The fix is to give each thread more work: **4 outputs per thread**. A block of 256 threads
 # then owns a slice of `SPAN = 1024` outputs; each thread issues 4 loads, 256 apart, before
 # anyone waits (each of the 4 is still coalesced: the 32 lanes of a warp read 32 neighbours),
-# and one barrier serves 1024 outputs. On the H200 that was about **1.08×** the naive
+# and one barrier serves 1024 outputs. On the H200 that was about **1.09×** the naive
 # kernel's speed. This *thread coarsening* is a standard move whenever a kernel does little
 # work per load.
 
