@@ -58,6 +58,104 @@ SMS = 132
 # histogram with 8, 16 or 32 lane-interleaved padded copies per block (0.34-0.36 ms, target
 # 0.289).
 
+# ---------------------------------------------------------------- streams: thread_ids, vector_add, saxpy
+# The targets are grid-stride loops with one element per step: 2 loads in flight per thread.
+# The copy ceiling's kernel keeps 4 per thread in flight (4.26 TB/s); these do the same.
+
+
+@cuda.jit
+def _ids_x4(out):
+    stride = cuda.gridsize(1)
+    n = out.size
+    i = cuda.grid(1)
+    while i + 3 * stride < n:
+        out[i] = i
+        out[i + stride] = i + stride
+        out[i + 2 * stride] = i + 2 * stride
+        out[i + 3 * stride] = i + 3 * stride
+        i += 4 * stride
+    while i < n:
+        out[i] = i
+        i += stride
+
+
+@cuda.jit
+def _add_x4(a, b, c):
+    stride = cuda.gridsize(1)
+    n = c.size
+    i = cuda.grid(1)
+    while i + 3 * stride < n:  # all 8 loads before any store
+        a0 = a[i]
+        a1 = a[i + stride]
+        a2 = a[i + 2 * stride]
+        a3 = a[i + 3 * stride]
+        b0 = b[i]
+        b1 = b[i + stride]
+        b2 = b[i + 2 * stride]
+        b3 = b[i + 3 * stride]
+        c[i] = a0 + b0
+        c[i + stride] = a1 + b1
+        c[i + 2 * stride] = a2 + b2
+        c[i + 3 * stride] = a3 + b3
+        i += 4 * stride
+    while i < n:
+        c[i] = a[i] + b[i]
+        i += stride
+
+
+@cuda.jit
+def _saxpy_x4(x, y, out, alpha):
+    stride = cuda.gridsize(1)
+    n = out.size
+    i = cuda.grid(1)
+    while i + 3 * stride < n:
+        x0 = x[i]
+        x1 = x[i + stride]
+        x2 = x[i + 2 * stride]
+        x3 = x[i + 3 * stride]
+        y0 = y[i]
+        y1 = y[i + stride]
+        y2 = y[i + 2 * stride]
+        y3 = y[i + 3 * stride]
+        out[i] = alpha * x0 + y0
+        out[i + stride] = alpha * x1 + y1
+        out[i + 2 * stride] = alpha * x2 + y2
+        out[i + 3 * stride] = alpha * x3 + y3
+        i += 4 * stride
+    while i < n:
+        out[i] = alpha * x[i] + y[i]
+        i += stride
+
+
+def _stream_grid(size, blocks_per_sm):
+    """Blocks of 256 threads, 4 elements each per step, at most blocks_per_sm per SM."""
+    return max(1, min((size + 1023) // 1024, SMS * blocks_per_sm)), 256
+
+
+def ids_x4_8(out):
+    _ids_x4[_stream_grid(out.size, 8)](out)
+
+
+def ids_x4_16(out):
+    _ids_x4[_stream_grid(out.size, 16)](out)
+
+
+def add_x4_8(a, b, c):
+    _add_x4[_stream_grid(c.size, 8)](a, b, c)
+
+
+def add_x4_16(a, b, c):
+    _add_x4[_stream_grid(c.size, 16)](a, b, c)
+
+
+def saxpy_x4_8(x, y, out, alpha):
+    _saxpy_x4[_stream_grid(out.size, 8)](x, y, out, alpha)
+
+
+def saxpy_x4_16(x, y, out, alpha):
+    _saxpy_x4[_stream_grid(out.size, 16)](x, y, out, alpha)
+
+
 # ---------------------------------------------------------------- rgb_to_gray
 
 
@@ -384,6 +482,9 @@ softmax_shuffle32 = _softmax_shuffle_kernel(32)
 # ---------------------------------------------------------------- the table
 
 VARIANTS = {
+    "thread_ids": {"x4_8": ids_x4_8, "x4_16": ids_x4_16},
+    "vector_add": {"x4_8": add_x4_8, "x4_16": add_x4_16},
+    "saxpy": {"x4_8": saxpy_x4_8, "x4_16": saxpy_x4_16},
     "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1},
     "transpose": {"four_byte_tiles": transpose_stride_32_r8_x64, "stride_32_r8_x128": transpose_stride_32_r8_x128},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
@@ -457,10 +558,12 @@ def check_on_gpu() -> bool:
 
 
 # Even sizes where a candidate needs them (word views), never multiples of a block or tile.
-SMALL = {"rgb_to_gray": {"h": 36, "w": 130}, "transpose": {"m": 70, "n": 130},
+SMALL = {"thread_ids": {"n": 5003}, "vector_add": {"n": 5003}, "saxpy": {"n": 5003},
+         "rgb_to_gray": {"h": 36, "w": 130}, "transpose": {"m": 70, "n": 130},
          "stencil_1d": {"n": 3000}, "softmax_fused": {"rows": 5, "cols": 3000},
          "histogram": {"n": 4099}, "reduce_sum": {"n": 5000}, "matmul_tiled": {"m": 33, "k": 20, "n": 17}}
-LARGE = {"rgb_to_gray": {"h": 1030, "w": 2052}, "transpose": {"m": 1030, "n": 2050},
+LARGE = {"thread_ids": {"n": 1_000_003}, "vector_add": {"n": 1_000_003}, "saxpy": {"n": 1_000_003},
+         "rgb_to_gray": {"h": 1030, "w": 2052}, "transpose": {"m": 1030, "n": 2050},
          "stencil_1d": {"n": 1_000_003}, "softmax_fused": {"rows": 67, "cols": 8192},
          "histogram": {"n": 1_000_003}, "reduce_sum": {"n": 1_000_003}, "matmul_tiled": {"m": 257, "k": 300, "n": 129}}
 

@@ -109,10 +109,10 @@ def _copy_kernel():
     return copy4
 
 
-def measure_copy_bandwidth() -> float:
-    """The faster of cudaMemcpy and a copy kernel: on the H200 machines we were lent, the
-    driver's device-to-device memcpy alone gave 2.87-3.45 TB/s from one machine to the next,
-    while kernels streamed 3.3 TB/s on each of them."""
+def measure_copy_bandwidth() -> tuple[float, dict]:
+    """(the faster of cudaMemcpy and a copy kernel, {method: bytes per second} of both): on the
+    H200 machines we were lent, the driver's device-to-device memcpy alone gave 2.87-3.45 TB/s
+    from one machine to the next, while kernels streamed 3.3 TB/s on each of them."""
     from numba import cuda
 
     src = cuda.to_device(np.random.default_rng(0).integers(0, 255, COPY_BYTES, dtype=np.uint8))
@@ -122,7 +122,8 @@ def measure_copy_bandwidth() -> float:
     kernel = _copy_kernel()
     blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 8
     copy = median_event_seconds(lambda: kernel[blocks, 256](words_src, words_dst), reps=20, warmup=3)
-    return 2.0 * COPY_BYTES / min(memcpy, copy)
+    return 2.0 * COPY_BYTES / min(memcpy, copy), {"cudaMemcpy": 2.0 * COPY_BYTES / memcpy,
+                                                  "copy kernel": 2.0 * COPY_BYTES / copy}
 
 
 def _fma_kernel():
@@ -193,9 +194,11 @@ def ceilings(refresh: bool = False) -> dict:
         except (OSError, ValueError):
             pass
     started = time.perf_counter()
+    copy, copy_parts = measure_copy_bandwidth()
     result = {
         **ident,
-        "copy_bandwidth": measure_copy_bandwidth(),
+        "copy_bandwidth": copy,
+        "copy_parts": copy_parts,  # both, printed: which one sets the ceiling, and by how much
         "read_bandwidth": measure_read_bandwidth(),
         "fp32_flops": measure_fp32_flops(),
         "method": METHOD,

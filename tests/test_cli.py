@@ -151,3 +151,23 @@ def test_list_shows_every_exercise():
     assert proc.returncode == 0
     for exercise_id in ("thread_ids", "matmul_tiled", "softmax_fused"):
         assert exercise_id in proc.stdout
+
+
+def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkeypatch, capsys):
+    """On a GPU `zerogpu device` shows how every ceiling was measured, and the two copy
+    figures behind the copy ceiling (the faster one is the ceiling)."""
+    import importlib
+
+    import grader.device
+
+    check_module = importlib.import_module("grader.check")  # `grader.check` is also a function
+    measured = {"name": "Some GPU", "driver": "1.0", "sms": 132, "compute_capability": [9, 0],
+                "measured_at": "2026-11-29 12:00:00", "copy_bandwidth": 4.2e12,
+                "copy_parts": {"cudaMemcpy": 3.9e12, "copy kernel": 4.2e12},
+                "read_bandwidth": 4.4e12, "fp32_flops": 53e12, "method": grader.device.METHOD}
+    monkeypatch.setattr(check_module, "current_backend", lambda: "gpu")
+    monkeypatch.setattr(grader.device, "ceilings", lambda refresh=False: measured)
+    assert main(["device"]) == 0
+    out = capsys.readouterr().out
+    assert "4200.0 GB/s" in out and "cudaMemcpy 3900.0 GB/s, copy kernel 4200.0 GB/s" in out
+    assert "53.0 TFLOP/s" in out and "hold" in out

@@ -20,6 +20,9 @@ def cmd_device(args) -> int:
                              ("fp32_flops", "TFLOP/s", 1e12)):
         if key in c:
             console.print(f"  {key:<15} {c[key] / scale:10.1f} {unit}   [dim]{c['method'][key]}[/]")
+        if key == "copy_bandwidth" and c.get("copy_parts"):
+            parts = ", ".join(f"{name} {value / scale:.1f} {unit}" for name, value in c["copy_parts"].items())
+            console.print(f"  {'':<15} [dim]({parts})[/]")
     return 0
 
 

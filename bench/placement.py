@@ -1,0 +1,51 @@
+"""Does where the buffers land change a kernel's time? The histogram's solution and baseline
+took 6.1 and 116 ms in bench/run.py and 11.4 and 139 ms in every grading (2026-11-29, H200);
+the guess is that atomics on the hot bin run at a speed set by the L2 slice its address maps
+to. Here the same inputs are timed by the grader's harness after a scratch allocation of a
+different size each time, which moves every buffer allocated after it.
+
+    python bench/placement.py [--only histogram] [--shifts-mib 0,1,2,3,5,8,13]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grader  # noqa: E402,F401
+import numpy as np  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from grader import timing  # noqa: E402
+from grader.exercises import exercise  # noqa: E402
+from grader.gpu_timing import measure  # noqa: E402
+from grader.load import load_launch  # noqa: E402
+from grader.speed import benchmark_inputs  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default="histogram,vector_add")
+    parser.add_argument("--shifts-mib", default="0,1,2,3,5,8,13")
+    args = parser.parse_args()
+    print(f"{'exercise':<14}{'shift MiB':>10}{'solution ms':>13}{'baseline ms':>13}{'speedup':>9}")
+    for exercise_id in args.only.split(","):
+        ex = exercise(exercise_id)
+        solution = load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
+        inputs = benchmark_inputs(ex, 1)
+        for shift in (int(m) for m in args.shifts_mib.split(",")):
+            scratch = cuda.device_array(max(shift << 20, 1), np.uint8)  # held until timed
+            s = measure(ex.spec, {"solution": solution, "baseline": ex.baseline}, inputs,
+                        flush=ex.spec.benchmark.bound == "memory", cap_seconds=2.0)
+            sol, base = (float(np.median(s.seconds[k])) * 1e3 for k in ("solution", "baseline"))
+            ratio = timing.paired_ratio(s.seconds["baseline"], s.seconds["solution"]).median
+            print(f"{exercise_id:<14}{shift:>10}{sol:13.4f}{base:13.4f}{ratio:9.2f}", flush=True)
+            del scratch
+
+
+if __name__ == "__main__":
+    main()
