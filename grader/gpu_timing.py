@@ -87,9 +87,6 @@ class _Arena:
 
         read_all_launch(self.flush_words, self.flush_sink)
 
-    def hold_gpu(self):
-        hold_gpu()
-
     def copy_outputs(self):
         return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
 
@@ -158,7 +155,7 @@ def _timed_launch(launch, kwargs, arena, flush):
     # Queued behind the flush and a hold, the start event fires once the launch is queued
     # too: with the GPU idle instead, the events would time the host's dispatch (~26 µs,
     # varying from process to process) as if it were the kernel's.
-    arena.hold_gpu()
+    hold_gpu()
     start.record()
     launch(**kwargs)
     end.record()
