@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
-from numba import cuda, float32, uint32  # noqa: E402
+from numba import cuda, float32, int32, uint32, uint64  # noqa: E402
 
 from grader import timing  # noqa: E402
 from grader.cases import case_rng, expected_and_tolerance  # noqa: E402
@@ -156,6 +156,31 @@ def saxpy_x4_16(x, y, out, alpha):
     _saxpy_x4[_stream_grid(out.size, 16)](x, y, out, alpha)
 
 
+
+# The same loops over 8-byte elements: a float32 pair viewed as one complex64, so each load
+# brings 8 bytes (complex addition and a real scale act on each half alone, with the same
+# roundings as the float32 kernels).
+
+
+def _add_c64(blocks_per_sm):
+    def launch(a, b, c):
+        if c.size % 2:
+            return add_x4_8(a, b, c)
+        pairs = [v.view(np.complex64) for v in (a, b, c)]
+        _add_x4[_stream_grid(c.size // 2, blocks_per_sm)](*pairs)
+    return launch
+
+
+def saxpy_c64_x4_8(x, y, out, alpha):
+    if out.size % 2:
+        return saxpy_x4_8(x, y, out, alpha)
+    pairs = [v.view(np.complex64) for v in (x, y, out)]
+    _saxpy_x4[_stream_grid(out.size // 2, 8)](*pairs, alpha)
+
+
+add_c64_x4_8 = _add_c64(8)
+# _add_c64(16) is now the target (vector_add and saxpy alike).
+
 # ---------------------------------------------------------------- rgb_to_gray
 
 
@@ -239,7 +264,131 @@ def _gray_words(kernel, blocks_per_sm):
 
 
 gray_words1 = _gray_words(_gray_words1, 1 << 20)  # one group per thread, no loop
-# _gray_words(_gray_words1, 16), one group per step of a grid-stride loop, is now the target.
+
+
+@cuda.jit
+def _gray_words_pair_stores(words, g2):
+    """The target's loop, its 4 grays stored as 2 complex64 (8-byte) stores, not 4 floats."""
+    for q in range(cuda.grid(1), g2.size // 2, cuda.gridsize(1)):
+        a = words[3 * q]
+        b = words[3 * q + 1]
+        c = words[3 * q + 2]
+        y0 = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
+              + float32(0.114) * float32((a >> 16) & 0xFF))
+        y1 = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
+              + float32(0.114) * float32((b >> 8) & 0xFF))
+        y2 = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
+              + float32(0.114) * float32(c & 0xFF))
+        y3 = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
+              + float32(0.114) * float32(c >> 24))
+        g2[2 * q] = complex(y0, y1)
+        g2[2 * q + 1] = complex(y2, y3)
+
+
+def _gray_pairs(blocks_per_sm):
+    def launch(image, gray):
+        n = gray.size
+        if n % 4:
+            return gray_flat4(image, gray)
+        words = image.reshape(image.size).view(np.uint32)
+        blocks = max(1, min((n // 4 + 255) // 256, SMS * blocks_per_sm))
+        _gray_words_pair_stores[blocks, 256](words, gray.reshape(n).view(np.complex64))
+    return launch
+
+
+gray_pair_stores_16 = _gray_pairs(16)
+gray_pair_stores_8 = _gray_pairs(8)
+
+
+@cuda.jit(device=True)
+def _grays_of_words(a, b, c):
+    """4 grays from 12 bytes R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3 (uint32, little-endian)."""
+    y0 = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
+          + float32(0.114) * float32((a >> 16) & 0xFF))
+    y1 = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
+          + float32(0.114) * float32((b >> 8) & 0xFF))
+    y2 = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
+          + float32(0.114) * float32(c & 0xFF))
+    y3 = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
+          + float32(0.114) * float32(c >> 24))
+    return y0, y1, y2, y3
+
+
+@cuda.jit
+def _gray_u64(words, g2):
+    """8 pixels = 24 bytes = 3 uint64 loads per step, split into uint32 halves at once (no
+    64-bit shifts per byte); 4 complex64 stores."""
+    for q in range(cuda.grid(1), g2.size // 4, cuda.gridsize(1)):
+        d0 = words[3 * q]
+        d1 = words[3 * q + 1]
+        d2 = words[3 * q + 2]
+        w0 = uint32(d0 & uint64(0xFFFFFFFF))
+        w1 = uint32(d0 >> uint64(32))
+        w2 = uint32(d1 & uint64(0xFFFFFFFF))
+        w3 = uint32(d1 >> uint64(32))
+        w4 = uint32(d2 & uint64(0xFFFFFFFF))
+        w5 = uint32(d2 >> uint64(32))
+        y0, y1, y2, y3 = _grays_of_words(w0, w1, w2)
+        y4, y5, y6, y7 = _grays_of_words(w3, w4, w5)
+        g2[4 * q] = complex(y0, y1)
+        g2[4 * q + 1] = complex(y2, y3)
+        g2[4 * q + 2] = complex(y4, y5)
+        g2[4 * q + 3] = complex(y6, y7)
+
+
+def _gray_u64_launch(blocks_per_sm):
+    def launch(image, gray):
+        n = gray.size
+        if n % 8:
+            return gray_flat4(image, gray)
+        words = image.reshape(image.size).view(np.uint64)
+        blocks = max(1, min((n // 8 + 255) // 256, SMS * blocks_per_sm))
+        _gray_u64[blocks, 256](words, gray.reshape(n).view(np.complex64))
+    return launch
+
+
+gray_u64_16 = _gray_u64_launch(16)
+gray_u64_8 = _gray_u64_launch(8)
+
+
+@cuda.jit
+def _gray_8px(words, g):
+    """8 pixels = 6 uint32 words per step, all 6 loads before any of the 8 stores."""
+    for q in range(cuda.grid(1), g.size // 8, cuda.gridsize(1)):
+        w0 = words[6 * q]
+        w1 = words[6 * q + 1]
+        w2 = words[6 * q + 2]
+        w3 = words[6 * q + 3]
+        w4 = words[6 * q + 4]
+        w5 = words[6 * q + 5]
+        y0, y1, y2, y3 = _grays_of_words(w0, w1, w2)
+        y4, y5, y6, y7 = _grays_of_words(w3, w4, w5)
+        g[8 * q] = y0
+        g[8 * q + 1] = y1
+        g[8 * q + 2] = y2
+        g[8 * q + 3] = y3
+        g[8 * q + 4] = y4
+        g[8 * q + 5] = y5
+        g[8 * q + 6] = y6
+        g[8 * q + 7] = y7
+
+
+def _gray_8px_launch(blocks_per_sm):
+    def launch(image, gray):
+        n = gray.size
+        if n % 8:
+            return gray_flat4(image, gray)
+        words = image.reshape(image.size).view(np.uint32)
+        blocks = max(1, min((n // 8 + 255) // 256, SMS * blocks_per_sm))
+        _gray_8px[blocks, 256](words, gray.reshape(n))
+    return launch
+
+
+gray_8px_16 = _gray_8px_launch(16)
+gray_8px_64 = _gray_8px_launch(64)
+gray_words_16 = _gray_words(_gray_words1, 16)  # the target until 2026-11-29
+gray_words_32 = _gray_words(_gray_words1, 32)
+# _gray_words(_gray_words1, 64), one group per step of a grid-stride loop, is now the target.
 
 # ---------------------------------------------------------------- transpose
 
@@ -351,7 +500,182 @@ def _stencil_tile_kernel(per_thread, threads=256):
 
 
 stencil_tile2 = _stencil_tile_kernel(2)
-# _stencil_tile_kernel(4) is now the target.
+stencil_tile4 = _stencil_tile_kernel(4)  # the target until 2026-11-29 (the lesson's tile)
+
+def _stencil_persistent(blocks_per_sm, threads=256, per_thread=4):
+    """The target's tile, in a grid-stride loop over tiles by a grid that fits on the GPU at
+    once, with the next tile's loads issued before the current tile is used: the loads of
+    one tile are in flight while the block computes and stores the one before."""
+    span = threads * per_thread
+    tile_size = span + 6
+
+    @cuda.jit
+    def kernel(x, w, out):
+        tile = cuda.shared.array(tile_size, float32)
+        nxt = cuda.local.array(per_thread, float32)
+        n = x.size
+        t = cuda.threadIdx.x
+        w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
+        tiles = (n + span - 1) // span
+        b = cuda.blockIdx.x
+        for k in range(per_thread):
+            j = b * span + t + k * threads
+            nxt[k] = x[j] if j < n else float32(0.0)
+        while b < tiles:
+            start = b * span
+            for k in range(per_thread):
+                tile[t + k * threads + 3] = nxt[k]
+            if t < 3:
+                j = start - 3 + t
+                tile[t] = x[j] if j >= 0 else float32(0.0)
+                j = start + span + t
+                tile[span + 3 + t] = x[j] if j < n else float32(0.0)
+            cuda.syncthreads()
+            b2 = b + cuda.gridDim.x
+            for k in range(per_thread):  # the next tile's loads, in flight during the stores
+                j = b2 * span + t + k * threads
+                nxt[k] = x[j] if j < n else float32(0.0)
+            for k in range(per_thread):
+                q = t + k * threads
+                i = start + q
+                if i < n:
+                    out[i] = (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
+                              + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
+            cuda.syncthreads()
+            b = b2
+
+    def launch(x, weights, out):
+        tiles = (x.size + span - 1) // span
+        kernel[max(1, min(tiles, SMS * blocks_per_sm)), threads](x, weights, out)
+
+    return launch
+
+
+stencil_persistent_8 = _stencil_persistent(8)
+stencil_persistent_4 = _stencil_persistent(4)
+
+
+@cuda.jit
+def _stencil_registers4(x, w, out):
+    """No shared memory: 4 consecutive outputs per thread from 10 loads (the L1 cache serves
+    the overlap with the neighbouring threads)."""
+    n = x.size
+    w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
+    for q in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
+        i = 4 * q
+        if i >= 3 and i + 6 < n:
+            a0 = x[i - 3]; a1 = x[i - 2]; a2 = x[i - 1]; a3 = x[i]; a4 = x[i + 1]  # noqa: E702
+            a5 = x[i + 2]; a6 = x[i + 3]; a7 = x[i + 4]; a8 = x[i + 5]; a9 = x[i + 6]  # noqa: E702
+            out[i] = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
+            out[i + 1] = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
+            out[i + 2] = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
+            out[i + 3] = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
+        else:
+            for o in range(i, min(i + 4, n)):
+                acc = float32(0.0)
+                for k in range(7):
+                    j = o + k - 3
+                    if j >= 0 and j < n:
+                        acc += w[k] * x[j]
+                out[o] = acc
+
+
+def _stencil_registers4_launch(blocks_per_sm):
+    def launch(x, weights, out):
+        _stencil_registers4[max(1, min((x.size + 1023) // 1024, SMS * blocks_per_sm)), 256](x, weights, out)
+    return launch
+
+
+stencil_registers4 = _stencil_registers4_launch(16)
+stencil_registers4_8 = _stencil_registers4_launch(8)
+stencil_registers4_64 = _stencil_registers4_launch(64)
+stencil_registers4_128 = _stencil_registers4_launch(128)
+stencil_registers4_32 = _stencil_registers4_launch(32)
+# One step per thread (no cap on the grid) is now the target.
+
+
+@cuda.jit
+def _stencil_registers8(x, w, out):
+    """8 neighbouring outputs per thread from 14 loads."""
+    n = x.size
+    w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
+    for q in range(cuda.grid(1), (n + 7) // 8, cuda.gridsize(1)):
+        i = 8 * q
+        if i >= 3 and i + 11 <= n:
+            a0 = x[i - 3]; a1 = x[i - 2]; a2 = x[i - 1]; a3 = x[i]; a4 = x[i + 1]  # noqa: E702
+            a5 = x[i + 2]; a6 = x[i + 3]; a7 = x[i + 4]; a8 = x[i + 5]; a9 = x[i + 6]  # noqa: E702
+            a10 = x[i + 7]; a11 = x[i + 8]; a12 = x[i + 9]; a13 = x[i + 10]  # noqa: E702
+            out[i] = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
+            out[i + 1] = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
+            out[i + 2] = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
+            out[i + 3] = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
+            out[i + 4] = w0 * a4 + w1 * a5 + w2 * a6 + w3 * a7 + w4 * a8 + w5 * a9 + w6 * a10
+            out[i + 5] = w0 * a5 + w1 * a6 + w2 * a7 + w3 * a8 + w4 * a9 + w5 * a10 + w6 * a11
+            out[i + 6] = w0 * a6 + w1 * a7 + w2 * a8 + w3 * a9 + w4 * a10 + w5 * a11 + w6 * a12
+            out[i + 7] = w0 * a7 + w1 * a8 + w2 * a9 + w3 * a10 + w4 * a11 + w5 * a12 + w6 * a13
+        else:
+            for o in range(i, min(i + 8, n)):
+                acc = float32(0.0)
+                for k in range(7):
+                    j = o + k - 3
+                    if j >= 0 and j < n:
+                        acc += w[k] * x[j]
+                out[o] = acc
+
+
+def _stencil_registers8_launch(blocks_per_sm):
+    def launch(x, weights, out):
+        _stencil_registers8[max(1, min((x.size + 2047) // 2048, SMS * blocks_per_sm)), 256](x, weights, out)
+    return launch
+
+
+stencil_registers8_32 = _stencil_registers8_launch(32)
+stencil_registers8_64 = _stencil_registers8_launch(64)
+
+
+@cuda.jit
+def _stencil_pairs4(x, xp, w, outp):
+    """registers4 with 8-byte accesses: outputs 4q..4q+3 from the pairs 2q-2 .. 2q+3
+    (elements 4q-4 .. 4q+7) as complex64, stored as 2 complex64."""
+    n = x.size
+    w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
+    for q in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
+        i = 4 * q
+        if i >= 4 and i + 8 <= n:
+            p0 = xp[2 * q - 2]; p1 = xp[2 * q - 1]; p2 = xp[2 * q]  # noqa: E702
+            p3 = xp[2 * q + 1]; p4 = xp[2 * q + 2]; p5 = xp[2 * q + 3]  # noqa: E702
+            a0 = p0.imag; a1 = p1.real; a2 = p1.imag; a3 = p2.real; a4 = p2.imag  # noqa: E702
+            a5 = p3.real; a6 = p3.imag; a7 = p4.real; a8 = p4.imag; a9 = p5.real  # noqa: E702
+            o0 = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
+            o1 = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
+            o2 = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
+            o3 = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
+            outp[2 * q] = complex(o0, o1)
+            outp[2 * q + 1] = complex(o2, o3)
+        else:
+            for o in range(i, min(i + 4, n)):
+                acc = float32(0.0)
+                for k in range(7):
+                    j = o + k - 3
+                    if j >= 0 and j < n:
+                        acc += w[k] * x[j]
+                if o % 2 == 0:
+                    outp[o // 2] = complex(acc, outp[o // 2].imag)
+                else:
+                    outp[o // 2] = complex(outp[o // 2].real, acc)
+
+
+def _stencil_pairs4_launch(blocks_per_sm):
+    def launch(x, weights, out):
+        n = x.size
+        if n % 2:
+            return stencil_registers4(x, weights, out)
+        grid = max(1, min((n + 1023) // 1024, SMS * blocks_per_sm))
+        _stencil_pairs4[grid, 256](x, x.view(np.complex64), weights, out.view(np.complex64))
+    return launch
+
+
+stencil_pairs4_16 = _stencil_pairs4_launch(16)
 stencil_tile4_t128 = _stencil_tile_kernel(4, 128)
 stencil_tile4_t512 = _stencil_tile_kernel(4, 512)
 
@@ -479,7 +803,179 @@ def _softmax_shuffle_kernel(items):
 
 softmax_shuffle32 = _softmax_shuffle_kernel(32)
 
+
+def _softmax_persistent_kernel(items, blocks_per_sm):
+    """A grid that fits on the GPU at once loops over the rows; each block issues the loads of
+    its next row before reducing and storing the current one, so memory stays busy through
+    the reductions (the target's block reductions, `items` values per thread in registers)."""
+    target = reference_module("softmax_fused")
+    block_max, block_sum, max_threads = target._block_max, target._block_sum, target.MAX_THREADS
+
+    @cuda.jit
+    def kernel(x, out):
+        shared = cuda.shared.array(max_threads, float32)
+        vals = cuda.local.array(items, float32)
+        nxt = cuda.local.array(items, float32)
+        tid = cuda.threadIdx.x
+        step = cuda.blockDim.x
+        rows, cols = x.shape
+        row = cuda.blockIdx.x
+        for j in range(items):
+            c = tid + j * step
+            nxt[j] = x[row, c] if row < rows and c < cols else float32(-math.inf)
+        while row < rows:
+            m = float32(-math.inf)
+            for j in range(items):
+                vals[j] = nxt[j]
+                m = max(m, nxt[j])
+            after = row + cuda.gridDim.x
+            for j in range(items):  # the next row's loads, in flight during this row's work
+                c = tid + j * step
+                nxt[j] = x[after, c] if after < rows and c < cols else float32(-math.inf)
+            m = block_max(shared, m)
+            s = float32(0.0)
+            for j in range(items):
+                e = float32(math.exp(vals[j] - m))
+                vals[j] = e
+                s += e
+            inv = float32(1.0) / block_sum(shared, s)
+            for j in range(items):
+                c = tid + j * step
+                if c < cols:
+                    out[row, c] = vals[j] * inv
+            row = after
+
+    def launch(x, out):
+        rows, cols = x.shape
+        threads = 32
+        while threads * items < cols and threads < 1024:
+            threads *= 2
+        kernel[max(1, min(rows, SMS * blocks_per_sm)), threads](x, out)
+
+    return launch
+
+
+# 16 or 8 per thread (512, 1024 threads) failed to launch: too many registers per block.
+softmax_persistent32_x2 = _softmax_persistent_kernel(32, 2)
+
+
+def _softmax_pairs_kernel(pairs):
+    """The target with 8-byte loads and stores: the row as complex64 pairs, `pairs` pairs per
+    thread in registers."""
+    target = reference_module("softmax_fused")
+    block_max, block_sum, max_threads = target._block_max, target._block_sum, target.MAX_THREADS
+
+    @cuda.jit
+    def kernel(xp, outp):
+        shared = cuda.shared.array(max_threads, float32)
+        lo = cuda.local.array(pairs, float32)
+        hi = cuda.local.array(pairs, float32)
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        step = cuda.blockDim.x
+        cols = xp.shape[1]
+        m = float32(-math.inf)
+        for j in range(pairs):
+            c = tid + j * step
+            a = float32(-math.inf)
+            b = float32(-math.inf)
+            if c < cols:
+                v = xp[row, c]
+                a = v.real
+                b = v.imag
+            lo[j] = a
+            hi[j] = b
+            m = max(m, max(a, b))
+        m = block_max(shared, m)
+        s = float32(0.0)
+        for j in range(pairs):
+            ea = float32(math.exp(lo[j] - m))
+            eb = float32(math.exp(hi[j] - m))
+            lo[j] = ea
+            hi[j] = eb
+            s += ea + eb
+        inv = float32(1.0) / block_sum(shared, s)
+        for j in range(pairs):
+            c = tid + j * step
+            if c < cols:
+                outp[row, c] = complex(lo[j] * inv, hi[j] * inv)
+
+    def launch(x, out):
+        rows, cols = x.shape
+        if cols % 2:
+            return reference_module("softmax_fused").target(x, out)
+        threads = 32
+        while threads * pairs * 2 < cols and threads < 1024:
+            threads *= 2
+        kernel[rows, threads](x.view(np.complex64), out.view(np.complex64))
+
+    return launch
+
+
+# _softmax_pairs_kernel(16) is now the target.
+softmax_pairs32 = _softmax_pairs_kernel(32)
+softmax_pairs8 = _softmax_pairs_kernel(8)
+softmax_pairs4 = _softmax_pairs_kernel(4)
+
+
+def softmax_floats32(x, out):
+    """The target until 2026-11-29: 32 floats per thread (its path for odd rows)."""
+    target = reference_module("softmax_fused")
+    target._softmax_registers[x.shape[0], target._threads_for(x.shape[1], target.TARGET_ITEMS)](x, out)
+
 # ---------------------------------------------------------------- histogram
+
+
+HIST_WARPS = 8
+
+
+@cuda.jit
+def _histogram_merge4(words, values, bins):
+    """The target's per-warp histograms, but the 4 values of a word are merged first: equal
+    values in one word become one atomic (a hot bin appears in most words: fewer lanes queue
+    on its address)."""
+    hist = cuda.shared.array((HIST_WARPS, 256), int32)
+    t = cuda.threadIdx.x
+    warp = t // 32
+    for w in range(HIST_WARPS):
+        hist[w, t] = 0
+    cuda.syncthreads()
+    for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
+        word = words[i]
+        v0 = int32(word & uint32(0xFF))
+        v1 = int32((word >> uint32(8)) & uint32(0xFF))
+        v2 = int32((word >> uint32(16)) & uint32(0xFF))
+        v3 = int32(word >> uint32(24))
+        c0 = 1 + int32(v1 == v0) + int32(v2 == v0) + int32(v3 == v0)
+        cuda.atomic.add(hist, (warp, v0), c0)
+        if v1 != v0:
+            c1 = 1 + int32(v2 == v1) + int32(v3 == v1)
+            cuda.atomic.add(hist, (warp, v1), c1)
+        if v2 != v0 and v2 != v1:
+            cuda.atomic.add(hist, (warp, v2), 1 + int32(v3 == v2))
+        if v3 != v0 and v3 != v1 and v3 != v2:
+            cuda.atomic.add(hist, (warp, v3), 1)
+    tail = values.size - 4 * words.size
+    if cuda.blockIdx.x == 0 and t < tail:
+        cuda.atomic.add(hist, (0, int32(values[4 * words.size + t])), 1)
+    cuda.syncthreads()
+    count = 0
+    for w in range(HIST_WARPS):
+        count += hist[w, t]
+    if count > 0:
+        cuda.atomic.add(bins, t, count)
+
+
+def _histogram_merge4_launch(blocks_per_sm):
+    def launch(values, bins):
+        n = values.size
+        words = values[: n - n % 4].view(np.uint32)
+        blocks = max(1, min((words.size + 255) // 256, SMS * blocks_per_sm))
+        _histogram_merge4[blocks, 256](words, values, bins)
+    return launch
+
+
+histogram_merge4_8 = _histogram_merge4_launch(8)
 
 
 # Tried: lanes holding the same value merged with match_any_sync (one atomic per distinct
@@ -489,18 +985,28 @@ softmax_shuffle32 = _softmax_shuffle_kernel(32)
 
 VARIANTS = {
     "thread_ids": {"x4_8": ids_x4_8, "x4_16": ids_x4_16},
-    "vector_add": {"x4_8": add_x4_8, "x4_16": add_x4_16},
-    "saxpy": {"x4_8": saxpy_x4_8, "x4_16": saxpy_x4_16},
-    "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1},
+    "vector_add": {"x4_8": add_x4_8, "x4_16": add_x4_16, "c64_x4_8": add_c64_x4_8},
+    "saxpy": {"x4_8": saxpy_x4_8, "x4_16": saxpy_x4_16, "c64_x4_8": saxpy_c64_x4_8},
+    "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1, "pair_stores_16": gray_pair_stores_16,
+                    "pair_stores_8": gray_pair_stores_8, "u64_16": gray_u64_16, "u64_8": gray_u64_8, "8px_16": gray_8px_16,
+                    "8px_64": gray_8px_64, "words_16": gray_words_16, "words_32": gray_words_32},
     "transpose": {"four_byte_tiles": transpose_four_byte_tiles, "stride_32_r8_x128": transpose_stride_32_r8_x128},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
-                   "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512},
+                   "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512,
+                   "persistent_8": stencil_persistent_8, "persistent_4": stencil_persistent_4,
+                   "tile4": stencil_tile4, "registers4": stencil_registers4,
+                   "registers4_8": stencil_registers4_8, "registers4_64": stencil_registers4_64,
+                   "registers4_32": stencil_registers4_32, "registers4_128": stencil_registers4_128,
+                   "registers8_32": stencil_registers8_32, "registers8_64": stencil_registers8_64,
+                   "pairs4_16": stencil_pairs4_16},
     "reduce_sum": {"acc2_x16": sum_acc2_x16, "acc4_x8": sum_acc4_x8, "acc4_x16": sum_acc4_x16,
                    "cupy.sum": "peer"},
     "matmul_tiled": {"baseline": exercise("matmul_tiled").baseline, "solution": None},
-    "softmax_fused": {"shuffle32": softmax_shuffle32},
-    "histogram": {},
+    "softmax_fused": {"shuffle32": softmax_shuffle32, "persistent32_x2": softmax_persistent32_x2,
+                      "floats32": softmax_floats32,
+                      "pairs32": softmax_pairs32, "pairs8": softmax_pairs8, "pairs4": softmax_pairs4},
+    "histogram": {"merge4_8": histogram_merge4_8},
 }
 
 

@@ -120,19 +120,19 @@ def _gray_words(words, gray):
 
 
 def target(image, gray):
-    """The image read as uint32 words, 4 pixels per step of a grid-stride loop (16 blocks of
-    256 per SM of an H200); images whose pixel count is not a multiple of 4 take the plain
-    coalesced kernel (one thread per pixel, 32 × 8 blocks, x along the rows).
+    """The image read as uint32 words, 4 pixels per step of a grid-stride loop over a grid of
+    132 SMs × 64 blocks of 256 threads; images whose pixel count is not a multiple of 4 take
+    the plain coalesced kernel (one thread per pixel, 32 × 8 blocks, x along the rows).
 
-    Measured on H200s at 8192 × 8192 (grader's harness, L2 flushed, 2026-11-29): 0.215-0.255 ms
-    from one lent machine to another (1.8-2.2 TB/s). Beside it on one machine: 0.224 ms, against
-    0.242 ms for 4 pixels per thread from 12 byte loads, 0.282 ms for the coalesced
-    one-thread-per-pixel kernel and 0.41 ms for pixels staged through shared memory as words;
-    the crossed baseline took 1.29-1.31 ms."""
+    Measured on an H200 at 8192 × 8192 in the grader's harness (L2 flushed, 2026-11-29):
+    0.119 ms (3.95 TB/s), against 0.122 / 0.125 ms with 32 / 16 blocks per SM, 0.128 with one
+    step per thread, 0.125 storing the grays as complex64 pairs, 0.146 for 4 pixels per
+    thread from 12 byte loads, 0.329 for 8 pixels per step and 0.475 from uint64 words
+    (bench/variants.py); the crossed baseline took 1.25 ms."""
     h, w = gray.shape
     if (h * w) % 4:
         _gray_coalesced[((w + 31) // 32, (h + 7) // 8), (32, 8)](image, gray)
         return
     words = image.reshape(image.size).view(np.uint32)
     flat = gray.reshape(h * w)
-    _gray_words[max(1, min((h * w // 4 + 255) // 256, 132 * 16)), 256](words, flat)
+    _gray_words[max(1, min((h * w // 4 + 255) // 256, 132 * 64)), 256](words, flat)

@@ -203,21 +203,75 @@ def _softmax_block_stride(x, out):
         out[row, c] = math.exp(x[row, c] - m) * inv
 
 
+def _pairs_kernel(pairs):
+    """The register kernel over float pairs read and written as one complex64 (8-byte
+    accesses): one block per row, `pairs` pairs per thread."""
+
+    @cuda.jit
+    def kernel(x2, out2):
+        shared = cuda.shared.array(MAX_THREADS, float32)
+        lo = cuda.local.array(pairs, float32)
+        hi = cuda.local.array(pairs, float32)
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        step = cuda.blockDim.x
+        cols = x2.shape[1]
+        m = float32(-math.inf)
+        for j in range(pairs):
+            c = tid + j * step
+            a = float32(-math.inf)
+            b = float32(-math.inf)
+            if c < cols:
+                v = x2[row, c]
+                a = v.real
+                b = v.imag
+            lo[j] = a
+            hi[j] = b
+            m = max(m, max(a, b))
+        m = _block_max(shared, m)
+        s = float32(0.0)
+        for j in range(pairs):
+            ea = float32(math.exp(lo[j] - m))  # exp(-inf) = 0 past the end of the row
+            eb = float32(math.exp(hi[j] - m))
+            lo[j] = ea
+            hi[j] = eb
+            s += ea + eb
+        inv = float32(1.0) / _block_sum(shared, s)
+        for j in range(pairs):
+            c = tid + j * step
+            if c < cols:
+                out2[row, c] = complex(lo[j] * inv, hi[j] * inv)
+
+    return kernel
+
+
 TARGET_ITEMS = 32
+TARGET_PAIRS = 16
 _softmax_registers = _register_kernel(TARGET_ITEMS)
+_softmax_pairs = _pairs_kernel(TARGET_PAIRS)
+
+
+def _threads_for(cols, per_thread):
+    """The smallest power of two (at least 32, at most 1024) threads covering `cols`."""
+    threads = 32
+    while threads * per_thread < cols and threads < MAX_THREADS:
+        threads *= 2
+    return threads
 
 
 def target(x, out):
-    """One block per row; rows up to 32768 columns are held in registers (32 per thread, up
-    to 1024 threads), longer ones are streamed three times. The block is the smallest power
-    of two (at least 32) that covers the row: 256 threads for 8192 columns.
-    Measured on an H200 at 8192×8192: 0.21-0.24 ms (32 per thread), 0.26 ms (16 or 64),
-    0.40-0.48 ms (8 per thread, 1024 threads); the solution 0.58-0.63 ms; CuPy 1.16 ms."""
+    """One block per row, the row held in registers so x is read once and out written once:
+    even rows up to 32768 columns as complex64 pairs (16 pairs per thread), odd ones up to
+    32768 as floats (32 per thread); longer rows are streamed three times. The block is the
+    smallest power of two (at least 32) that covers the row: 256 threads for 8192 columns.
+    Measured on an H200 at 8192×8192 in the grader's harness (2026-11-29): 0.151 ms with
+    pairs (3.57 TB/s) against 0.173 with 32 floats per thread, 0.176 with warp-shuffle
+    reductions, 0.178 with 8 pairs per thread (512 threads), 0.207 with 4 (bench/variants.py)."""
     rows, cols = x.shape
-    threads = 32
-    while threads * TARGET_ITEMS < cols and threads < MAX_THREADS:
-        threads *= 2
-    if threads * TARGET_ITEMS >= cols:
-        _softmax_registers[rows, threads](x, out)
+    if cols % 2 == 0 and _threads_for(cols // 2, TARGET_PAIRS) * TARGET_PAIRS >= cols // 2:
+        x2, out2 = x.view(np.complex64), out.view(np.complex64)
+        _softmax_pairs[rows, _threads_for(cols // 2, TARGET_PAIRS)](x2, out2)
+    elif _threads_for(cols, TARGET_ITEMS) * TARGET_ITEMS >= cols:
+        _softmax_registers[rows, _threads_for(cols, TARGET_ITEMS)](x, out)
     else:
         _softmax_block_stride[rows, MAX_THREADS](x, out)

@@ -129,27 +129,9 @@ def baseline(x, weights, out):
     _stencil_global[(x.size + threads - 1) // threads, threads](x, weights, out)
 
 
-TARGET_THREADS = 256
-PER_THREAD = 4
-SPAN = TARGET_THREADS * PER_THREAD  # outputs per block
-TILE = SPAN + 2 * RADIUS
-
-
 @cuda.jit
-def _stencil_tile4(x, weights, out):
-    tile = cuda.shared.array(TILE, float32)
+def _stencil_4_per_thread(x, weights, out):
     n = x.size
-    t = cuda.threadIdx.x
-    start = cuda.blockIdx.x * SPAN
-    for k in range(PER_THREAD):  # 4 coalesced loads per thread, all in flight together
-        j = start + t + k * TARGET_THREADS
-        tile[RADIUS + t + k * TARGET_THREADS] = x[j] if j < n else float32(0.0)
-    if t < RADIUS:  # the halos, 0 outside x
-        j = start - RADIUS + t
-        tile[t] = x[j] if j >= 0 else float32(0.0)
-        j = start + SPAN + t
-        tile[RADIUS + SPAN + t] = x[j] if j < n else float32(0.0)
-    cuda.syncthreads()
     w0 = weights[0]  # the 7 weights live in registers
     w1 = weights[1]
     w2 = weights[2]
@@ -157,19 +139,44 @@ def _stencil_tile4(x, weights, out):
     w4 = weights[4]
     w5 = weights[5]
     w6 = weights[6]
-    for k in range(PER_THREAD):
-        q = t + k * TARGET_THREADS
-        i = start + q
-        if i < n:
-            out[i] = (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
-                      + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
+    for q in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
+        i = 4 * q
+        if i >= RADIUS and i + 4 + RADIUS <= n:  # all 10 inputs inside x: no guards
+            a0 = x[i - 3]
+            a1 = x[i - 2]
+            a2 = x[i - 1]
+            a3 = x[i]
+            a4 = x[i + 1]
+            a5 = x[i + 2]
+            a6 = x[i + 3]
+            a7 = x[i + 4]
+            a8 = x[i + 5]
+            a9 = x[i + 6]
+            out[i] = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
+            out[i + 1] = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
+            out[i + 2] = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
+            out[i + 3] = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
+        else:  # the ends of x
+            for o in range(i, min(i + 4, n)):
+                acc = float32(0.0)
+                for k in range(WIDTH):
+                    j = o + k - RADIUS
+                    if j >= 0 and j < n:
+                        acc += weights[k] * x[j]
+                out[o] = acc
 
 
 def target(x, weights, out):
-    """The lesson's shared-memory tile, with 4 outputs per thread: a block of 256 threads
-    loads 1024 + 6 inputs with 4 coalesced loads each, then makes 1024 outputs from the tile.
-    Measured on H200s at n = 2**27 in the grader's harness (2026-11-29): 0.453-0.476 ms from
-    one lent machine to another; beside it on one machine 0.458 ms, against 0.488 ms for
-    weights in registers and neighbours read through the L1 cache, 0.535 ms for the naive
-    baseline and 0.665 ms for the one-output-per-thread shared-memory solution."""
-    _stencil_tile4[(x.size + SPAN - 1) // SPAN, TARGET_THREADS](x, weights, out)
+    """No shared memory: each thread makes 4 neighbouring outputs from 10 loads held in
+    registers (the L1 cache serves the 6 inputs neighbouring threads also read), one group
+    of 4 per thread, blocks of 256. (The kernel's grid-stride loop keeps it right for any
+    grid; one step per thread measured fastest.)
+
+    Measured on an H200 at n = 2**27 in the grader's harness (2026-11-29): 0.310 ms
+    (3.47 TB/s), against 0.320 / 0.326 / 0.332 / 0.340 ms for grids capped at 128 / 64 / 32
+    / 16 blocks per SM, 0.339 reading float pairs as complex64, 0.517 for 8 outputs per
+    thread, 0.362 for the lesson's tile (4 outputs per thread) in a grid-stride loop that
+    loads the next tile early, 0.417 for that tile one block per tile and 0.488 for the
+    naive baseline (bench/variants.py). The lesson teaches the tile because it makes the
+    reuse explicit; on this GPU the L1 cache does the same job for a small 1-D stencil."""
+    _stencil_4_per_thread[max(1, (x.size + 1023) // 1024), 256](x, weights, out)

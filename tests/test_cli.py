@@ -155,7 +155,8 @@ def test_list_shows_every_exercise():
 
 def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkeypatch, capsys):
     """On a GPU `zerogpu device` shows how every ceiling was measured, and the two copy
-    figures behind the copy ceiling (the faster one is the ceiling)."""
+    figures behind the copy ceiling (the faster one is the ceiling) with their range over
+    the processes that measured them."""
     import importlib
 
     import grader.device
@@ -164,10 +165,12 @@ def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkey
     measured = {"name": "Some GPU", "driver": "1.0", "sms": 132, "compute_capability": [9, 0],
                 "measured_at": "2026-11-29 12:00:00", "copy_bandwidth": 4.2e12,
                 "copy_parts": {"cudaMemcpy": 3.9e12, "copy kernel": 4.2e12},
+                "copy_runs": {"cudaMemcpy": [3.7e12, 3.9e12], "copy kernel": [4.2e12, 4.1e12]},
                 "read_bandwidth": 4.4e12, "fp32_flops": 53e12, "method": grader.device.METHOD}
     monkeypatch.setattr(check_module, "current_backend", lambda: "gpu")
     monkeypatch.setattr(grader.device, "ceilings", lambda refresh=False: measured)
     assert main(["device"]) == 0
-    out = capsys.readouterr().out
-    assert "4200.0 GB/s" in out and "cudaMemcpy 3900.0 GB/s, copy kernel 4200.0 GB/s" in out
+    out = " ".join(capsys.readouterr().out.split())  # as read, whatever the terminal's width
+    assert "4200.0 GB/s" in out
+    assert "cudaMemcpy 3900.0 GB/s (processes: 3700-3900), copy kernel 4200.0 GB/s (processes: 4100-4200)" in out
     assert "53.0 TFLOP/s" in out and "hold" in out

@@ -29,9 +29,10 @@ def _launch(ex, which):
     return getattr(ex, which), str(ex.reference_file)
 
 
-VIEWS_BYTES_AS_WORDS = {("histogram", "target"), ("rgb_to_gray", "target"), ("transpose", "target")}
-"""Targets that read arrays as wider words (`.view`: uint8 as uint32, float32 pairs as uint64):
-the doctor hands them to the simulator and says why."""
+VIEWS_BYTES_AS_WORDS = {("histogram", "target"), ("rgb_to_gray", "target"), ("transpose", "target"),
+                        ("vector_add", "target"), ("saxpy", "target"), ("softmax_fused", "target")}
+"""Targets that read arrays as wider words (`.view`: uint8 as uint32, float32 pairs as uint64
+or complex64): the doctor hands them to the simulator and says why."""
 
 
 @pytest.mark.parametrize("which", ["solution", "baseline", "target"])
@@ -43,7 +44,7 @@ def test_reference_kernels_run_clean(exercise_id, which):
     forget()
     reports = []
     if (exercise_id, which) in VIEWS_BYTES_AS_WORDS:  # the simulator runs it (test_ladder)
-        with pytest.raises(Unsupported, match=r"\.view\(uint(32|64)\)"):
+        with pytest.raises(Unsupported, match=r"\.view\((uint32|uint64|complex64)\)"):
             for p in prepare(ex, 19):
                 execute(ex.spec, launch, p.inputs, dict(p.case.dims), (path,))
         return

@@ -139,3 +139,40 @@ def test_unwritten_local_names_the_thread_the_element_and_the_fix():
     assert outcome.error.verdict == "wrong_result"
     assert finding.message.startswith("Thread 0 of block 0 updated `part[0]`")
     assert "cuda.local.array" in finding.message and "`part[k] = 0`" in finding.message
+
+
+RUN_SUMS = '''# expect: clean
+import numpy as np
+from numba import cuda
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", ("m",), role="out"))
+DIMS = {"n": 4096, "m": 1024}
+
+
+@cuda.jit
+def sums(x, out):
+    q = cuda.grid(1)
+    if q < out.size:
+        out[q] = {body}
+
+
+def launch(x, out):
+    sums[(out.size + 127) // 128, 128](x, out)
+'''
+
+
+@pytest.mark.parametrize("body, fix", [
+    ("x[4 * q] + x[4 * q + 1] + x[4 * q + 2] + x[4 * q + 3]", ""),  # every element of the sectors used
+    ("x[4 * q] + x[4 * q + 1]", "contiguous_threads"),  # half of every sector fetched for nothing
+])
+def test_runs_of_neighbours_read_by_sibling_sites(tmp_path, body, fix):
+    """Lanes 4 elements apart are wasteful alone, but 4 sites reading x[4q + k] together use
+    every element of the sectors they fetch (the stencil target's pattern): no fix then."""
+    path = tmp_path / "runs.py"
+    path.write_text(RUN_SUMS.replace("{body}", body))
+    _, _, _, outcome, _ = run(path)
+    assert outcome.error is None and outcome.report.ran_on_doctor, outcome.report.reason
+    fixes = {s.suggestion for k in outcome.report.kernels for s in k.sites if s.text.startswith("x[")}
+    assert fixes == {fix}

@@ -21,9 +21,20 @@ def cmd_device(args) -> int:
         if key in c:
             console.print(f"  {key:<15} {c[key] / scale:10.1f} {unit}   [dim]{c['method'][key]}[/]")
         if key == "copy_bandwidth" and c.get("copy_parts"):
-            parts = ", ".join(f"{name} {value / scale:.1f} {unit}" for name, value in c["copy_parts"].items())
-            console.print(f"  {'':<15} [dim]({parts})[/]")
+            console.print(f"  {'':<15} [dim]({_copy_parts(c, unit, scale)})[/]")
     return 0
+
+
+def _copy_parts(c: dict, unit: str, scale: float) -> str:
+    """Each copy method's best figure, and its range over the processes that measured it."""
+    spread = c.get("copy_runs", {})
+    parts = []
+    for name, best in c["copy_parts"].items():
+        text = f"{name} {best / scale:.1f} {unit}"
+        if len(spread.get(name, ())) > 1:
+            text += f" (processes: {min(spread[name]) / scale:.0f}-{max(spread[name]) / scale:.0f})"
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def register(sub) -> None:

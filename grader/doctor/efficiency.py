@@ -343,6 +343,21 @@ def interleaved(stats: SiteStats) -> bool:
     return 2 <= fields <= 4 and moved == [stats.ndim - 2] and delta[-2] == 1 and stride == fields
 
 
+SECTOR_ELEMENTS_MAX = 8
+"""The widest lane stride (in elements) whose gaps sibling sites can fill within one warp's
+sectors: 8 × 4-byte elements = one 32-byte sector."""
+
+
+def strided_run(stats: SiteStats) -> int:
+    """The lane stride of a global 1-D read whose lanes are 2..SECTOR_ELEMENTS_MAX elements
+    apart (x[4 * q + k]), else 0. Several such sites reading the same array at the same
+    stride (k = 0..3) together use every element of the sectors they fetch."""
+    delta, stride = main_pattern(stats)
+    if stats.space != "global" or stats.ndim != 1 or not isinstance(delta, tuple):
+        return 0
+    return abs(stride) if 2 <= abs(stride) <= SECTOR_ELEMENTS_MAX else 0
+
+
 FIXES = {
     "swap_indices": (
         "threadIdx.x walks rows of a row-major array: swap the indices",
@@ -371,7 +386,8 @@ FIXES = {
 
 def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
     """(pattern in words, fix kind from FIXES or ""). `siblings`: sites of the same kernel
-    reading the same interleaved array (all fields read: their sectors are shared)."""
+    reading the same interleaved array (all fields read: their sectors are shared), or the
+    same 1-D array at the same small stride (strided_run)."""
     delta, stride = main_pattern(stats)
     name, ndim = stats.array, stats.ndim
     if delta == "single":
@@ -390,6 +406,10 @@ def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
         return (f"interleaved: each thread reads one of the {stats.shape[-1]} values of its "
                 f"record; the {siblings} sites reading `{name}` share these sectors, so it "
                 "counts as one contiguous read", "")
+    if strided_run(stats) and siblings >= abs(stride):
+        return (f"{abs(stride)} elements apart, one of {siblings} sites reading `{name}` at "
+                "that stride: together they use every element of these sectors (each thread "
+                "reads a run of neighbours; the L1 cache serves the overlap)", "")
     gap = abs(stride) * stats.itemsize
     if efficiency >= LOW_EFFICIENCY:
         return f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart", ""

@@ -284,21 +284,33 @@ def kernel_reports(efficiency) -> tuple:
     """KernelReports from the doctor's efficiency statistics of one run."""
     from collections import Counter
 
-    from grader.doctor.efficiency import describe, interleaved
+    from grader.doctor.efficiency import describe, interleaved, strided_run
     from grader.doctor.sites import SITES
 
     if efficiency is None:
         return ()
     fields = Counter((efficiency.kernel_of[i], s.array) for i, s in efficiency.sites.items()
                      if s.requests and interleaved(s))
+    runs = Counter((efficiency.kernel_of[i], s.array, strided_run(s)) for i, s in efficiency.sites.items()
+                   if s.requests and strided_run(s))
     by_kernel: dict = {name: [] for name in efficiency.kernels}
     for index, stats in efficiency.sites.items():
         if not stats.requests:
             continue
         site, kernel = SITES[index], efficiency.kernel_of[index]
-        siblings = fields[(kernel, stats.array)] if interleaved(stats) else 0
+        ideal = stats.ideal
+        if interleaved(stats):
+            siblings = fields[(kernel, stats.array)]
+            if siblings >= stats.shape[-1]:
+                ideal = stats.ideal_records
+        elif strided_run(stats):
+            stride = strided_run(stats)
+            siblings = runs[(kernel, stats.array, stride)]
+            if siblings >= stride:  # each fetched sector is shared by `stride` of the sites
+                ideal = max(stats.ideal, stats.sectors // stride)
+        else:
+            siblings = 0
         pattern, suggestion = describe(stats, siblings)
-        ideal = stats.ideal_records if siblings and siblings >= stats.shape[-1] else stats.ideal
         by_kernel.setdefault(kernel, []).append(SiteReport(
             kernel, site.line, site.text, stats.space, site.kind, stats.array, stats.requests,
             stats.sectors, ideal, stats.degree_sum, stats.degree_max, stats.contention_max,
