@@ -2,7 +2,7 @@
 # One device call that measures everything docs/BENCHMARKS.md reports. On the lent H200:
 #   run(command="bash bench/device_run.sh", carry=[".whl"])   (.whl holds numpy 2.4.6, see README)
 # Writes bench.json, trust.json, variants.json and logs under $OUT and prints short tables.
-# About 8 minutes on an H200 (2026-11-29): ceilings 10 s, GPU tests 75 s, bench 60 s, five
+# About 8 minutes on an H200 (2026-11-29): ceilings 25 s, GPU tests 85 s, bench 60 s, five
 # gradings of every solution 260 s, candidate kernels 60 s. The open questions are probed by
 # bench/device_probes.sh, a call of its own (the two together pass the 600 s a call may take).
 set -uo pipefail

@@ -57,6 +57,17 @@ SMS = 132
 # memory and no atomics while counting (0.394 ms, target 0.130).
 # histogram with 8, 16 or 32 lane-interleaved padded copies per block (0.34-0.36 ms, target
 # 0.289).
+# Third session (2026-11-29, copy ceiling 4.24-4.27 TB/s): rgb_to_gray from uint64 words
+# split into uint32 halves (0.475 ms, target 0.125), 8 pixels per step (0.329), grays stored
+# as complex64 pairs (0.125, no gain); softmax with each block looping over rows and loading
+# the next row early (0.435 ms; with 16 or 8 values per thread it failed to launch: too many
+# registers for 512 or 1024 threads), 8, 4 or 32 pairs per thread (0.178, 0.208, 0.160;
+# 16 pairs, 0.151, became the target); histogram merging a word's equal bytes before the
+# atomics (0.288 ms, target 0.130), each warp's histogram split in 2 or 4 copies by lane
+# (0.130, 0.131), the block's most frequent value (found after one word per thread) counted in
+# a register instead of with atomics (0.226-0.317 ms, 0.188 with 8 loads in flight: the
+# branch per byte cost more than the contention it saved); 8 loads in flight per thread
+# (0.098) became the target.
 
 # ---------------------------------------------------------------- streams: thread_ids, vector_add, saxpy
 # The targets are grid-stride loops with one element per step: 2 loads in flight per thread.
@@ -439,6 +450,76 @@ def transpose_four_byte_tiles(a, out):
 
 
 transpose_stride_32_r8_x128 = _transpose_stride_kernel(32, 8, 128)
+
+T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
+
+
+def _transpose_pairs_pipelined(blocks_per_sm):
+    """The target's uint64-pair tile, software-pipelined: the next tile's 4 pairs per thread
+    are loaded into registers before the current tile is stored from shared memory, so a
+    block's loads and stores overlap instead of alternating."""
+
+    @cuda.jit
+    def kernel(a64, out64):
+        tile = cuda.shared.array((32, T_PAIR_PADDED), uint32)
+        nxt = cuda.local.array(4, uint64)
+        m = a64.shape[0]
+        n = out64.shape[0]
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        t = ty * 16 + tx
+        px = t % 32
+        oy = t // 32
+        across = (n + 31) // 32
+        tiles = across * ((m + 63) // 64)
+        k0 = cuda.blockIdx.x
+        if k0 < tiles:
+            c0 = (k0 % across) * 32
+            r0 = (k0 // across) * 64
+            for k in range(4):
+                r = r0 + ty + 16 * k
+                q = c0 // 2 + tx
+                nxt[k] = a64[r, q] if r < m and 2 * q < n else uint64(0)
+        while k0 < tiles:
+            c0 = (k0 % across) * 32
+            r0 = (k0 // across) * 64
+            for k in range(4):
+                pair = nxt[k]
+                tile[2 * tx, ty + 16 * k] = uint32(pair & uint64(0xFFFFFFFF))
+                tile[2 * tx + 1, ty + 16 * k] = uint32(pair >> uint64(32))
+            cuda.syncthreads()
+            k1 = k0 + cuda.gridDim.x
+            if k1 < tiles:  # the next tile's loads, in flight while this one is stored
+                c1 = (k1 % across) * 32
+                r1 = (k1 // across) * 64
+                for k in range(4):
+                    r = r1 + ty + 16 * k
+                    q = c1 // 2 + tx
+                    nxt[k] = a64[r, q] if r < m and 2 * q < n else uint64(0)
+            for k in range(4):
+                c = c0 + oy + 8 * k
+                p = r0 // 2 + px
+                if c < n and 2 * p < m:
+                    lo = uint64(tile[oy + 8 * k, 2 * px])
+                    hi = uint64(tile[oy + 8 * k, 2 * px + 1])
+                    out64[c, p] = lo | (hi << uint64(32))
+            cuda.syncthreads()
+            k0 = k1
+
+    def launch(a, out):
+        m, n = a.shape
+        if m % 2 or n % 2:
+            return transpose_four_byte_tiles(a, out)
+        a64 = a.reshape(m * n).view(np.uint64).reshape(m, n // 2)
+        out64 = out.reshape(m * n).view(np.uint64).reshape(n, m // 2)
+        tiles = ((n + 31) // 32) * ((m + 63) // 64)
+        kernel[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](a64, out64)
+
+    return launch
+
+
+transpose_pipelined_8 = _transpose_pairs_pipelined(8)
+transpose_pipelined_16 = _transpose_pairs_pipelined(16)
 
 # ---------------------------------------------------------------- stencil_1d
 
@@ -929,54 +1010,62 @@ def softmax_floats32(x, out):
 HIST_WARPS = 8
 
 
-@cuda.jit
-def _histogram_merge4(words, values, bins):
-    """The target's per-warp histograms, but the 4 values of a word are merged first: equal
-    values in one word become one atomic (a hot bin appears in most words: fewer lanes queue
-    on its address)."""
-    hist = cuda.shared.array((HIST_WARPS, 256), int32)
-    t = cuda.threadIdx.x
-    warp = t // 32
-    for w in range(HIST_WARPS):
-        hist[w, t] = 0
-    cuda.syncthreads()
-    for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
-        word = words[i]
-        v0 = int32(word & uint32(0xFF))
-        v1 = int32((word >> uint32(8)) & uint32(0xFF))
-        v2 = int32((word >> uint32(16)) & uint32(0xFF))
-        v3 = int32(word >> uint32(24))
-        c0 = 1 + int32(v1 == v0) + int32(v2 == v0) + int32(v3 == v0)
-        cuda.atomic.add(hist, (warp, v0), c0)
-        if v1 != v0:
-            c1 = 1 + int32(v2 == v1) + int32(v3 == v1)
-            cuda.atomic.add(hist, (warp, v1), c1)
-        if v2 != v0 and v2 != v1:
-            cuda.atomic.add(hist, (warp, v2), 1 + int32(v3 == v2))
-        if v3 != v0 and v3 != v1 and v3 != v2:
-            cuda.atomic.add(hist, (warp, v3), 1)
-    tail = values.size - 4 * words.size
-    if cuda.blockIdx.x == 0 and t < tail:
-        cuda.atomic.add(hist, (0, int32(values[4 * words.size + t])), 1)
-    cuda.syncthreads()
-    count = 0
-    for w in range(HIST_WARPS):
-        count += hist[w, t]
-    if count > 0:
-        cuda.atomic.add(bins, t, count)
+def _histogram_in_flight(loads, blocks_per_sm, splits=1):
+    """The target's per-warp histograms with `loads` uint32 words loaded per step (a
+    grid-stride apart, all loads before any atomic). `splits` > 1: each warp's histogram
+    split into copies taken by lanes in turn, rows padded by one word (a hot bin's lanes
+    queue on `splits` addresses)."""
+    copies = HIST_WARPS * splits
+    row = 257 if splits > 1 else 256
 
+    @cuda.jit
+    def kernel(words, values, bins):
+        hist = cuda.shared.array((copies, row), int32)
+        got = cuda.local.array(loads, uint32)
+        t = cuda.threadIdx.x
+        mine = (t // 32) * splits + (t % 32) % splits
+        for c in range(copies):
+            hist[c, t] = 0
+        cuda.syncthreads()
+        stride = cuda.gridsize(1)
+        n = words.size
+        i = cuda.grid(1)
+        while i + (loads - 1) * stride < n:
+            for k in range(loads):
+                got[k] = words[i + k * stride]
+            for k in range(loads):
+                word = got[k]
+                for b in range(4):
+                    cuda.atomic.add(hist, (mine, int32((word >> uint32(8 * b)) & uint32(0xFF))), 1)
+            i += loads * stride
+        while i < n:
+            word = words[i]
+            for b in range(4):
+                cuda.atomic.add(hist, (mine, int32((word >> uint32(8 * b)) & uint32(0xFF))), 1)
+            i += stride
+        tail = values.size - 4 * n
+        if cuda.blockIdx.x == 0 and t < tail:
+            cuda.atomic.add(hist, (0, int32(values[4 * n + t])), 1)
+        cuda.syncthreads()
+        count = 0
+        for c in range(copies):
+            count += hist[c, t]
+        if count > 0:
+            cuda.atomic.add(bins, t, count)
 
-def _histogram_merge4_launch(blocks_per_sm):
     def launch(values, bins):
         n = values.size
         words = values[: n - n % 4].view(np.uint32)
         blocks = max(1, min((words.size + 255) // 256, SMS * blocks_per_sm))
-        _histogram_merge4[blocks, 256](words, values, bins)
+        kernel[blocks, 256](words, values, bins)
+
     return launch
 
 
-histogram_merge4_8 = _histogram_merge4_launch(8)
-
+histogram_flight4 = _histogram_in_flight(4, 8)
+histogram_flight16 = _histogram_in_flight(16, 8)
+histogram_flight8_split2 = _histogram_in_flight(8, 8, 2)
+# _histogram_in_flight(8, 8) is now the target.
 
 # Tried: lanes holding the same value merged with match_any_sync (one atomic per distinct
 # value per warp): 1.31 ms against 0.33 ms, 2026-11-29.
@@ -990,7 +1079,8 @@ VARIANTS = {
     "rgb_to_gray": {"flat4": gray_flat4, "words1": gray_words1, "pair_stores_16": gray_pair_stores_16,
                     "pair_stores_8": gray_pair_stores_8, "u64_16": gray_u64_16, "u64_8": gray_u64_8, "8px_16": gray_8px_16,
                     "8px_64": gray_8px_64, "words_16": gray_words_16, "words_32": gray_words_32},
-    "transpose": {"four_byte_tiles": transpose_four_byte_tiles, "stride_32_r8_x128": transpose_stride_32_r8_x128},
+    "transpose": {"four_byte_tiles": transpose_four_byte_tiles, "stride_32_r8_x128": transpose_stride_32_r8_x128,
+                  "pipelined_8": transpose_pipelined_8, "pipelined_16": transpose_pipelined_16},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512,
@@ -1006,7 +1096,8 @@ VARIANTS = {
     "softmax_fused": {"shuffle32": softmax_shuffle32, "persistent32_x2": softmax_persistent32_x2,
                       "floats32": softmax_floats32,
                       "pairs32": softmax_pairs32, "pairs8": softmax_pairs8, "pairs4": softmax_pairs4},
-    "histogram": {"merge4_8": histogram_merge4_8},
+    "histogram": {"flight4": histogram_flight4, "flight16": histogram_flight16,
+                  "flight8_split2": histogram_flight8_split2},
 }
 
 
@@ -1069,7 +1160,8 @@ def check_on_gpu() -> bool:
     return grader.BACKEND == "gpu"
 
 
-# Even sizes where a candidate needs them (word views), never multiples of a block or tile.
+# Even sizes where a candidate needs them (word views), never multiples of a block or tile;
+# the histogram's large enough for the grid-stride loops of its candidates to take many steps.
 SMALL = {"thread_ids": {"n": 5003}, "vector_add": {"n": 5003}, "saxpy": {"n": 5003},
          "rgb_to_gray": {"h": 36, "w": 130}, "transpose": {"m": 70, "n": 130},
          "stencil_1d": {"n": 3000}, "softmax_fused": {"rows": 5, "cols": 3000},
@@ -1077,7 +1169,7 @@ SMALL = {"thread_ids": {"n": 5003}, "vector_add": {"n": 5003}, "saxpy": {"n": 50
 LARGE = {"thread_ids": {"n": 1_000_003}, "vector_add": {"n": 1_000_003}, "saxpy": {"n": 1_000_003},
          "rgb_to_gray": {"h": 1030, "w": 2052}, "transpose": {"m": 1030, "n": 2050},
          "stencil_1d": {"n": 1_000_003}, "softmax_fused": {"rows": 67, "cols": 8192},
-         "histogram": {"n": 1_000_003}, "reduce_sum": {"n": 1_000_003}, "matmul_tiled": {"m": 257, "k": 300, "n": 129}}
+         "histogram": {"n": 20_000_003}, "reduce_sum": {"n": 1_000_003}, "matmul_tiled": {"m": 257, "k": 300, "n": 129}}
 
 
 def main():

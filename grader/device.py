@@ -57,10 +57,7 @@ def identity() -> dict:
 
 WARM_UP_SECONDS = 0.5
 """An idle GPU runs its SMs at a fraction of their clock (345 MHz on an idle H200): every
-ceiling is timed only after half a second of running the same work. (Even so, the copy
-ceiling measured in the first process after the H200 sat idle came out at 3.92 TB/s, and at
-4.27 TB/s in the next one; the read and FMA ceilings agreed within 0.1%. Cause not found:
-docs/BENCHMARKS.md.)"""
+ceiling is timed only after half a second of running the same work."""
 
 
 def median_event_seconds(fn, reps: int, warmup: int) -> float:
