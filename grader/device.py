@@ -112,8 +112,6 @@ def _copy_kernel():
     return copy4
 
 
-
-
 def measure_copy_once() -> dict:
     """{method: bytes per second} of a 1 GiB device-to-device copy in this process: the
     driver's cudaMemcpy and a copy kernel over 8-byte words."""
