@@ -57,7 +57,7 @@ SPEC = Spec(
         Case("one past a block", {"n": 257}),
         Case("prime length, several blocks", {"n": 521}),
         Case("many blocks", {"n": 1500}),
-        Case("many blocks, 8 words per thread of a 256-thread block", {"n": 8209}),
+        Case("a longer array, prime length", {"n": 8209}),
     ),
     tolerance=tolerance,
     hints={
