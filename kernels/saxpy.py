@@ -116,9 +116,9 @@ def target(x, y, out, alpha):
     a complex addition act on each half alone), 4 pairs per thread in flight, a grid of
     132 SMs × 16 blocks of 256. Odd lengths run the same kernel on the floats.
 
-    Measured on an H200 at n = 2**27 in the grader's harness (2026-11-29): 0.406 ms
-    (3.97 TB/s, 8 blocks per SM), against 0.420 for 4 floats in flight and 0.439 for the
-    plain grid-stride loop with one float per step (bench/variants.py)."""
+    Measured on an H200 at n = 2**27 in the grader's harness (2026-11-29): 0.391 ms
+    (4.12 TB/s), 0.406 with 8 blocks per SM, against 0.420 for 4 floats in flight and 0.439
+    for the plain grid-stride loop with one float per step (bench/run.py, bench/variants.py)."""
     n = out.size
     if n % 2 == 0:
         x, y, out = (v.view(np.complex64) for v in (x, y, out))
