@@ -31,4 +31,3 @@ def test_copy_ceiling_is_the_best_of_every_process_and_a_failed_child_loses_noth
     assert best == 4.27e12
     assert parts == {"cudaMemcpy": 4.27e12, "copy kernel": 3.85e12}
     assert runs == {"cudaMemcpy": [3.70e12, 4.27e12], "copy kernel": [3.84e12, 3.85e12]}
-
