@@ -70,8 +70,9 @@ SMS = 132
 # (0.098) became the target.
 
 # ---------------------------------------------------------------- streams: thread_ids, vector_add, saxpy
-# The targets are grid-stride loops with one element per step: 2 loads in flight per thread.
-# The copy ceiling's kernel keeps 4 per thread in flight (4.26 TB/s); these do the same.
+# thread_ids' target is a grid-stride loop with one element per step; vector_add's and saxpy's
+# keep 4 per thread in flight, over complex64 pairs. Here: 4 in flight over float32, and the
+# pairs with 8 blocks per SM instead of the targets' 16.
 
 
 @cuda.jit
@@ -90,52 +91,9 @@ def _ids_x4(out):
         i += stride
 
 
-@cuda.jit
-def _add_x4(a, b, c):
-    stride = cuda.gridsize(1)
-    n = c.size
-    i = cuda.grid(1)
-    while i + 3 * stride < n:  # all 8 loads before any store
-        a0 = a[i]
-        a1 = a[i + stride]
-        a2 = a[i + 2 * stride]
-        a3 = a[i + 3 * stride]
-        b0 = b[i]
-        b1 = b[i + stride]
-        b2 = b[i + 2 * stride]
-        b3 = b[i + 3 * stride]
-        c[i] = a0 + b0
-        c[i + stride] = a1 + b1
-        c[i + 2 * stride] = a2 + b2
-        c[i + 3 * stride] = a3 + b3
-        i += 4 * stride
-    while i < n:
-        c[i] = a[i] + b[i]
-        i += stride
-
-
-@cuda.jit
-def _saxpy_x4(x, y, out, alpha):
-    stride = cuda.gridsize(1)
-    n = out.size
-    i = cuda.grid(1)
-    while i + 3 * stride < n:
-        x0 = x[i]
-        x1 = x[i + stride]
-        x2 = x[i + 2 * stride]
-        x3 = x[i + 3 * stride]
-        y0 = y[i]
-        y1 = y[i + stride]
-        y2 = y[i + 2 * stride]
-        y3 = y[i + 3 * stride]
-        out[i] = alpha * x0 + y0
-        out[i + stride] = alpha * x1 + y1
-        out[i + 2 * stride] = alpha * x2 + y2
-        out[i + 3 * stride] = alpha * x3 + y3
-        i += 4 * stride
-    while i < n:
-        out[i] = alpha * x[i] + y[i]
-        i += stride
+# The vector_add and saxpy targets' kernels (4 elements per step, all loads before any store)
+_add_x4 = reference_module("vector_add")._add_4_in_flight
+_saxpy_x4 = reference_module("saxpy")._saxpy_4_in_flight
 
 
 def _stream_grid(size, blocks_per_sm):
@@ -165,7 +123,6 @@ def saxpy_x4_8(x, y, out, alpha):
 
 def saxpy_x4_16(x, y, out, alpha):
     _saxpy_x4[_stream_grid(out.size, 16)](x, y, out, alpha)
-
 
 
 # The same loops over 8-byte elements: a float32 pair viewed as one complex64, so each load
@@ -636,34 +593,13 @@ stencil_persistent_8 = _stencil_persistent(8)
 stencil_persistent_4 = _stencil_persistent(4)
 
 
-@cuda.jit
-def _stencil_registers4(x, w, out):
-    """No shared memory: 4 consecutive outputs per thread from 10 loads (the L1 cache serves
-    the overlap with the neighbouring threads)."""
-    n = x.size
-    w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
-    for q in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        i = 4 * q
-        if i >= 3 and i + 6 < n:
-            a0 = x[i - 3]; a1 = x[i - 2]; a2 = x[i - 1]; a3 = x[i]; a4 = x[i + 1]  # noqa: E702
-            a5 = x[i + 2]; a6 = x[i + 3]; a7 = x[i + 4]; a8 = x[i + 5]; a9 = x[i + 6]  # noqa: E702
-            out[i] = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
-            out[i + 1] = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
-            out[i + 2] = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
-            out[i + 3] = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
-        else:
-            for o in range(i, min(i + 4, n)):
-                acc = float32(0.0)
-                for k in range(7):
-                    j = o + k - 3
-                    if j >= 0 and j < n:
-                        acc += w[k] * x[j]
-                out[o] = acc
-
-
 def _stencil_registers4_launch(blocks_per_sm):
+    """The target's kernel (4 outputs per thread from 10 loads in registers), its grid capped
+    at blocks_per_sm per SM: the target has one step per thread."""
+    kernel = reference_module("stencil_1d")._stencil_4_per_thread
+
     def launch(x, weights, out):
-        _stencil_registers4[max(1, min((x.size + 1023) // 1024, SMS * blocks_per_sm)), 256](x, weights, out)
+        kernel[max(1, min((x.size + 1023) // 1024, SMS * blocks_per_sm)), 256](x, weights, out)
     return launch
 
 
@@ -672,46 +608,8 @@ stencil_registers4_8 = _stencil_registers4_launch(8)
 stencil_registers4_64 = _stencil_registers4_launch(64)
 stencil_registers4_128 = _stencil_registers4_launch(128)
 stencil_registers4_32 = _stencil_registers4_launch(32)
-# One step per thread (no cap on the grid) is now the target.
-
-
-@cuda.jit
-def _stencil_registers8(x, w, out):
-    """8 neighbouring outputs per thread from 14 loads."""
-    n = x.size
-    w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
-    for q in range(cuda.grid(1), (n + 7) // 8, cuda.gridsize(1)):
-        i = 8 * q
-        if i >= 3 and i + 11 <= n:
-            a0 = x[i - 3]; a1 = x[i - 2]; a2 = x[i - 1]; a3 = x[i]; a4 = x[i + 1]  # noqa: E702
-            a5 = x[i + 2]; a6 = x[i + 3]; a7 = x[i + 4]; a8 = x[i + 5]; a9 = x[i + 6]  # noqa: E702
-            a10 = x[i + 7]; a11 = x[i + 8]; a12 = x[i + 9]; a13 = x[i + 10]  # noqa: E702
-            out[i] = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3 + w4 * a4 + w5 * a5 + w6 * a6
-            out[i + 1] = w0 * a1 + w1 * a2 + w2 * a3 + w3 * a4 + w4 * a5 + w5 * a6 + w6 * a7
-            out[i + 2] = w0 * a2 + w1 * a3 + w2 * a4 + w3 * a5 + w4 * a6 + w5 * a7 + w6 * a8
-            out[i + 3] = w0 * a3 + w1 * a4 + w2 * a5 + w3 * a6 + w4 * a7 + w5 * a8 + w6 * a9
-            out[i + 4] = w0 * a4 + w1 * a5 + w2 * a6 + w3 * a7 + w4 * a8 + w5 * a9 + w6 * a10
-            out[i + 5] = w0 * a5 + w1 * a6 + w2 * a7 + w3 * a8 + w4 * a9 + w5 * a10 + w6 * a11
-            out[i + 6] = w0 * a6 + w1 * a7 + w2 * a8 + w3 * a9 + w4 * a10 + w5 * a11 + w6 * a12
-            out[i + 7] = w0 * a7 + w1 * a8 + w2 * a9 + w3 * a10 + w4 * a11 + w5 * a12 + w6 * a13
-        else:
-            for o in range(i, min(i + 8, n)):
-                acc = float32(0.0)
-                for k in range(7):
-                    j = o + k - 3
-                    if j >= 0 and j < n:
-                        acc += w[k] * x[j]
-                out[o] = acc
-
-
-def _stencil_registers8_launch(blocks_per_sm):
-    def launch(x, weights, out):
-        _stencil_registers8[max(1, min((x.size + 2047) // 2048, SMS * blocks_per_sm)), 256](x, weights, out)
-    return launch
-
-
-stencil_registers8_32 = _stencil_registers8_launch(32)
-stencil_registers8_64 = _stencil_registers8_launch(64)
+# One step per thread (no cap on the grid) is now the target. 8 outputs per thread from 14
+# loads, 32 or 64 blocks per SM: 0.522, 0.517 ms (2026-11-29), dropped.
 
 
 @cuda.jit
@@ -940,63 +838,24 @@ def _softmax_persistent_kernel(items, blocks_per_sm):
 softmax_persistent32_x2 = _softmax_persistent_kernel(32, 2)
 
 
-def _softmax_pairs_kernel(pairs):
-    """The target with 8-byte loads and stores: the row as complex64 pairs, `pairs` pairs per
-    thread in registers."""
+def _softmax_pairs(pairs):
+    """The target's pair kernel (rows as complex64 pairs) with `pairs` pairs per thread."""
     target = reference_module("softmax_fused")
-    block_max, block_sum, max_threads = target._block_max, target._block_sum, target.MAX_THREADS
-
-    @cuda.jit
-    def kernel(xp, outp):
-        shared = cuda.shared.array(max_threads, float32)
-        lo = cuda.local.array(pairs, float32)
-        hi = cuda.local.array(pairs, float32)
-        row = cuda.blockIdx.x
-        tid = cuda.threadIdx.x
-        step = cuda.blockDim.x
-        cols = xp.shape[1]
-        m = float32(-math.inf)
-        for j in range(pairs):
-            c = tid + j * step
-            a = float32(-math.inf)
-            b = float32(-math.inf)
-            if c < cols:
-                v = xp[row, c]
-                a = v.real
-                b = v.imag
-            lo[j] = a
-            hi[j] = b
-            m = max(m, max(a, b))
-        m = block_max(shared, m)
-        s = float32(0.0)
-        for j in range(pairs):
-            ea = float32(math.exp(lo[j] - m))
-            eb = float32(math.exp(hi[j] - m))
-            lo[j] = ea
-            hi[j] = eb
-            s += ea + eb
-        inv = float32(1.0) / block_sum(shared, s)
-        for j in range(pairs):
-            c = tid + j * step
-            if c < cols:
-                outp[row, c] = complex(lo[j] * inv, hi[j] * inv)
+    kernel = target._pairs_kernel(pairs)
 
     def launch(x, out):
         rows, cols = x.shape
         if cols % 2:
-            return reference_module("softmax_fused").target(x, out)
-        threads = 32
-        while threads * pairs * 2 < cols and threads < 1024:
-            threads *= 2
-        kernel[rows, threads](x.view(np.complex64), out.view(np.complex64))
+            return target.target(x, out)
+        kernel[rows, target._threads_for(cols // 2, pairs)](x.view(np.complex64), out.view(np.complex64))
 
     return launch
 
 
-# _softmax_pairs_kernel(16) is now the target.
-softmax_pairs32 = _softmax_pairs_kernel(32)
-softmax_pairs8 = _softmax_pairs_kernel(8)
-softmax_pairs4 = _softmax_pairs_kernel(4)
+# 16 pairs per thread is the target.
+softmax_pairs32 = _softmax_pairs(32)
+softmax_pairs8 = _softmax_pairs(8)
+softmax_pairs4 = _softmax_pairs(4)
 
 
 def softmax_floats32(x, out):
@@ -1088,7 +947,6 @@ VARIANTS = {
                    "tile4": stencil_tile4, "registers4": stencil_registers4,
                    "registers4_8": stencil_registers4_8, "registers4_64": stencil_registers4_64,
                    "registers4_32": stencil_registers4_32, "registers4_128": stencil_registers4_128,
-                   "registers8_32": stencil_registers8_32, "registers8_64": stencil_registers8_64,
                    "pairs4_16": stencil_pairs4_16},
     "reduce_sum": {"acc2_x16": sum_acc2_x16, "acc4_x8": sum_acc4_x8, "acc4_x16": sum_acc4_x16,
                    "cupy.sum": "peer"},

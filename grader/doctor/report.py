@@ -291,20 +291,21 @@ def kernel_reports(efficiency) -> tuple:
         return ()
     fields = Counter((efficiency.kernel_of[i], s.array) for i, s in efficiency.sites.items()
                      if s.requests and interleaved(s))
-    runs = Counter((efficiency.kernel_of[i], s.array, strided_run(s)) for i, s in efficiency.sites.items()
-                   if s.requests and strided_run(s))
+    strides = {i: strided_run(s) for i, s in efficiency.sites.items() if s.requests}
+    runs = Counter((efficiency.kernel_of[i], efficiency.sites[i].array, stride)
+                   for i, stride in strides.items() if stride)
     by_kernel: dict = {name: [] for name in efficiency.kernels}
     for index, stats in efficiency.sites.items():
         if not stats.requests:
             continue
         site, kernel = SITES[index], efficiency.kernel_of[index]
         ideal = stats.ideal
+        stride = strides[index]
         if interleaved(stats):
             siblings = fields[(kernel, stats.array)]
             if siblings >= stats.shape[-1]:
                 ideal = stats.ideal_records
-        elif strided_run(stats):
-            stride = strided_run(stats)
+        elif stride:
             siblings = runs[(kernel, stats.array, stride)]
             if siblings >= stride:  # each fetched sector is shared by `stride` of the sites
                 ideal = max(stats.ideal, stats.sectors // stride)
