@@ -3,7 +3,10 @@
 1. Grade every solution once through `check_file` (child process, JIT included): wall time.
 2. Grade the same solutions N times in a row: max/min of the speedup over the baseline.
 
-    python bench/trust.py [--repeats 5] [--only id,id] [--out trust.json]
+    python bench/trust.py [--repeats 5] [--only id,id] [--cold] [--out trust.json]
+
+Grading runs as `zerogpu grade` runs it: a spare child process is started ahead of each check
+(grader/isolate.py keep_warm); --cold starts each check's process only when it is needed.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grader  # noqa: E402,F401
 from grader.check import check_file  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
+from grader.isolate import keep_warm  # noqa: E402
 
 
 def main():
@@ -27,9 +31,17 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="")
     parser.add_argument("--out", default="bench/results/trust.json")
+    parser.add_argument("--cold", action="store_true", help="no spare child started ahead (one process start per check)")
     args = parser.parse_args()
     ids = args.only.split(",") if args.only else list(LADDER)
+    if args.cold:
+        measure(ids, args)
+    else:
+        with keep_warm():  # as `zerogpu grade` checks a class
+            measure(ids, args)
 
+
+def measure(ids, args):
     started = time.perf_counter()
     first = {}
     for exercise_id in ids:
@@ -38,7 +50,9 @@ def main():
         first[exercise_id] = (r, time.perf_counter() - t0)
         print(f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}", flush=True)
         phases = r.speed.details.get("phase_seconds", {})
-        print(" " * 15 + "timing phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()), flush=True)
+        rest = time.perf_counter() - t0 - sum(phases.values())
+        print(" " * 15 + "phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items())
+              + f"; the rest {rest:.2f} s", flush=True)
     total = time.perf_counter() - started
     print(f"\nGrading all {len(ids)} solutions once (child processes, JIT included): {total:.1f} s wall")
 
@@ -59,7 +73,7 @@ def main():
             print(f"{'':<14} {who:>8} ms {', '.join(f'{m:.4f}' for m in ms)}", flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
-        "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total,
+        "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total, "spare_children": not args.cold,
         "per_exercise_seconds": {k: v[1] for k, v in first.items()},
         "phase_seconds": {k: v[0].speed.details.get("phase_seconds") for k, v in first.items()},
         "verdicts": {k: v[0].verdict for k, v in first.items()},

@@ -210,7 +210,9 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     private = [str(p) for p in private] + ([str(secret_file())] if graded else [])
     backend = current_backend()
     path = Path(path)
+    clock = time.perf_counter()
     prepared = prepare(ex, seed, secret)
+    preparing = time.perf_counter() - clock
     time_seed = derived_seed(seed, secret)
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, secret) if timed else None
@@ -242,11 +244,17 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     result = replace(result, doctor=result_report(run.outcomes.values()))
     if result.passed and run.samples is not None:
         check_at, future = expected
+        clock = time.perf_counter()
         try:
             want = future.result()
         except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
             return with_speed(result, ex, Speed(measured=False, reason=(
                 f"not measured: the grader could not compute the expected output ({type(exc).__name__}).")), None)
+        if not isinstance(run.samples, str):  # where a check's wall time goes, for bench/trust.py
+            run.samples.phases = {"grader: preparing the cases": preparing,
+                                  "child: start and imports": run.startup_seconds or 0.0,
+                                  **run.samples.phases,
+                                  "grader: waiting for the expected output": time.perf_counter() - clock}
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
 

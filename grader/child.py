@@ -5,6 +5,9 @@ all of it, installs the guard (grader/sandbox.py), loads the submission, runs ea
 leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (error, seconds)
 behind; it never judges. A load failure goes to load-error.json. Every result is written
 atomically (temp file, then rename) and only by the grader's own code.
+
+`python -m grader.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports and warms
+up the compiler, then waits for task.json (grader/isolate.py's keep_warm).
 """
 from __future__ import annotations
 
@@ -42,10 +45,49 @@ def _read_inputs(task_dir: Path, indices) -> dict:
     return inputs
 
 
+def wait_as_spare(task_dir: Path, parent: int) -> None:
+    """A spare (grader/isolate.py keep_warm): do the slow start-up now, then wait for the
+    parent's task.json. Gone when the parent (its pid given, in case it died before we
+    started) is."""
+    import grader  # noqa: F401 - chooses the back end before numba loads
+    from grader.doctor.integration import case_executor  # noqa: F401
+    from grader.speed import collect  # noqa: F401
+
+    if grader.BACKEND == "gpu":
+        try:  # the compiler's first use (NVVM, libdevice) costs ~0.6 s; no CUDA context needed
+            from numba import cuda, float32
+
+            cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
+        except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
+            pass
+    while not (task_dir / "task.json").exists():
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.005)
+
+
+def _warm_up_kernel(a):
+    a[0] = 1.0
+
+
+def _lower_cpu_limit(seconds: int) -> None:
+    """The task's CPU allowance from now on (a spare started with a generous one); never raised."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    limit = int(used.ru_utime + used.ru_stime) + 1 + seconds
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        return
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5 if hard == resource.RLIM_INFINITY else min(hard, limit + 5)))
+
+
 def run_task(task_dir: Path) -> None:
     global GUARD
     clock = {}
     task = json.loads((task_dir / "task.json").read_text())
+    if task.get("cpu_seconds"):
+        _lower_cpu_limit(task["cpu_seconds"])
     import grader  # noqa: F401 - chooses the back end before numba loads
     from grader.exercises import ROOT, exercise
     from grader.load import SubmissionError, load_launch
@@ -110,6 +152,8 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
 
 
 if __name__ == "__main__":
+    if sys.argv[2:3] == ["--spare"]:  # --spare PARENT_PID
+        wait_as_spare(Path(sys.argv[1]), int(sys.argv[3]))
     run_task(Path(sys.argv[1]))
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

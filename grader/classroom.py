@@ -59,6 +59,7 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
     """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
     folders no submission may read (the class folder: other students' work, the gradebook)."""
     from grader.check import check_file
+    from grader.isolate import keep_warm
 
     free_devices = list(range(workers)) if backend == "gpu" else []
 
@@ -70,7 +71,7 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
 
     graded = 0
     queue = list(tasks)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with keep_warm(), ThreadPoolExecutor(max_workers=workers) as pool:
         running = {}
         while queue or running:
             while queue and len(running) < workers:

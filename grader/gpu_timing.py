@@ -194,10 +194,10 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
     arena.fresh_inputs(0, variant_seed, -1)
     samples.phases["inputs to device"] = time.perf_counter() - clock
-    clock = time.perf_counter()
     for name in names:  # warm-up: JIT compile and module load stay out of the figures
+        clock = time.perf_counter()
         _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
-    samples.phases["warm-up"] = time.perf_counter() - clock
+        samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
     launch_index = 0
     while True:

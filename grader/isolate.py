@@ -1,13 +1,16 @@
 """Run a submission's cases in a child process with a time limit, results out of band."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +31,11 @@ def _current_backend() -> str:
     return "simulator" if config.ENABLE_CUDASIM else "gpu"
 
 STARTUP_SECONDS = 30.0
+"""Allowance for starting Python and importing numba before the first case."""
 SIMULATOR_ADDRESS_SPACE = 16 << 30
 """The simulator's threads each reserve a stack: 1024 threads need ~8 GiB of address space."""
-"""Allowance for starting Python and importing numba before the first case."""
+SPARE_CPU_SECONDS = 3600
+"""A spare child's CPU limit until its task arrives; it then lowers it to the task's own."""
 
 
 @dataclass
@@ -42,6 +47,8 @@ class ChildRun:
     detail: str = ""
     samples: object = None
     """GPU timing samples (grader.gpu_timing.Samples), or an error string, when asked for."""
+    startup_seconds: float | None = None
+    """From starting the child to its imports done (Python, numba, the grader)."""
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -77,12 +84,104 @@ def _read_samples(task_dir: Path):
                    data.get("phases", {}))
 
 
+class _Spare:
+    """A child started ahead of its task: Python, numba and the grader imported and the
+    compiler warmed up while the previous submission ran; it waits for task.json
+    (grader/child.py). Every submission still gets a fresh process of its own."""
+
+    def __init__(self, backend: str, device: int | None):
+        self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
+        self.task_dir = Path(self.tmp.name)
+        work = self.task_dir / "work"
+        work.mkdir()
+        self.proc = _spawn(self.task_dir, work, scrubbed_env(work, ROOT, backend, device),
+                           SPARE_CPU_SECONDS, backend, spare=True)
+
+    def discard(self) -> None:
+        if self.proc.poll() is None:
+            _kill(self.proc)
+        self.tmp.cleanup()
+
+
+_spares: dict = {}
+_spares_lock = threading.Lock()
+_keep_warm = 0
+
+
+@contextmanager
+def keep_warm():
+    """While inside, each child started also starts a spare for the next one on the same
+    back end and device: for graders that check many files in a row (a class, bench/trust.py).
+    About 1.5 s of each check (imports, the compiler's first use) then overlaps the one before."""
+    global _keep_warm
+    with _spares_lock:
+        _keep_warm += 1
+    try:
+        yield
+    finally:
+        with _spares_lock:
+            _keep_warm -= 1
+            leftovers = list(_spares.values()) if not _keep_warm else []
+            if not _keep_warm:
+                _spares.clear()
+        for spare in leftovers:
+            if spare is not None:
+                spare.discard()
+
+
+def _take_spare(key):
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+        if _keep_warm:
+            _spares[key] = None  # claimed: the new spare is started below, outside the lock
+    if spare is not None and spare.proc.poll() is not None:  # died waiting: not usable
+        spare.discard()
+        spare = None
+    return spare
+
+
+def _refill_spare(key) -> None:
+    with _spares_lock:
+        if not _keep_warm or _spares.get(key, 0) is not None:
+            return
+    spare = _Spare(*key)
+    with _spares_lock:
+        if _keep_warm and _spares.get(key, 0) is None:
+            _spares[key] = spare
+            return
+    spare.discard()
+
+
+atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
+
+
+def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False):
+    log = open(task_dir / "child.log", "ab")
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "grader.child", str(task_dir)] + (["--spare", str(os.getpid())] if spare else []),
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, cwd=work, env=env,
+            preexec_fn=limits(cpu, SIMULATOR_ADDRESS_SPACE if backend == "simulator" else None),
+        )
+    finally:
+        log.close()
+
+
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                  case_timeout: float, env: dict | None = None, time_seed: int | None = None,
                  private=(), device: int | None = None, time_check=(0, 0)) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all."""
-    with tempfile.TemporaryDirectory(prefix="zerogpu-") as tmp:
-        task_dir = Path(tmp)
+    backend = os.environ.get("ZEROGPU_BACKEND") or _current_backend()
+    key = (backend, device)
+    spare = _take_spare(key) if env is None else None
+    tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
+    task_dir = Path(tmp.name)
+    work = task_dir / "work"
+    work.mkdir(exist_ok=True)
+    proc = spare.proc if spare else None
+    cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
+    try:
         task = {
             "exercise": exercise_id,
             "submission": str(Path(submission).resolve()),
@@ -92,68 +191,69 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
             "seed": time_seed,
             "check": list(time_check),
             "private": list(private),
+            "cpu_seconds": cpu,
         }
-        (task_dir / "task.json").write_text(json.dumps(task))
         for c in cases:
             np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
-        log = open(task_dir / "child.log", "wb")
-        work = task_dir / "work"
-        work.mkdir()
-        backend = os.environ.get("ZEROGPU_BACKEND") or _current_backend()
-        cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.child", str(task_dir)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, cwd=work,
-            env=scrubbed_env(work, ROOT, backend, device) if env is None else env,
-            preexec_fn=limits(cpu, SIMULATOR_ADDRESS_SPACE if backend == "simulator" else None),
-        )
-        outcomes: dict = {}
-        deadline = time.monotonic() + STARTUP_SECONDS
-        imported = ready = False
-        pending = [c.index for c in cases]
+        # task.json last, whole: a spare starts on it as soon as it exists
+        (task_dir / "task.tmp").write_text(json.dumps(task))
+        os.replace(task_dir / "task.tmp", task_dir / "task.json")
+        spawned = time.monotonic()
+        if proc is None:
+            proc = _spawn(task_dir, work, scrubbed_env(work, ROOT, backend, device) if env is None else env,
+                          cpu, backend)
+        if env is None:
+            _refill_spare(key)
+        return _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+    finally:
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+        tmp.cleanup()
+
+
+def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float) -> ChildRun:
+    """Collect the child's outcomes as they appear; stop it when it makes no progress."""
+    outcomes: dict = {}
+    startup = None
+    deadline = spawned + STARTUP_SECONDS
+    imported = ready = False
+    while pending:
+        if not imported and (task_dir / "imported").exists():
+            imported, deadline = True, time.monotonic() + case_timeout
+            startup = time.monotonic() - spawned
+        if not ready and (task_dir / "ready").exists():
+            ready, deadline = True, time.monotonic() + case_timeout
+        if (task_dir / f"outcome-{pending[0]}.json").exists():
+            index = pending.pop(0)
+            outcomes[index] = _read_outcome(task_dir, index)
+            deadline = time.monotonic() + case_timeout
+            continue
+        if (task_dir / "load-error.json").exists():
+            proc.wait()
+            err = json.loads((task_dir / "load-error.json").read_text())
+            raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
+        if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
+            tail = (task_dir / "child.log").read_text(errors="replace")[-2000:]
+            return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
+        if time.monotonic() > deadline:
+            _kill(proc)
+            limit = case_timeout if imported else STARTUP_SECONDS
+            where = "running a case" if ready else "loading your file" if imported else "starting"
+            return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
+        time.sleep(0.02)
+    samples = None
+    if time_seed is not None:
         try:
-            while pending:
-                if not imported and (task_dir / "imported").exists():
-                    imported, deadline = True, time.monotonic() + case_timeout
-                if not ready and (task_dir / "ready").exists():
-                    ready, deadline = True, time.monotonic() + case_timeout
-                if (task_dir / f"outcome-{pending[0]}.json").exists():
-                    index = pending.pop(0)
-                    outcomes[index] = _read_outcome(task_dir, index)
-                    deadline = time.monotonic() + case_timeout
-                    continue
-                if (task_dir / "load-error.json").exists():
-                    proc.wait()
-                    err = json.loads((task_dir / "load-error.json").read_text())
-                    raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
-                if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
-                    log.flush()
-                    tail = (task_dir / "child.log").read_text(errors="replace")[-2000:]
-                    return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
-                if time.monotonic() > deadline:
-                    _kill(proc)
-                    limit = case_timeout if imported else STARTUP_SECONDS
-                    where = "running a case" if ready else "loading your file" if imported else "starting"
-                    return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
-                time.sleep(0.02)
-            samples = None
-            if time_seed is not None:
-                try:
-                    proc.wait(timeout=SPEED_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    _kill(proc)
-                    return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
-                if (task_dir / "speed.json").exists():
-                    samples = _read_samples(task_dir)
-                else:
-                    samples = _crash_detail(proc.returncode, "")
-            proc.wait(timeout=10)
-        finally:
-            if proc.poll() is None:
-                _kill(proc)
-            log.close()
-        return ChildRun(outcomes, samples=samples)
+            proc.wait(timeout=SPEED_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+        if (task_dir / "speed.json").exists():
+            samples = _read_samples(task_dir)
+        else:
+            samples = _crash_detail(proc.returncode, "")
+    proc.wait(timeout=10)
+    return ChildRun(outcomes, samples=samples, startup_seconds=startup)
 
 
 def _crash_detail(returncode: int, tail: str) -> str:

@@ -1,0 +1,118 @@
+"""The child process per submission, started on demand or ahead of time (spare children)."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import isolate
+from grader.check import check_file
+from grader.exercises import ROOT, exercise
+
+CHEATS = Path(__file__).parent / "cheats"
+
+
+def live_spares():
+    return [s for s in isolate._spares.values() if s is not None and s.proc.poll() is None]
+
+
+def test_a_spare_child_grades_exactly_like_a_fresh_one():
+    path = exercise("saxpy").solution_file
+    cold = check_file("saxpy", path, seed=5)
+    with isolate.keep_warm():
+        first = check_file("saxpy", path, seed=5)
+        spares = live_spares()
+        assert len(spares) == 1, "a spare waits for the next check"
+        second = check_file("saxpy", path, seed=5)  # served by that spare
+        assert spares[0].proc.poll() is not None, "the spare ran the second check and exited"
+    for result in (first, second):
+        assert (result.verdict, result.score, [c.verdict for c in result.cases]) == (
+            cold.verdict, cold.score, [c.verdict for c in cold.cases])
+    assert all(s.proc.poll() is not None for s in spares) and not live_spares()
+
+
+def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():
+    with isolate.keep_warm():
+        check_file("thread_ids", exercise("thread_ids").solution_file, seed=1)
+        spare = live_spares()[0]
+    assert spare.proc.poll() is not None
+    assert not spare.task_dir.exists()
+
+
+def runtime_cheats():
+    """Cheats that get past the static policy: the process limits must hold in a spare too."""
+    for path in sorted(CHEATS.glob("*.py")):
+        exercise_id, expected = (re.fullmatch(r"# \w+: (\w+)", line).group(1) for line in path.read_text().splitlines()[:2])
+        if expected != "forbidden":
+            yield exercise_id, path, expected
+
+
+def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    cheats = list(runtime_cheats())
+    assert len(cheats) >= 5
+    wrong = []
+    with isolate.keep_warm():
+        check_file("thread_ids", exercise("thread_ids").solution_file, case_timeout=5)  # leaves a spare
+        for exercise_id, path, expected in cheats:  # each runs in the spare the one before left
+            result = check_file(exercise_id, path, graded=True, case_timeout=5)
+            if result.verdict != expected:
+                wrong.append(f"{path.stem}: {result.verdict} ({result.message})")
+    assert not wrong
+
+
+def test_the_task_lowers_a_spares_cpu_limit_and_never_raises_it():
+    code = textwrap.dedent("""
+        import resource
+        from grader.child import _lower_cpu_limit
+        resource.setrlimit(resource.RLIMIT_CPU, (3600, 3605))
+        _lower_cpu_limit(20)
+        print(*resource.getrlimit(resource.RLIMIT_CPU))
+        _lower_cpu_limit(100)
+        print(*resource.getrlimit(resource.RLIMIT_CPU))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60).stdout
+    lowered, kept = (tuple(map(int, line.split())) for line in out.splitlines())
+    assert 21 <= lowered[0] <= 30 and lowered[1] == lowered[0] + 5
+    assert kept == lowered
+
+
+def test_a_spare_waits_while_its_parent_lives_and_exits_when_it_is_gone(tmp_path):
+    # A parent starts a spare, then dies (its stdin closes) without handing over a task.
+    code = textwrap.dedent(f"""
+        import os, subprocess, sys
+        proc = subprocess.Popen([sys.executable, "-m", "grader.child", {str(tmp_path)!r}, "--spare", str(os.getpid())],
+                                start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(proc.pid, flush=True)
+        sys.stdin.read()
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, cwd=ROOT)
+    pid = int(parent.stdout.readline())
+    try:
+        time.sleep(3)  # imports done: now only waiting
+        assert alive(pid), "the spare must wait for its task while the parent lives"
+        parent.stdin.close()
+        parent.wait(timeout=30)
+        for _ in range(300):
+            if not alive(pid):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the orphaned spare kept waiting")
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" not in status.read_text().lower()
+    except FileNotFoundError:
+        return False
