@@ -18,8 +18,9 @@ class BackendError(RuntimeError):
     """The back end cannot be set up as asked; the message says what to do."""
 
 
-def gpu_count() -> int:
-    """Number of CUDA devices the driver reports, 0 when there is no usable driver."""
+def driver_library():
+    """The CUDA driver library, initialised, or None. No CUDA context is created: a grading
+    process that only asks the driver questions leaves the GPU to the child it times."""
     for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
         try:
             libcuda = ctypes.CDLL(name)
@@ -27,9 +28,15 @@ def gpu_count() -> int:
         except OSError:
             continue
     else:
-        return 0
+        return None
+    return libcuda if libcuda.cuInit(0) == 0 else None
+
+
+def gpu_count() -> int:
+    """Number of CUDA devices the driver reports, 0 when there is no usable driver."""
+    libcuda = driver_library()
     count = ctypes.c_int(0)
-    if libcuda.cuInit(0) != 0 or libcuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+    if libcuda is None or libcuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
         return 0
     return count.value
 

@@ -47,10 +47,10 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
 
 
 def default_workers(backend: str) -> int:
-    if backend == "gpu":
-        from numba import cuda
+    if backend == "gpu":  # asked of the driver alone: the grading process holds no CUDA context
+        from grader.backend import gpu_count
 
-        return max(len(cuda.gpus), 1)
+        return max(gpu_count(), 1)
     return max(os.cpu_count() or 1, 1)
 
 

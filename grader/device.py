@@ -5,6 +5,8 @@ for the roofline floor and "fraction of ceiling" — never datasheet numbers.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import time
 
 import numpy as np
 
+from grader.backend import driver_library
 from grader.progress import data_dir
 
 COPY_BYTES = 1 << 30
@@ -36,11 +39,24 @@ METHOD = {
 }
 
 
+@functools.lru_cache(maxsize=1)
 def identity() -> dict:
-    from numba import cuda
+    """GPU 0's model, driver, SM count and compute capability, from the driver alone: numba's
+    device objects would create a CUDA context, and a grading process holding one while its
+    child was timed is what docs/BENCHMARKS.md's reduce_sum note is about."""
+    libcuda = driver_library()
+    if libcuda is None:
+        raise RuntimeError("no usable CUDA driver")
+    dev = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    if libcuda.cuDeviceGet(ctypes.byref(dev), 0) != 0 or libcuda.cuDeviceGetName(name, 256, dev) != 0:
+        raise RuntimeError("the CUDA driver lists no device 0")
 
-    dev = cuda.get_current_device()
-    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    def attribute(code: int) -> int:
+        value = ctypes.c_int(0)
+        libcuda.cuDeviceGetAttribute(ctypes.byref(value), code, dev)
+        return value.value
+
     try:
         driver = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
@@ -49,10 +65,18 @@ def identity() -> dict:
     except (OSError, subprocess.SubprocessError):
         driver = ""
     if not driver:
-        major, minor = cuda.cudadrv.driver.driver.get_version()
-        driver = f"cuda-{major}.{minor}"
-    return {"name": name, "driver": driver, "sms": dev.MULTIPROCESSOR_COUNT,
-            "compute_capability": list(dev.compute_capability)}
+        version = ctypes.c_int(0)
+        libcuda.cuDriverGetVersion(ctypes.byref(version))
+        driver = f"cuda-{version.value // 1000}.{version.value % 1000 // 10}"
+    return {"name": name.value.decode(errors="replace"), "driver": driver,
+            "sms": attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            "compute_capability": [attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                                   attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)]}
+
+
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
 
 WARM_UP_SECONDS = 0.5
@@ -200,17 +224,35 @@ def _cache_path(ident: dict):
     return data_dir() / f"device-{safe}.json"
 
 
+def cached_ceilings() -> dict | None:
+    """This GPU's ceilings if they were measured (by this version of the method)."""
+    return _read_cache(_cache_path(identity()))
+
+
 def ceilings(refresh: bool = False) -> dict:
-    """Measured ceilings of the current GPU, from the cache when present."""
+    """Measured ceilings of the current GPU, from the cache when present; otherwise measured
+    (about 25 s) in a child process, so that this one, a grading process, never holds a CUDA
+    context."""
+    cached = None if refresh else cached_ceilings()
+    if cached:
+        return cached
+    child = subprocess.run([sys.executable, "-m", "grader.device", "--measure"], capture_output=True, text=True)
+    if child.returncode != 0:
+        tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"measuring the ceilings failed: {tail[0]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def _read_cache(path) -> dict | None:
+    try:
+        cached = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return cached if cached.get("method") == METHOD else None  # measured the way we measure now
+
+
+def measure_and_cache() -> dict:
     ident = identity()
-    path = _cache_path(ident)
-    if path.exists() and not refresh:
-        try:
-            cached = json.loads(path.read_text())
-            if cached.get("method") == METHOD:  # measured the way we measure now
-                return cached
-        except (OSError, ValueError):
-            pass
     started = time.perf_counter()
     copy, copy_parts, copy_runs = measure_copy_bandwidth()
     result = {
@@ -224,6 +266,7 @@ def ceilings(refresh: bool = False) -> dict:
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     result["measure_seconds"] = round(time.perf_counter() - started, 2)
+    path = _cache_path(ident)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=2))
@@ -232,6 +275,8 @@ def ceilings(refresh: bool = False) -> dict:
     return result
 
 
-if __name__ == "__main__":  # one process's copy figures, for measure_copy_bandwidth
-    if sys.argv[1:] == ["--copy-once"]:  # `-m grader.device` imported grader: backend chosen
+if __name__ == "__main__":  # `-m grader.device` imported grader: the back end is chosen
+    if sys.argv[1:] == ["--copy-once"]:  # one process's copy figures, for measure_copy_bandwidth
         print(json.dumps(measure_copy_once()))
+    elif sys.argv[1:] == ["--measure"]:  # every ceiling, cached, for ceilings()
+        print(json.dumps(measure_and_cache()))

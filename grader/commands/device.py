@@ -11,9 +11,16 @@ def cmd_device(args) -> int:
     if current_backend() != "gpu":
         console.print("No GPU: running on Numba's CUDA simulator, which has no ceilings to measure.")
         return 1
-    from grader.device import ceilings
+    from grader.device import cached_ceilings, ceilings
 
-    c = ceilings(refresh=args.refresh)
+    try:
+        c = None if args.refresh else cached_ceilings()
+        if c is None:
+            with console.status("Measuring this GPU's ceilings (about 25 s, once per GPU model and driver)"):
+                c = ceilings(refresh=True)
+    except RuntimeError as err:
+        console.print(f"[red]error:[/] {err}")
+        return 1
     console.print(f"[bold]{c['name']}[/] (driver {c['driver']}, {c['sms']} SMs, compute capability "
                   f"{'.'.join(map(str, c['compute_capability']))}), measured {c['measured_at']}")
     for key, unit, scale in (("copy_bandwidth", "GB/s", 1e9), ("read_bandwidth", "GB/s", 1e9),
