@@ -83,7 +83,12 @@ SMS = 132
 # per SM (0.103, 0.098). Probes of the uint32 loop: every lane on its own address (0.143) or
 # its own bank (0.142) is slower than the real input, whose hot bin lanes share one address;
 # without atomics 0.089-0.090. With uint64 words (4 per step) the loop without atomics takes
-# 0.074 and the histogram 0.094: the new target.
+# 0.074 and the histogram 0.094: the new target. Over uint64 words every lane on its own bank
+# is faster (probe_u64_banks 0.080-0.081 ms, 78%), but a real layout for that, one histogram
+# column per lane shared by the block's warps (hist[v, lane], 32 KB a block), was slower:
+# 0.106 ms with 6 blocks of 256 per SM, 0.104 with 4, 0.110 with 8, 0.095 with 4 blocks of
+# 512 (per-warp histograms beside it 0.094): every warp's lane L now queues on the hot bin's
+# one address in column L.
 
 # ---------------------------------------------------------------- streams: thread_ids, vector_add, saxpy
 # thread_ids' target is a grid-stride loop with one element per step; vector_add's and saxpy's
