@@ -24,7 +24,9 @@ def make_inputs(dims, rng):
 
 
 def oracle(a):
-    return np.ascontiguousarray(a.astype(np.float64).T)
+    # transposed while still float32, converted on the copy: 2.7x faster than converting
+    # first (the grader computes this for 16384² while the child is timed)
+    return a.T.astype(np.float64, order="C")
 
 
 SPEC = Spec(
