@@ -6,8 +6,8 @@ leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (err
 behind; it never judges. A load failure goes to load-error.json. Every result is written
 atomically (temp file, then rename) and only by the grader's own code.
 
-`python -m grader.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports and warms
-up the compiler, then waits for task.json (grader/isolate.py's keep_warm).
+`python -m grader.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports
+and warms up the compiler, then waits for task.json (grader/isolate.py's keep_warm).
 """
 from __future__ import annotations
 

@@ -237,10 +237,13 @@ def ceilings(refresh: bool = False) -> dict:
     if cached:
         return cached
     child = subprocess.run([sys.executable, "-m", "grader.device", "--measure"], capture_output=True, text=True)
-    if child.returncode != 0:
-        tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"measuring the ceilings failed: {tail[0]}")
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    try:
+        if child.returncode == 0:
+            return json.loads(child.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        pass
+    tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
+    raise RuntimeError(f"measuring the ceilings failed: {tail[0]}")
 
 
 def _read_cache(path) -> dict | None:
