@@ -203,6 +203,20 @@ def gray_flat4(image, gray):
     _gray_flat4[(n + 4 * threads - 1) // (4 * threads), threads](image.reshape(image.size), gray.reshape(n))
 
 
+@cuda.jit(device=True)
+def _grays_of_words(a, b, c):
+    """4 grays from 12 bytes R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3 (uint32, little-endian)."""
+    y0 = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
+          + float32(0.114) * float32((a >> 16) & 0xFF))
+    y1 = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
+          + float32(0.114) * float32((b >> 8) & 0xFF))
+    y2 = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
+          + float32(0.114) * float32(c & 0xFF))
+    y3 = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
+          + float32(0.114) * float32(c >> 24))
+    return y0, y1, y2, y3
+
+
 def _gray_words_kernel(groups):
     """The image as uint32 words: 4 pixels = 3 words; each thread takes `groups` groups of 4
     pixels, a grid-stride apart, all loads issued before any store."""
@@ -222,18 +236,11 @@ def _gray_words_kernel(groups):
             for k in range(groups):
                 q = q0 + k * stride
                 if q < n_groups:
-                    a = w[k, 0]
-                    b = w[k, 1]
-                    c = w[k, 2]
-                    # bytes: a = R0 G0 B0 R1, b = G1 B1 R2 G2, c = B2 R3 G3 B3 (little-endian)
-                    g[4 * q] = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
-                                + float32(0.114) * float32((a >> 16) & 0xFF))
-                    g[4 * q + 1] = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
-                                    + float32(0.114) * float32((b >> 8) & 0xFF))
-                    g[4 * q + 2] = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
-                                    + float32(0.114) * float32(c & 0xFF))
-                    g[4 * q + 3] = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
-                                    + float32(0.114) * float32(c >> 24))
+                    y0, y1, y2, y3 = _grays_of_words(w[k, 0], w[k, 1], w[k, 2])
+                    g[4 * q] = y0
+                    g[4 * q + 1] = y1
+                    g[4 * q + 2] = y2
+                    g[4 * q + 3] = y3
 
     return kernel
 
@@ -241,66 +248,33 @@ def _gray_words_kernel(groups):
 _gray_words1 = _gray_words_kernel(1)
 
 
-def _gray_words(kernel, blocks_per_sm):
+def _gray_launch(kernel, blocks_per_sm, pixels=4, words=np.uint32, pairs=False):
+    """A launch for a kernel taking `pixels` pixels per step from the image as `words`,
+    writing grays as floats or (pairs) complex64; other pixel counts take gray_flat4."""
     def launch(image, gray):
         n = gray.size
-        if n % 4:
+        if n % pixels:
             return gray_flat4(image, gray)
-        words = image.reshape(image.size).view(np.uint32)
-        blocks = max(1, min((n // 4 + 255) // 256, SMS * blocks_per_sm))
-        kernel[blocks, 256](words, gray.reshape(n))
+        blocks = max(1, min((n // pixels + 255) // 256, SMS * blocks_per_sm))
+        kernel[blocks, 256](image.reshape(image.size).view(words),
+                            gray.reshape(n).view(np.complex64) if pairs else gray.reshape(n))
     return launch
 
 
-gray_words1 = _gray_words(_gray_words1, 1 << 20)  # one group per thread, no loop
+gray_words1 = _gray_launch(_gray_words1, 1 << 20)  # one group per thread, no loop
 
 
 @cuda.jit
 def _gray_words_pair_stores(words, g2):
     """The target's loop, its 4 grays stored as 2 complex64 (8-byte) stores, not 4 floats."""
     for q in range(cuda.grid(1), g2.size // 2, cuda.gridsize(1)):
-        a = words[3 * q]
-        b = words[3 * q + 1]
-        c = words[3 * q + 2]
-        y0 = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
-              + float32(0.114) * float32((a >> 16) & 0xFF))
-        y1 = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
-              + float32(0.114) * float32((b >> 8) & 0xFF))
-        y2 = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
-              + float32(0.114) * float32(c & 0xFF))
-        y3 = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
-              + float32(0.114) * float32(c >> 24))
+        y0, y1, y2, y3 = _grays_of_words(words[3 * q], words[3 * q + 1], words[3 * q + 2])
         g2[2 * q] = complex(y0, y1)
         g2[2 * q + 1] = complex(y2, y3)
 
 
-def _gray_pairs(blocks_per_sm):
-    def launch(image, gray):
-        n = gray.size
-        if n % 4:
-            return gray_flat4(image, gray)
-        words = image.reshape(image.size).view(np.uint32)
-        blocks = max(1, min((n // 4 + 255) // 256, SMS * blocks_per_sm))
-        _gray_words_pair_stores[blocks, 256](words, gray.reshape(n).view(np.complex64))
-    return launch
-
-
-gray_pair_stores_16 = _gray_pairs(16)
-gray_pair_stores_8 = _gray_pairs(8)
-
-
-@cuda.jit(device=True)
-def _grays_of_words(a, b, c):
-    """4 grays from 12 bytes R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3 (uint32, little-endian)."""
-    y0 = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
-          + float32(0.114) * float32((a >> 16) & 0xFF))
-    y1 = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
-          + float32(0.114) * float32((b >> 8) & 0xFF))
-    y2 = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
-          + float32(0.114) * float32(c & 0xFF))
-    y3 = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
-          + float32(0.114) * float32(c >> 24))
-    return y0, y1, y2, y3
+gray_pair_stores_16 = _gray_launch(_gray_words_pair_stores, 16, pairs=True)
+gray_pair_stores_8 = _gray_launch(_gray_words_pair_stores, 8, pairs=True)
 
 
 @cuda.jit
@@ -325,19 +299,8 @@ def _gray_u64(words, g2):
         g2[4 * q + 3] = complex(y6, y7)
 
 
-def _gray_u64_launch(blocks_per_sm):
-    def launch(image, gray):
-        n = gray.size
-        if n % 8:
-            return gray_flat4(image, gray)
-        words = image.reshape(image.size).view(np.uint64)
-        blocks = max(1, min((n // 8 + 255) // 256, SMS * blocks_per_sm))
-        _gray_u64[blocks, 256](words, gray.reshape(n).view(np.complex64))
-    return launch
-
-
-gray_u64_16 = _gray_u64_launch(16)
-gray_u64_8 = _gray_u64_launch(8)
+gray_u64_16 = _gray_launch(_gray_u64, 16, pixels=8, words=np.uint64, pairs=True)
+gray_u64_8 = _gray_launch(_gray_u64, 8, pixels=8, words=np.uint64, pairs=True)
 
 
 @cuda.jit
@@ -362,22 +325,11 @@ def _gray_8px(words, g):
         g[8 * q + 7] = y7
 
 
-def _gray_8px_launch(blocks_per_sm):
-    def launch(image, gray):
-        n = gray.size
-        if n % 8:
-            return gray_flat4(image, gray)
-        words = image.reshape(image.size).view(np.uint32)
-        blocks = max(1, min((n // 8 + 255) // 256, SMS * blocks_per_sm))
-        _gray_8px[blocks, 256](words, gray.reshape(n))
-    return launch
-
-
-gray_8px_16 = _gray_8px_launch(16)
-gray_8px_64 = _gray_8px_launch(64)
-gray_words_16 = _gray_words(_gray_words1, 16)  # the target until 2026-11-29
-gray_words_32 = _gray_words(_gray_words1, 32)
-# _gray_words(_gray_words1, 64), one group per step of a grid-stride loop, is now the target.
+gray_8px_16 = _gray_launch(_gray_8px, 16, pixels=8)
+gray_8px_64 = _gray_launch(_gray_8px, 64, pixels=8)
+gray_words_16 = _gray_launch(_gray_words1, 16)  # the target until 2026-11-29
+gray_words_32 = _gray_launch(_gray_words1, 32)
+# _gray_launch(_gray_words1, 64), one group per step of a grid-stride loop, is now the target.
 
 # ---------------------------------------------------------------- transpose
 
@@ -437,6 +389,13 @@ def _transpose_pairs_pipelined(blocks_per_sm):
     are loaded into registers before the current tile is stored from shared memory, so a
     block's loads and stores overlap instead of alternating."""
 
+    @cuda.jit(device=True)
+    def pair(a64, k0, across, tx, ty, k):
+        """This thread's k-th pair of tile k0 (0 past the edges)."""
+        r = (k0 // across) * 64 + ty + 16 * k
+        q = (k0 % across) * 16 + tx
+        return a64[r, q] if r < a64.shape[0] and q < a64.shape[1] else uint64(0)
+
     @cuda.jit
     def kernel(a64, out64):
         tile = cuda.shared.array((32, T_PAIR_PADDED), uint32)
@@ -452,28 +411,20 @@ def _transpose_pairs_pipelined(blocks_per_sm):
         tiles = across * ((m + 63) // 64)
         k0 = cuda.blockIdx.x
         if k0 < tiles:
-            c0 = (k0 % across) * 32
-            r0 = (k0 // across) * 64
             for k in range(4):
-                r = r0 + ty + 16 * k
-                q = c0 // 2 + tx
-                nxt[k] = a64[r, q] if r < m and 2 * q < n else uint64(0)
+                nxt[k] = pair(a64, k0, across, tx, ty, k)
         while k0 < tiles:
             c0 = (k0 % across) * 32
             r0 = (k0 // across) * 64
             for k in range(4):
-                pair = nxt[k]
-                tile[2 * tx, ty + 16 * k] = uint32(pair & uint64(0xFFFFFFFF))
-                tile[2 * tx + 1, ty + 16 * k] = uint32(pair >> uint64(32))
+                both = nxt[k]
+                tile[2 * tx, ty + 16 * k] = uint32(both & uint64(0xFFFFFFFF))
+                tile[2 * tx + 1, ty + 16 * k] = uint32(both >> uint64(32))
             cuda.syncthreads()
             k1 = k0 + cuda.gridDim.x
             if k1 < tiles:  # the next tile's loads, in flight while this one is stored
-                c1 = (k1 % across) * 32
-                r1 = (k1 // across) * 64
                 for k in range(4):
-                    r = r1 + ty + 16 * k
-                    q = c1 // 2 + tx
-                    nxt[k] = a64[r, q] if r < m and 2 * q < n else uint64(0)
+                    nxt[k] = pair(a64, k1, across, tx, ty, k)
             for k in range(4):
                 c = c0 + oy + 8 * k
                 p = r0 // 2 + px
@@ -488,10 +439,8 @@ def _transpose_pairs_pipelined(blocks_per_sm):
         m, n = a.shape
         if m % 2 or n % 2:
             return transpose_four_byte_tiles(a, out)
-        a64 = a.reshape(m * n).view(np.uint64).reshape(m, n // 2)
-        out64 = out.reshape(m * n).view(np.uint64).reshape(n, m // 2)
         tiles = ((n + 31) // 32) * ((m + 63) // 64)
-        kernel[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](a64, out64)
+        kernel[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](*reference_module("transpose").pair_views(a, out))
 
     return launch
 

@@ -165,7 +165,12 @@ def target(a, out):
         tiles = ((n + TILE - 1) // TILE) * ((m + TILE - 1) // TILE)
         _transpose_tiled_grid_stride[min(tiles, 132 * 64), (TILE, ROWS)](a, out)
         return
-    a64 = a.reshape(m * n).view(np.uint64).reshape(m, n // 2)
-    out64 = out.reshape(m * n).view(np.uint64).reshape(n, m // 2)
     tiles = ((n + 31) // 32) * ((m + 63) // 64)
-    _transpose_pairs[max(1, min(tiles, 132 * 16)), (16, 16)](a64, out64)
+    _transpose_pairs[max(1, min(tiles, 132 * 16)), (16, 16)](*pair_views(a, out))
+
+
+def pair_views(a, out):
+    """`a` (m × n) and `out` (n × m), both even-sized, as uint64 pairs of float32 bit patterns."""
+    m, n = a.shape
+    return (a.reshape(m * n).view(np.uint64).reshape(m, n // 2),
+            out.reshape(m * n).view(np.uint64).reshape(n, m // 2))
