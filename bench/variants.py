@@ -492,6 +492,23 @@ def stencil_thread_per_output(x, weights, out):
     _stencil_thread_per_output[(x.size + 255) // 256, 256](x, weights, out)
 
 
+@cuda.jit(device=True)
+def _halo(tile, x, start, span, t):
+    """Threads 0-2 load the 3 elements on each side of the tile x[start:start + span]."""
+    if t < 3:
+        j = start - 3 + t
+        tile[t] = x[j] if j >= 0 else float32(0.0)
+        j = start + span + t
+        tile[span + 3 + t] = x[j] if j < x.size else float32(0.0)
+
+
+@cuda.jit(device=True)
+def _from_tile(tile, q, w0, w1, w2, w3, w4, w5, w6):
+    """The 7-point stencil at tile position q + 3 (the weights held in registers)."""
+    return (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
+            + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
+
+
 def _stencil_tile_kernel(per_thread, threads=256):
     """A block of `threads` threads makes threads·per_thread outputs from a shared tile loaded
     with per_thread coalesced loads each (+ a 3-element halo on each side)."""
@@ -507,19 +524,14 @@ def _stencil_tile_kernel(per_thread, threads=256):
         for k in range(per_thread):
             j = start + t + k * threads
             tile[t + k * threads + 3] = x[j] if j < n else float32(0.0)
-        if t < 3:
-            j = start - 3 + t
-            tile[t] = x[j] if j >= 0 else float32(0.0)
-            j = start + span + t
-            tile[span + 3 + t] = x[j] if j < n else float32(0.0)
+        _halo(tile, x, start, span, t)
         cuda.syncthreads()
         w0 = w[0]; w1 = w[1]; w2 = w[2]; w3 = w[3]; w4 = w[4]; w5 = w[5]; w6 = w[6]  # noqa: E702
         for k in range(per_thread):
             q = t + k * threads
             i = start + q
             if i < n:
-                out[i] = (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
-                          + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
+                out[i] = _from_tile(tile, q, w0, w1, w2, w3, w4, w5, w6)
 
     def launch(x, weights, out):
         kernel[(x.size + span - 1) // span, threads](x, weights, out)
@@ -553,11 +565,7 @@ def _stencil_persistent(blocks_per_sm, threads=256, per_thread=4):
             start = b * span
             for k in range(per_thread):
                 tile[t + k * threads + 3] = nxt[k]
-            if t < 3:
-                j = start - 3 + t
-                tile[t] = x[j] if j >= 0 else float32(0.0)
-                j = start + span + t
-                tile[span + 3 + t] = x[j] if j < n else float32(0.0)
+            _halo(tile, x, start, span, t)
             cuda.syncthreads()
             b2 = b + cuda.gridDim.x
             for k in range(per_thread):  # the next tile's loads, in flight during the stores
@@ -567,8 +575,7 @@ def _stencil_persistent(blocks_per_sm, threads=256, per_thread=4):
                 q = t + k * threads
                 i = start + q
                 if i < n:
-                    out[i] = (w0 * tile[q] + w1 * tile[q + 1] + w2 * tile[q + 2] + w3 * tile[q + 3]
-                              + w4 * tile[q + 4] + w5 * tile[q + 5] + w6 * tile[q + 6])
+                    out[i] = _from_tile(tile, q, w0, w1, w2, w3, w4, w5, w6)
             cuda.syncthreads()
             b = b2
 
