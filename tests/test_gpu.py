@@ -106,3 +106,20 @@ def test_a_grading_process_holds_no_cuda_context():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.stdout.split()[-2:] == ["True", "0"], out.stdout[-500:] + out.stderr[-2000:]
+
+
+def test_one_wave_is_whole_blocks_per_sm():
+    """The transpose target's grid is what the GPU runs at once (grader/occupancy.py): a
+    whole number of blocks on every SM. Last in this file: it leaves a CUDA context in the
+    test process."""
+    import numpy as np
+    from numba import cuda
+
+    from grader.exercises import reference_module
+    from grader.occupancy import one_wave
+
+    T = reference_module("transpose")
+    a64, out64 = T.pair_views(cuda.device_array((64, 64), np.float32), cuda.device_array((64, 64), np.float32))
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    blocks = one_wave(T._transpose_pairs, (a64, out64), 256)
+    assert blocks % sms == 0 and sms <= blocks <= 8 * sms, (blocks, sms)
