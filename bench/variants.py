@@ -38,6 +38,7 @@ from grader.judge import judge_case  # noqa: E402
 from grader.run import execute  # noqa: E402
 from grader.spec import Case  # noqa: E402
 from grader.load import load_launch  # noqa: E402
+from grader.occupancy import one_wave  # noqa: E402
 from grader.speed import benchmark_inputs  # noqa: E402
 
 SMS = 132
@@ -383,6 +384,40 @@ transpose_stride_32_r8_x128 = _transpose_stride_kernel(32, 8, 128)
 
 T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 
+# Sixth session (2026-11-29, five H200s): ncu showed the pair kernel's 39 registers a thread
+# fit 6 blocks of 256 per SM, so the target's 16 per SM ran 2.67 waves. In one wave (6 per SM)
+# 0.583-0.584 ms against 0.597-0.600; 12 per SM 0.584, 18 per SM 0.588-0.592: one wave
+# (grader.occupancy) became the target; pairs_x16 keeps the old grid beside it.
+# Slower or no better: two shared tiles used in turn with one barrier per tile (0.705 ms at
+# 8 or 16 blocks per SM, 0.883 with 128 threads); `out` written with evict-first stores,
+# cuda.stcs (0.604 at 16 per SM, 0.588 in one wave); 16-byte loads and stores through inline
+# PTX (ld/st.global.v2.u64 via numba.cuda.extending.intrinsic; SASS LDG.E.128, STG.E.128), a
+# 64 × 32 tile of 4-float chunks (0.582-0.586; the plain copy with them 0.543 against 0.552
+# with 8 bytes): not worth inline PTX in a course's reference kernel. The target with its
+# tile load and store moved into device functions (for candidates to share) ran 0.650-0.651
+# against 0.600, so the target keeps its body. With the body as it is, in one wave: tiles
+# taken 2, 16 or 64 tile-rows at a time or all down the columns of `a` (0.604, 0.615, 0.611,
+# 0.610 ms against 0.584); the pipelined kernel, pipelined_wave (0.608-0.612). No Numba copy
+# of the same 2 GiB beat the ceiling's copy kernel (0.549 ms; cudaMemcpy 0.503): one wave
+# with 4 or 8 words in flight (0.549, 0.547), evict-first loads and stores (0.562-0.564),
+# each block copying a contiguous stretch of its own instead of a grid-stride loop
+# (0.785-0.799). The 90% goal (0.559 ms at 4.27 TB/s) is within 2% of that copy, which
+# transposes nothing. Histogram: see its section.
+
+
+def _transpose_pairs_grid(blocks_per_sm):
+    """The target's pair kernel with a fixed number of blocks per SM instead of one wave."""
+
+    def launch(a, out):
+        m, n = a.shape
+        if m % 2 or n % 2:
+            return transpose_four_byte_tiles(a, out)
+        tiles = ((n + 31) // 32) * ((m + 63) // 64)
+        T = reference_module("transpose")
+        T._transpose_pairs[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](*T.pair_views(a, out))
+
+    return launch
+
 
 def _transpose_pairs_pipelined(blocks_per_sm):
     """The target's uint64-pair tile, software-pipelined: the next tile's 4 pairs per thread
@@ -440,11 +475,14 @@ def _transpose_pairs_pipelined(blocks_per_sm):
         if m % 2 or n % 2:
             return transpose_four_byte_tiles(a, out)
         tiles = ((n + 31) // 32) * ((m + 63) // 64)
-        kernel[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](*reference_module("transpose").pair_views(a, out))
+        args = reference_module("transpose").pair_views(a, out)
+        grid = one_wave(kernel, args, 256) if blocks_per_sm is None else SMS * blocks_per_sm
+        kernel[max(1, min(tiles, grid)), (16, 16)](*args)
 
     return launch
 
 
+transpose_pipelined_wave = _transpose_pairs_pipelined(None)  # one wave (grader.occupancy)
 transpose_pipelined_8 = _transpose_pairs_pipelined(8)
 transpose_pipelined_16 = _transpose_pairs_pipelined(16)
 
@@ -943,6 +981,16 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
 
 # Tried: lanes holding the same value merged with match_any_sync (one atomic per distinct
 # value per warp): 1.31 ms against 0.33 ms, 2026-11-29.
+# Sixth session (2026-11-29): ncu on the target: L1/TEX (shared memory) throughput 95%, DRAM
+# 61%, SM 67%; ptxas already turns each count into ATOMS.POPC.INC (a warp's lanes on one
+# address count as one). Slower: each word split into uint32 halves and a flat table
+# indexed from the warp's base (0.136 ms, target 0.094: the int64 index sum brought back
+# the negative-index wraparound code, SM 81%); the block's most frequent value (from one
+# word per thread) sent to a slot of its own per lane by a compare and select, no branch
+# (0.158-0.162: SM 88%); one warp per block with one table column per lane, table[v, lane]
+# (every lane always in its own bank, 32 KB a warp, so 6 warps per SM) with 8, 16 or 32
+# words in flight per thread (0.239, 0.186, 0.169 ms; ncu: 9% occupancy, DRAM 30%, L1
+# 25%: too few warps to hide the loads' latency).
 
 # ---------------------------------------------------------------- the table
 
@@ -955,6 +1003,8 @@ VARIANTS = {
                     "8px_64": gray_8px_64, "words_16": gray_words_16, "words_32": gray_words_32},
     "transpose": {"four_byte_tiles": transpose_four_byte_tiles, "stride_32_r8_x128": transpose_stride_32_r8_x128,
                   "pipelined_8": transpose_pipelined_8, "pipelined_16": transpose_pipelined_16,
+                  "pipelined_wave": transpose_pipelined_wave, "pairs_x16": _transpose_pairs_grid(16),
+                  "pairs_x18": _transpose_pairs_grid(18),
                   "probe_copy": transpose_probe_copy, "probe_memcpy": transpose_probe_memcpy},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
