@@ -402,7 +402,9 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # with 4 or 8 words in flight (0.549, 0.547), evict-first loads and stores (0.562-0.564),
 # each block copying a contiguous stretch of its own instead of a grid-stride loop
 # (0.785-0.799). The 90% goal (0.559 ms at 4.27 TB/s) is within 2% of that copy, which
-# transposes nothing. Histogram: see its section.
+# transposes nothing. Other pair tiles in one wave (the kernel's loops generalised to rows ×
+# columns of `a`; the target's 64 × 32 written that way ran 0.584, as the target): 64 × 64
+# 0.605 ms, 128 × 32 0.745, 64 × 128 0.709, 128 × 64 0.698. Histogram: see its section.
 
 
 def _transpose_pairs_grid(blocks_per_sm):
