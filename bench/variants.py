@@ -407,18 +407,25 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # 0.605 ms, 128 × 32 0.745, 64 × 128 0.709, 128 × 64 0.698. Histogram: see its section.
 
 
-def _transpose_pairs_grid(blocks_per_sm):
-    """The target's pair kernel with a fixed number of blocks per SM instead of one wave."""
+def _pair_launch(kernel, blocks_per_sm):
+    """A launch of a kernel over the target's 64 × 32 pair tiles (16 × 16 threads), odd shapes
+    to the 4-byte tiles; blocks_per_sm=None: one wave (grader.occupancy), as the target."""
 
     def launch(a, out):
         m, n = a.shape
         if m % 2 or n % 2:
             return transpose_four_byte_tiles(a, out)
         tiles = ((n + 31) // 32) * ((m + 63) // 64)
-        T = reference_module("transpose")
-        T._transpose_pairs[max(1, min(tiles, SMS * blocks_per_sm)), (16, 16)](*T.pair_views(a, out))
+        args = reference_module("transpose").pair_views(a, out)
+        grid = one_wave(kernel, args, 256) if blocks_per_sm is None else SMS * blocks_per_sm
+        kernel[max(1, min(tiles, grid)), (16, 16)](*args)
 
     return launch
+
+
+def _transpose_pairs_grid(blocks_per_sm):
+    """The target's pair kernel with a fixed number of blocks per SM instead of one wave."""
+    return _pair_launch(reference_module("transpose")._transpose_pairs, blocks_per_sm)
 
 
 def _transpose_pairs_pipelined(blocks_per_sm):
@@ -472,16 +479,7 @@ def _transpose_pairs_pipelined(blocks_per_sm):
             cuda.syncthreads()
             k0 = k1
 
-    def launch(a, out):
-        m, n = a.shape
-        if m % 2 or n % 2:
-            return transpose_four_byte_tiles(a, out)
-        tiles = ((n + 31) // 32) * ((m + 63) // 64)
-        args = reference_module("transpose").pair_views(a, out)
-        grid = one_wave(kernel, args, 256) if blocks_per_sm is None else SMS * blocks_per_sm
-        kernel[max(1, min(tiles, grid)), (16, 16)](*args)
-
-    return launch
+    return _pair_launch(kernel, blocks_per_sm)
 
 
 transpose_pipelined_wave = _transpose_pairs_pipelined(None)  # one wave (grader.occupancy)
