@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
-from numba import cuda, float32, int32, uint32, uint64  # noqa: E402
+from numba import config, cuda, float32, int32, uint32, uint64  # noqa: E402
 
 from grader import timing  # noqa: E402
 from grader.cases import case_rng, expected_and_tolerance  # noqa: E402
@@ -407,20 +407,80 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # 0.605 ms, 128 × 32 0.745, 64 × 128 0.709, 128 × 64 0.698. Histogram: see its section.
 
 
-def _pair_launch(kernel, blocks_per_sm):
-    """A launch of a kernel over the target's 64 × 32 pair tiles (16 × 16 threads), odd shapes
-    to the 4-byte tiles; blocks_per_sm=None: one wave (grader.occupancy), as the target."""
+# Seventh session (2026-11-29; target 0.583-0.584 ms): other pair tiles in one wave on 1-D
+# blocks (_transpose_pair_tiles; 64 × 32 on 256 threads 0.583-0.585, as the target): 32 × 64
+# 0.618-0.620, 64 × 64 on 512 threads 0.600-0.609, 64 × 32 on 128 threads 0.682-0.688, 32 × 32
+# on 128 threads 0.644-0.646; the target's kernel compiled for 8 or 7 blocks per SM (launch
+# bounds, 32 registers) 0.689-0.698; its grid at 4 or 5 blocks per SM 0.640, 0.593. PyTorch's
+# own transpose copy (out.copy_(a.t())) 1.851-1.859 ms, CuPy's a.T copy 1.858 (bench/run.py).
+# Hopper's bulk copies (TMA: cp.async.bulk with an mbarrier, through inline PTX intrinsics in
+# a scratch script, not kept): the same 2 GiB copied in 16 KB bulk copies, 4, 8 or 12 blocks
+# per SM, 0.541-0.546 ms, no faster than SM loads and stores (0.549; 16-byte 0.543), so no
+# SM-issued copy tried comes near cudaMemcpy's 0.502; transposes whose tile rows go in and
+# out by bulk copies (one thread issuing a 128-512 byte copy per row of 32 × 64, 64 × 64,
+# 32 × 128 or 64 × 32 tiles, transposed in shared memory between them) 0.98-1.29 ms.
+
+
+def _pair_launch(kernel, blocks_per_sm, rows=64, cols=32, block=(16, 16)):
+    """A launch of a kernel over pair tiles of `rows` × `cols` of `a` (the target's 64 × 32 on
+    16 × 16 threads by default), odd shapes to the 4-byte tiles; blocks_per_sm=None: one
+    wave (grader.occupancy), as the target."""
+    threads = math.prod(block) if isinstance(block, tuple) else block
 
     def launch(a, out):
         m, n = a.shape
         if m % 2 or n % 2:
             return transpose_four_byte_tiles(a, out)
-        tiles = ((n + 31) // 32) * ((m + 63) // 64)
+        tiles = ((n + cols - 1) // cols) * ((m + rows - 1) // rows)
         args = reference_module("transpose").pair_views(a, out)
-        grid = one_wave(kernel, args, 256) if blocks_per_sm is None else SMS * blocks_per_sm
-        kernel[max(1, min(tiles, grid)), (16, 16)](*args)
+        grid = one_wave(kernel, args, threads) if blocks_per_sm is None else SMS * blocks_per_sm
+        kernel[max(1, min(tiles, grid)), block](*args)
 
     return launch
+
+
+def _transpose_pair_tiles(rows, cols, threads):
+    """The target's pair kernel generalised to tiles of `rows` × `cols` of `a` on a 1-D block
+    of `threads`, in one wave; (64, 32, 256) is the target's own kernel, thread for thread."""
+    across_in = cols // 2  # threads along a tile row of `a` (one pair each)
+    across_out = rows // 2  # threads along a tile row of `out`
+    rows_in = threads // across_in  # rows of `a` per pass
+    rows_out = threads // across_out  # rows of `out` per pass
+    shape = (cols, rows + 1)  # tile[column of a, row of a], rows padded by one word
+
+    @cuda.jit
+    def kernel(a64, out64):
+        tile = cuda.shared.array(shape, uint32)
+        m = a64.shape[0]
+        n = out64.shape[0]
+        t = cuda.threadIdx.x
+        q = t % across_in
+        ty = t // across_in
+        px = t % across_out
+        oy = t // across_out
+        across = (n + cols - 1) // cols
+        tiles = across * ((m + rows - 1) // rows)
+        for k0 in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+            c0 = (k0 % across) * cols
+            r0 = (k0 // across) * rows
+            for k in range(rows // rows_in):
+                r = r0 + ty + rows_in * k
+                qq = c0 // 2 + q
+                if r < m and 2 * qq < n:
+                    pair = a64[r, qq]
+                    tile[2 * q, ty + rows_in * k] = uint32(pair & 0xFFFFFFFF)
+                    tile[2 * q + 1, ty + rows_in * k] = uint32(pair >> 32)
+            cuda.syncthreads()
+            for k in range(cols // rows_out):
+                c = c0 + oy + rows_out * k
+                p = r0 // 2 + px
+                if c < n and 2 * p < m:
+                    lo = uint64(tile[oy + rows_out * k, 2 * px])
+                    hi = uint64(tile[oy + rows_out * k, 2 * px + 1])
+                    out64[c, p] = lo | (hi << uint64(32))
+            cuda.syncthreads()
+
+    return _pair_launch(kernel, None, rows, cols, threads)
 
 
 def _transpose_pairs_grid(blocks_per_sm):
@@ -907,17 +967,57 @@ HIST_WARPS = 8
 PROBE_SPREAD, PROBE_BANKS, PROBE_NO_ATOMICS = 1, 2, 3
 
 
+def _load_pair_intrinsic():
+    """load_pair(words, i) -> (words[2i], words[2i + 1]) as one 16-byte load (PTX
+    ld.global.v2.u64): Numba has no 16-byte integer type. Two plain loads on the simulator."""
+    if config.ENABLE_CUDASIM:
+        @cuda.jit(device=True)
+        def load_pair(words, i):
+            return words[2 * i], words[2 * i + 1]
+
+        return load_pair
+
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load_pair(typingctx, words, i):
+        sig = types.UniTuple(types.uint64, 2)(words, i)
+
+        def codegen(context, builder, sig, args):
+            array = context.make_array(sig.args[0])(context, builder, value=args[0])
+            index = context.cast(builder, args[1], sig.args[1], types.intp)
+            ptr = builder.gep(array.data, [builder.mul(index, ir.Constant(index.type, 2))])
+            i64 = ir.IntType(64)
+            asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([i64, i64]), [ptr.type]),
+                               "ld.global.v2.u64 {$0, $1}, [$2];", "=l,=l,l")
+            both = builder.call(asm, [ptr])
+            return context.make_tuple(builder, sig.return_type,
+                                      [builder.extract_value(both, 0), builder.extract_value(both, 1)])
+
+        return sig, codegen
+
+    return load_pair
+
+
+load_pair = _load_pair_intrinsic()
+
+
 def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
-    """The target's per-warp histograms with `loads` words of `word_bytes` bytes loaded per
-    step (a grid-stride apart, all loads before any atomic). `splits` > 1: each warp's
-    histogram split into copies taken by lanes in turn, rows padded by one word (a hot bin's
-    lanes queue on `splits` addresses). `probe`: no longer a histogram, to find what bounds
+    """The target's per-warp histograms with `loads` loads of `word_bytes` bytes per step (a
+    grid-stride apart, all loads before any atomic; 16 bytes = two uint64 words by one
+    ld.global.v2.u64). `splits` > 1: each warp's histogram split into copies taken by lanes
+    in turn, rows padded by one word (a hot bin's lanes queue on `splits` addresses). `probe`: no longer a histogram, to find what bounds
     the loop: PROBE_SPREAD, each lane adds to bin value ^ lane (equal values in a warp hit
     32 different addresses); PROBE_BANKS, each lane adds to a bin in its own bank;
     PROBE_NO_ATOMICS, the loads and byte unpacking only."""
     copies = HIST_WARPS * splits
     row = 257 if splits > 1 else 256
-    word_type = uint64 if word_bytes == 8 else uint32
+    word_type = uint32 if word_bytes == 4 else uint64
+    per_load = 2 if word_bytes == 16 else 1  # words per load
+    word_size = min(word_bytes, 8)  # bytes per word
+    held = loads * per_load  # words held per step (a local array's size must be a constant)
 
     @cuda.jit(device=True)
     def count(hist, mine, v, lane):
@@ -934,7 +1034,7 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
     @cuda.jit
     def kernel(words, values, bins):
         hist = cuda.shared.array((copies, row), int32)
-        got = cuda.local.array(loads, word_type)
+        got = cuda.local.array(held, word_type)
         t = cuda.threadIdx.x
         lane = t % 32
         mine = (t // 32) * splits + lane % splits
@@ -942,21 +1042,25 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
             hist[c, t] = 0
         cuda.syncthreads()
         stride = cuda.gridsize(1)
-        n = words.size
+        n = words.size // per_load
         i = cuda.grid(1)
         acc = 0
         while i + (loads - 1) * stride < n:
             for k in range(loads):
-                got[k] = words[i + k * stride]
-            for k in range(loads):
+                if per_load == 2:
+                    got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
+                else:
+                    got[k] = words[i + k * stride]
+            for k in range(held):
                 word = got[k]
-                for b in range(word_bytes):
+                for b in range(word_size):
                     acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane)
             i += loads * stride
         while i < n:
-            word = words[i]
-            for b in range(word_bytes):
-                acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane)
+            for h in range(per_load):
+                word = words[per_load * i + h]
+                for b in range(word_size):
+                    acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane)
             i += stride
         tail = values.size - word_bytes * n
         if cuda.blockIdx.x == 0 and t < tail:
@@ -972,9 +1076,88 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
 
     def launch(values, bins):
         n = values.size
-        words = values[: n - n % word_bytes].view(np.uint64 if word_bytes == 8 else np.uint32)
-        blocks = max(1, min(words.size // (256 * loads), SMS * blocks_per_sm))
+        words = values[: n - n % word_bytes].view(np.uint32 if word_bytes == 4 else np.uint64)
+        blocks = max(1, min(words.size // (256 * loads * per_load), SMS * blocks_per_sm))
         kernel[blocks, 256](words, values, bins)
+
+    return launch
+
+
+LANE_ROWS = 128  # a lane's 256 bins as 128 words of two 16-bit counters
+
+
+def _histogram_lane_columns(warps, share, loads):
+    """Lane columns again, written into the kernel's body (no device functions) and read
+    16 bytes at a time: each lane counts in a column of 16-bit counters, two bins to a word
+    (word 32 * (v // 2) + lane of its table), so a warp's atomics always fall in 32
+    different banks. `share` warps of a block use one table (fewer tables, more warps per
+    SM; their lanes L meet on the hot bin). `loads` 16-byte loads per step. No counter may
+    pass 65535: the grid grows with n so that a column's `share` lanes count at most 65535
+    bytes together."""
+    threads = 32 * warps
+    tables = warps // share
+    table_words = tables * LANE_ROWS * 32
+    held = 2 * loads
+    lane_bytes = (65535 // share) // 16 * 16  # bytes a lane may count before a counter fills
+
+    @cuda.jit
+    def kernel(words, values, bins):
+        table = cuda.shared.array(table_words, uint32)
+        total = cuda.shared.array(256, int32)
+        got = cuda.local.array(held, uint64)
+        t = cuda.threadIdx.x
+        col = int32((t // 32) // share * (LANE_ROWS * 32) + t % 32)
+        for w in range(t, table_words, threads):
+            table[w] = 0
+        for v in range(t, 256, threads):
+            total[v] = 0
+        cuda.syncthreads()
+        stride = cuda.gridsize(1)
+        n = words.size // 2
+        i = cuda.grid(1)
+        while i + (loads - 1) * stride < n:
+            for k in range(loads):
+                got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
+            for k in range(held):
+                word = got[k]
+                for b in range(8):
+                    v = int32((word >> (8 * b)) & 0xFF)
+                    cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+            i += loads * stride
+        while i < n:
+            for h in range(2):
+                word = words[2 * i + h]
+                for b in range(8):
+                    v = int32((word >> (8 * b)) & 0xFF)
+                    cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+            i += stride
+        tail = values.size - 16 * n
+        if cuda.blockIdx.x == 0 and t < tail:
+            cuda.atomic.add(total, int32(values[16 * n + t]), 1)
+        cuda.syncthreads()
+        for job in range(t, tables * LANE_ROWS, threads):  # a row of one table: 2 bins
+            row = job * 32
+            low = 0
+            high = 0
+            for j in range(32):
+                w = table[row + (j + job) % 32]  # lanes start on different banks
+                low += w & 0xFFFF
+                high += w >> 16
+            r = job % LANE_ROWS
+            cuda.atomic.add(total, 2 * r, low)
+            cuda.atomic.add(total, 2 * r + 1, high)
+        cuda.syncthreads()
+        for v in range(t, 256, threads):
+            if total[v] > 0:
+                cuda.atomic.add(bins, v, total[v])
+
+    def launch(values, bins):
+        n = values.size
+        words = values[: n - n % 16].view(np.uint64)
+        pairs = words.size // 2
+        lanes_needed = (16 * pairs + lane_bytes - 1) // lane_bytes  # so no counter fills
+        grid = max(one_wave(kernel, (words, values, bins), threads), (lanes_needed + threads - 1) // threads)
+        kernel[max(1, min(grid, (pairs + threads * loads - 1) // (threads * loads))), threads](words, values, bins)
 
     return launch
 
@@ -992,6 +1175,17 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
 # words in flight per thread (0.239, 0.186, 0.169 ms; ncu: 9% occupancy, DRAM 30%, L1
 # 25%: too few warps to hide the loads' latency).
 
+# Seventh session (2026-11-29, H200, copy ceiling 4.26-4.27 TB/s; target 0.094 ms): 16-byte
+# loads (load_pair, one ld.global.v2.u64) make the loop without atomics 0.065-0.066 ms (95-97%,
+# against 0.075 over uint64 words) and every lane on its own bank 0.070-0.072 (88-90%,
+# against 0.081), but the real per-warp histograms over them gain little (2 or 4 loads per
+# step, 0.092-0.093; u128_x4): the bank conflicts of a warp's ~16 distinct bins per atomic
+# bound it, not the loads. Correct layouts without conflicts were all slower: every lane's own column of
+# 16-bit counters, two bins to a word (16 KB a warp), 0.31 ms through a device function over
+# uint64 words, 0.19-0.21 ms written inline over 16-byte loads with a table per warp or per
+# 2 warps, 0.172-0.179 with one table shared by 4 or 8 warps (SASS: each count is an
+# ATOMS.ADD of 1 or 65536 after ~10 integer instructions, against ATOMS.POPC.INC after 5).
+
 # ---------------------------------------------------------------- the table
 
 VARIANTS = {
@@ -1005,7 +1199,8 @@ VARIANTS = {
                   "pipelined_8": transpose_pipelined_8, "pipelined_16": transpose_pipelined_16,
                   "pipelined_wave": transpose_pipelined_wave, "pairs_x16": _transpose_pairs_grid(16),
                   "pairs_x18": _transpose_pairs_grid(18),
-                  "probe_copy": transpose_probe_copy, "probe_memcpy": transpose_probe_memcpy},
+                  "probe_copy": transpose_probe_copy, "probe_memcpy": transpose_probe_memcpy,
+                  "torch a.T copy": "peer", "tiles_64x64_t512": _transpose_pair_tiles(64, 64, 512)},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512,
@@ -1026,7 +1221,11 @@ VARIANTS = {
                   "probe_u64_spread": _histogram_in_flight(4, 8, probe=PROBE_SPREAD),
                   "probe_u64_banks": _histogram_in_flight(4, 8, probe=PROBE_BANKS),
                   "probe_u64_no_atomics": _histogram_in_flight(4, 8, probe=PROBE_NO_ATOMICS),
-                  "probe_words_no_atomics": _histogram_in_flight(8, 8, word_bytes=4, probe=PROBE_NO_ATOMICS)},
+                  "probe_words_no_atomics": _histogram_in_flight(8, 8, word_bytes=4, probe=PROBE_NO_ATOMICS),
+                  "u128_x4": _histogram_in_flight(4, 8, word_bytes=16),
+                  "probe_u128_no_atomics": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_NO_ATOMICS),
+                  "probe_u128_banks": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS),
+                  "cols_w8_s8_x2": _histogram_lane_columns(8, 8, 2)},
 }
 
 
@@ -1048,7 +1247,7 @@ def run_exercise(exercise_id, check_dims, ceil):
         if launch is None:  # the bundled solution
             launch = load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
         if launch == "peer":  # timed beside the others in the same harness
-            launch = cupy_peer(exercise_id)
+            launch = library_peer(name)
             if launch is None:
                 continue
         if name.startswith("probe_"):  # timing only: computes something else on purpose
@@ -1075,17 +1274,25 @@ def run_exercise(exercise_id, check_dims, ceil):
     return rows
 
 
-def cupy_peer(exercise_id):
-    """A CuPy library call with the exercise's signature, or None without CuPy."""
+def library_peer(name):
+    """A library call with the exercise's signature, by its variant name, or None without the
+    library: "cupy.sum" (reduce_sum), "torch a.T copy" (transpose, PyTorch's own kernel)."""
     try:
-        import cupy
+        if name == "cupy.sum":
+            import cupy
+
+            def peer(x, out):
+                cupy.sum(cupy.asarray(x), out=cupy.asarray(out).reshape(()))
+            return peer
+        if name == "torch a.T copy":
+            import torch
+
+            def peer(a, out):  # both on the legacy default stream, as Numba's launches
+                torch.as_tensor(out, device="cuda").copy_(torch.as_tensor(a, device="cuda").t())
+            return peer
     except ImportError:
         return None
-    if exercise_id == "reduce_sum":
-        def peer(x, out):
-            cupy.sum(cupy.asarray(x), out=cupy.asarray(out).reshape(()))
-        return peer
-    return None
+    raise ValueError(f"no library peer called {name!r}")
 
 
 def check_on_gpu() -> bool:
