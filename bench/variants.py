@@ -964,7 +964,7 @@ def softmax_floats32(x, out):
 HIST_WARPS = 8
 
 
-PROBE_SPREAD, PROBE_BANKS, PROBE_NO_ATOMICS = 1, 2, 3
+PROBE_SPREAD, PROBE_BANKS, PROBE_NO_ATOMICS, PROBE_BANKS_ADD, PROBE_BANKS_PACKED = 1, 2, 3, 4, 5
 
 
 def _load_pair_intrinsic():
@@ -1008,10 +1008,13 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
     """The target's per-warp histograms with `loads` loads of `word_bytes` bytes per step (a
     grid-stride apart, all loads before any atomic; 16 bytes = two uint64 words by one
     ld.global.v2.u64). `splits` > 1: each warp's histogram split into copies taken by lanes
-    in turn, rows padded by one word (a hot bin's lanes queue on `splits` addresses). `probe`: no longer a histogram, to find what bounds
-    the loop: PROBE_SPREAD, each lane adds to bin value ^ lane (equal values in a warp hit
-    32 different addresses); PROBE_BANKS, each lane adds to a bin in its own bank;
-    PROBE_NO_ATOMICS, the loads and byte unpacking only."""
+    in turn, rows padded by one word (a hot bin's lanes queue on `splits` addresses).
+    `probe`: no longer a histogram, to find what bounds the loop: PROBE_SPREAD, each lane
+    adds to bin value ^ lane (equal values in a warp hit 32 different addresses);
+    PROBE_BANKS, each lane adds 1 to a bin in its own bank; PROBE_BANKS_ADD, the same with
+    a 1 the compiler cannot see (an ATOMS.ADD of a register, not ATOMS.POPC.INC);
+    PROBE_BANKS_PACKED, 1 or 65536 by the value's low bit, as 16-bit counters two to a
+    word would add; PROBE_NO_ATOMICS, the loads and byte unpacking only."""
     copies = HIST_WARPS * splits
     row = 257 if splits > 1 else 256
     word_type = uint32 if word_bytes == 4 else uint64
@@ -1020,11 +1023,15 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
     held = loads * per_load  # words held per step (a local array's size must be a constant)
 
     @cuda.jit(device=True)
-    def count(hist, mine, v, lane):
+    def count(hist, mine, v, lane, one):
         if probe == PROBE_SPREAD:
             cuda.atomic.add(hist, (mine, v ^ lane), 1)
         elif probe == PROBE_BANKS:
             cuda.atomic.add(hist, (mine, (v & 0xE0) | lane), 1)
+        elif probe == PROBE_BANKS_ADD:
+            cuda.atomic.add(hist, (mine, (v & 0xE0) | lane), one)
+        elif probe == PROBE_BANKS_PACKED:
+            cuda.atomic.add(hist, (mine, (v & 0xE0) | lane), one << ((v & 1) * 16))
         elif probe == PROBE_NO_ATOMICS:
             return v
         else:
@@ -1045,6 +1052,7 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
         n = words.size // per_load
         i = cuda.grid(1)
         acc = 0
+        one = int32(bins.size // 256)  # 1, unknown to the compiler
         while i + (loads - 1) * stride < n:
             for k in range(loads):
                 if per_load == 2:
@@ -1054,13 +1062,13 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
             for k in range(held):
                 word = got[k]
                 for b in range(word_size):
-                    acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane)
+                    acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane, one)
             i += loads * stride
         while i < n:
             for h in range(per_load):
                 word = words[per_load * i + h]
                 for b in range(word_size):
-                    acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane)
+                    acc += count(hist, mine, int32((word >> (8 * b)) & 0xFF), lane, one)
             i += stride
         tail = values.size - word_bytes * n
         if cuda.blockIdx.x == 0 and t < tail:
@@ -1083,22 +1091,21 @@ def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
     return launch
 
 
-LANE_ROWS = 128  # a lane's 256 bins as 128 words of two 16-bit counters
-
-
-def _histogram_lane_columns(warps, share, loads):
-    """Lane columns again, written into the kernel's body (no device functions) and read
-    16 bytes at a time: each lane counts in a column of 16-bit counters, two bins to a word
-    (word 32 * (v // 2) + lane of its table), so a warp's atomics always fall in 32
-    different banks. `share` warps of a block use one table (fewer tables, more warps per
-    SM; their lanes L meet on the hot bin). `loads` 16-byte loads per step. No counter may
+def _histogram_lane_columns(warps, share, loads, bits=16):
+    """Every lane counts in a column of its own, written into the kernel's body (no device
+    functions) and read 16 bytes at a time: bits=16, 16-bit counters two bins to a word
+    (word 32 * (v // 2) + lane of its table, 16 KB a table); bits=32, one int32 counter a
+    bin (word 32 * v + lane, 32 KB a table). A warp's atomics always fall in 32 different
+    banks. `share` warps of a block use one table (fewer tables, more warps per SM; their
+    lanes L meet on the hot bin). `loads` 16-byte loads per step. No 16-bit counter may
     pass 65535: the grid grows with n so that a column's `share` lanes count at most 65535
     bytes together."""
     threads = 32 * warps
     tables = warps // share
-    table_words = tables * LANE_ROWS * 32
+    rows = 128 if bits == 16 else 256  # words of a lane's column
+    table_words = tables * rows * 32
     held = 2 * loads
-    lane_bytes = (65535 // share) // 16 * 16  # bytes a lane may count before a counter fills
+    lane_bytes = (65535 // share) // 16 * 16 if bits == 16 else 1 << 40  # before a counter fills
 
     @cuda.jit
     def kernel(words, values, bins):
@@ -1106,7 +1113,7 @@ def _histogram_lane_columns(warps, share, loads):
         total = cuda.shared.array(256, int32)
         got = cuda.local.array(held, uint64)
         t = cuda.threadIdx.x
-        col = int32((t // 32) // share * (LANE_ROWS * 32) + t % 32)
+        col = int32((t // 32) // share * (rows * 32) + t % 32)
         for w in range(t, table_words, threads):
             table[w] = 0
         for v in range(t, 256, threads):
@@ -1122,30 +1129,42 @@ def _histogram_lane_columns(warps, share, loads):
                 word = got[k]
                 for b in range(8):
                     v = int32((word >> (8 * b)) & 0xFF)
-                    cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+                    if bits == 16:
+                        cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+                    else:
+                        cuda.atomic.add(table, col + v * 32, uint32(1))
             i += loads * stride
         while i < n:
             for h in range(2):
                 word = words[2 * i + h]
                 for b in range(8):
                     v = int32((word >> (8 * b)) & 0xFF)
-                    cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+                    if bits == 16:
+                        cuda.atomic.add(table, col + (v >> 1) * 32, uint32(1 << ((v & 1) * 16)))
+                    else:
+                        cuda.atomic.add(table, col + v * 32, uint32(1))
             i += stride
         tail = values.size - 16 * n
         if cuda.blockIdx.x == 0 and t < tail:
             cuda.atomic.add(total, int32(values[16 * n + t]), 1)
         cuda.syncthreads()
-        for job in range(t, tables * LANE_ROWS, threads):  # a row of one table: 2 bins
-            row = job * 32
+        for job in range(t, tables * rows, threads):  # a row of one table: 2 bins or 1
+            at = job * 32
             low = 0
             high = 0
             for j in range(32):
-                w = table[row + (j + job) % 32]  # lanes start on different banks
-                low += w & 0xFFFF
-                high += w >> 16
-            r = job % LANE_ROWS
-            cuda.atomic.add(total, 2 * r, low)
-            cuda.atomic.add(total, 2 * r + 1, high)
+                w = table[at + (j + job) % 32]  # lanes start on different banks
+                if bits == 16:
+                    low += w & 0xFFFF
+                    high += w >> 16
+                else:
+                    low += w
+            r = job % rows
+            if bits == 16:
+                cuda.atomic.add(total, 2 * r, low)
+                cuda.atomic.add(total, 2 * r + 1, high)
+            else:
+                cuda.atomic.add(total, r, low)
         cuda.syncthreads()
         for v in range(t, 256, threads):
             if total[v] > 0:
@@ -1162,19 +1181,6 @@ def _histogram_lane_columns(warps, share, loads):
     return launch
 
 
-# Tried: lanes holding the same value merged with match_any_sync (one atomic per distinct
-# value per warp): 1.31 ms against 0.33 ms, 2026-11-29.
-# Sixth session (2026-11-29): ncu on the target: L1/TEX (shared memory) throughput 95%, DRAM
-# 61%, SM 67%; ptxas already turns each count into ATOMS.POPC.INC (a warp's lanes on one
-# address count as one). Slower: each word split into uint32 halves and a flat table
-# indexed from the warp's base (0.136 ms, target 0.094: the int64 index sum brought back
-# the negative-index wraparound code, SM 81%); the block's most frequent value (from one
-# word per thread) sent to a slot of its own per lane by a compare and select, no branch
-# (0.158-0.162: SM 88%); one warp per block with one table column per lane, table[v, lane]
-# (every lane always in its own bank, 32 KB a warp, so 6 warps per SM) with 8, 16 or 32
-# words in flight per thread (0.239, 0.186, 0.169 ms; ncu: 9% occupancy, DRAM 30%, L1
-# 25%: too few warps to hide the loads' latency).
-
 # Seventh session (2026-11-29, H200, copy ceiling 4.26-4.27 TB/s; target 0.094 ms): 16-byte
 # loads (load_pair, one ld.global.v2.u64) make the loop without atomics 0.065-0.066 ms (95-97%,
 # against 0.075 over uint64 words) and every lane on its own bank 0.070-0.072 (88-90%,
@@ -1185,6 +1191,11 @@ def _histogram_lane_columns(warps, share, loads):
 # uint64 words, 0.19-0.21 ms written inline over 16-byte loads with a table per warp or per
 # 2 warps, 0.172-0.179 with one table shared by 4 or 8 warps (SASS: each count is an
 # ATOMS.ADD of 1 or 65536 after ~10 integer instructions, against ATOMS.POPC.INC after 5).
+# Probes over 16-byte loads, every lane in its own bank: adding a 1 the compiler cannot see
+# (ATOMS.ADD of a register) 0.072 ms, as fast as ATOMS.POPC.INC (0.071); adding 1 or 65536
+# by the value's low bit, as packed 16-bit counters must, 0.101. One int32 column per lane
+# (32 KB a table, ATOMS.POPC.INC): a table per warp (one warp a block, 6 warps an SM) 0.364-
+# 0.366 ms, per 2 warps 0.203, per 8 warps 0.141.
 
 # ---------------------------------------------------------------- the table
 
@@ -1225,7 +1236,10 @@ VARIANTS = {
                   "u128_x4": _histogram_in_flight(4, 8, word_bytes=16),
                   "probe_u128_no_atomics": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_NO_ATOMICS),
                   "probe_u128_banks": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS),
-                  "cols_w8_s8_x2": _histogram_lane_columns(8, 8, 2)},
+                  "cols_w8_s8_x2": _histogram_lane_columns(8, 8, 2),
+                  "probe_u128_banks_add": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS_ADD),
+                  "probe_u128_banks_packed": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS_PACKED),
+                  "cols32_w8_s8_x2": _histogram_lane_columns(8, 8, 2, bits=32)},
 }
 
 
