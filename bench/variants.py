@@ -1183,19 +1183,19 @@ def _histogram_lane_columns(warps, share, loads, bits=16):
 
 # Seventh session (2026-11-29, H200, copy ceiling 4.26-4.27 TB/s; target 0.094 ms): 16-byte
 # loads (load_pair, one ld.global.v2.u64) make the loop without atomics 0.065-0.066 ms (95-97%,
-# against 0.075 over uint64 words) and every lane on its own bank 0.070-0.072 (88-90%,
-# against 0.081), but the real per-warp histograms over them gain little (2 or 4 loads per
-# step, 0.092-0.093; u128_x4): the bank conflicts of a warp's ~16 distinct bins per atomic
-# bound it, not the loads. Correct layouts without conflicts were all slower: every lane's own column of
-# 16-bit counters, two bins to a word (16 KB a warp), 0.31 ms through a device function over
-# uint64 words, 0.19-0.21 ms written inline over 16-byte loads with a table per warp or per
-# 2 warps, 0.172-0.179 with one table shared by 4 or 8 warps (SASS: each count is an
-# ATOMS.ADD of 1 or 65536 after ~10 integer instructions, against ATOMS.POPC.INC after 5).
-# Probes over 16-byte loads, every lane in its own bank: adding a 1 the compiler cannot see
-# (ATOMS.ADD of a register) 0.072 ms, as fast as ATOMS.POPC.INC (0.071); adding 1 or 65536
-# by the value's low bit, as packed 16-bit counters must, 0.101. One int32 column per lane
-# (32 KB a table, ATOMS.POPC.INC): a table per warp (one warp a block, 6 warps an SM) 0.364-
-# 0.366 ms, per 2 warps 0.203, per 8 warps 0.141.
+# against 0.075 over uint64 words) and every lane on its own bank 0.070-0.072 (88-90%, against
+# 0.081), but the real per-warp histograms over them gain little (2 or 4 loads per step,
+# 0.092-0.093; u128_x4): the bank conflicts of a warp's ~16 distinct bins per atomic bound it,
+# not the loads. Correct layouts without conflicts were all slower: every lane's own column of
+# 16-bit counters, two bins to a word (16 KB a warp), 0.31-0.33 ms through a device function
+# over uint64 words, 0.19-0.21 ms written inline over 16-byte loads with a table per warp or per
+# 2 warps, 0.172-0.179 with one table shared by 4 or 8 warps (SASS: each count is an ATOMS.ADD
+# of 1 or 65536 after ~10 integer instructions, against ATOMS.POPC.INC after 5). Probes over
+# 16-byte loads, every lane in its own bank: adding a 1 the compiler cannot see (ATOMS.ADD of a
+# register) 0.072 ms, as fast as ATOMS.POPC.INC (0.071); adding 1 or 65536 by the value's low
+# bit, as packed 16-bit counters must, 0.101. One int32 column per lane (32 KB a table,
+# ATOMS.POPC.INC): a table per warp (one warp a block, 6 warps an SM) 0.364-0.366 ms, per 2
+# warps 0.203, per 8 warps 0.141.
 
 # ---------------------------------------------------------------- the table
 
