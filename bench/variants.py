@@ -418,7 +418,11 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # per SM, 0.541-0.546 ms, no faster than SM loads and stores (0.549; 16-byte 0.543), so no
 # SM-issued copy tried comes near cudaMemcpy's 0.502; transposes whose tile rows go in and
 # out by bulk copies (one thread issuing a 128-512 byte copy per row of 32 × 64, 64 × 64,
-# 32 × 128 or 64 × 32 tiles, transposed in shared memory between them) 0.98-1.29 ms.
+# 32 × 128 or 64 × 32 tiles, transposed in shared memory between them) 0.98-1.29 ms. Cache
+# hints on the target's loads (_hinted_load, inline PTX): .L2::256B, the L2 fetching the
+# neighbouring tile's 128 bytes of the row with each, 0.578 ms (x1.009 against the target's
+# 0.584, the best transpose yet, still 87%); .nc.L2::256B 0.580; .L2::128B 0.583; .nc 0.584.
+# The same .L2::256B hint made the plain copy slower (0.553 against 0.546).
 
 
 def _pair_launch(kernel, blocks_per_sm, rows=64, cols=32, block=(16, 16)):
@@ -439,9 +443,43 @@ def _pair_launch(kernel, blocks_per_sm, rows=64, cols=32, block=(16, 16)):
     return launch
 
 
-def _transpose_pair_tiles(rows, cols, threads):
+def _hinted_load(qualifier):
+    """load(array, index) as one `ld.global<qualifier>` of a 64-bit element (inline PTX), e.g.
+    ".L2::256B": the L2 fetches the whole 256-byte block around it from DRAM. A plain load on
+    the simulator."""
+    if config.ENABLE_CUDASIM:
+        @cuda.jit(device=True)
+        def load(array, index):
+            return array[index]
+
+        return load
+
+    from llvmlite import ir
+    from numba.cuda.cache_hints import _get_element_pointer
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load(typingctx, array, index):
+        def codegen(context, builder, sig, args):
+            ptr = _get_element_pointer(context, builder, sig.args[1], args[1], sig.args[0], args[0])
+            value = context.get_value_type(sig.args[0].dtype)
+            asm = ir.InlineAsm(ir.FunctionType(value, [ptr.type]), f"ld.global{qualifier}.b64 $0, [$1];", "=l,l")
+            return builder.call(asm, [ptr])
+
+        return array.dtype(array, index), codegen
+
+    return load
+
+
+@cuda.jit(device=True)
+def _plain_load(array, index):
+    return array[index]
+
+
+def _transpose_pair_tiles(rows, cols, threads, load=_plain_load):
     """The target's pair kernel generalised to tiles of `rows` × `cols` of `a` on a 1-D block
-    of `threads`, in one wave; (64, 32, 256) is the target's own kernel, thread for thread."""
+    of `threads`, in one wave; (64, 32, 256) is the target's own kernel, thread for thread.
+    `load(a64, (r, q))` reads a pair (_hinted_load for cache hints)."""
     across_in = cols // 2  # threads along a tile row of `a` (one pair each)
     across_out = rows // 2  # threads along a tile row of `out`
     rows_in = threads // across_in  # rows of `a` per pass
@@ -467,7 +505,7 @@ def _transpose_pair_tiles(rows, cols, threads):
                 r = r0 + ty + rows_in * k
                 qq = c0 // 2 + q
                 if r < m and 2 * qq < n:
-                    pair = a64[r, qq]
+                    pair = load(a64, (r, qq))
                     tile[2 * q, ty + rows_in * k] = uint32(pair & 0xFFFFFFFF)
                     tile[2 * q + 1, ty + rows_in * k] = uint32(pair >> 32)
             cuda.syncthreads()
@@ -1211,7 +1249,8 @@ VARIANTS = {
                   "pipelined_wave": transpose_pipelined_wave, "pairs_x16": _transpose_pairs_grid(16),
                   "pairs_x18": _transpose_pairs_grid(18),
                   "probe_copy": transpose_probe_copy, "probe_memcpy": transpose_probe_memcpy,
-                  "torch a.T copy": "peer", "tiles_64x64_t512": _transpose_pair_tiles(64, 64, 512)},
+                  "torch a.T copy": "peer", "tiles_64x64_t512": _transpose_pair_tiles(64, 64, 512),
+                  "tiles_l2_256": _transpose_pair_tiles(64, 32, 256, _hinted_load(".L2::256B"))},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512,

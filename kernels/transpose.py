@@ -164,7 +164,8 @@ def target(a, out):
     full) and 0.588-0.592 with 18 (3 waves); 0.721-0.772 against 0.769-0.790 for the 4-byte
     tiles while the launch's dispatch was still timed. Earlier, one block per tile 921 µs and
     the naive baseline 2168 µs. The same kernel with its tile load and store moved into
-    device functions ran 0.651: keep the body as it is."""
+    device functions ran 0.651: keep the body as it is. Loads with the PTX cache hint
+    .L2::256B (inline PTX, bench/variants.py) ran 0.578: 1% is not worth inline PTX here."""
     m, n = a.shape
     if m % 2 or n % 2:
         tiles = ((n + TILE - 1) // TILE) * ((m + TILE - 1) // TILE)
