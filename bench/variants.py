@@ -409,10 +409,10 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 
 # Seventh session (2026-11-29; target 0.583-0.584 ms): other pair tiles in one wave on 1-D
 # blocks (_transpose_pair_tiles; 64 × 32 on 256 threads 0.583-0.585, as the target): 32 × 64
-# 0.618-0.620, 64 × 64 on 512 threads 0.600-0.609, 64 × 32 on 128 threads 0.682-0.688, 32 × 32
+# 0.618-0.620, 64 × 64 on 512 threads 0.599-0.609, 64 × 32 on 128 threads 0.682-0.688, 32 × 32
 # on 128 threads 0.644-0.646; the target's kernel compiled for 8 or 7 blocks per SM (launch
 # bounds, 32 registers) 0.689-0.698; its grid at 4 or 5 blocks per SM 0.640, 0.593. PyTorch's
-# own transpose copy (out.copy_(a.t())) 1.851-1.859 ms, CuPy's a.T copy 1.858 (bench/run.py).
+# own transpose copy (out.copy_(a.t())) 1.837-1.859 ms, CuPy's a.T copy 1.858 (bench/run.py).
 # Hopper's bulk copies (TMA: cp.async.bulk with an mbarrier, through inline PTX intrinsics in
 # a scratch script, not kept): the same 2 GiB copied in 16 KB bulk copies, 4, 8 or 12 blocks
 # per SM, 0.541-0.546 ms, no faster than SM loads and stores (0.549; 16-byte 0.543), so no
