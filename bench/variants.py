@@ -382,12 +382,12 @@ def transpose_four_byte_tiles(a, out):
 
 transpose_stride_32_r8_x128 = _transpose_stride_kernel(32, 8, 128)
 
-T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
+T_PAIR_PADDED = 65  # 64 rows of `a` + 1, as the target's PAIR_TILE_PADDED
 
 # Sixth session (2026-11-29, five H200s): ncu showed the pair kernel's 39 registers a thread
 # fit 6 blocks of 256 per SM, so the target's 16 per SM ran 2.67 waves. In one wave (6 per SM)
 # 0.583-0.584 ms against 0.597-0.600; 12 per SM 0.584, 18 per SM 0.588-0.592: one wave
-# (grader.occupancy) became the target; pairs_x16 keeps the old grid beside it.
+# (grader.occupancy) became the target (until the seventh session, below).
 # Slower or no better: two shared tiles used in turn with one barrier per tile (0.705 ms at
 # 8 or 16 blocks per SM, 0.883 with 128 threads); `out` written with evict-first stores,
 # cuda.stcs (0.604 at 16 per SM, 0.588 in one wave); 16-byte loads and stores through inline
@@ -407,7 +407,8 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # 0.605 ms, 128 × 32 0.745, 64 × 128 0.709, 128 × 64 0.698. Histogram: see its section.
 
 
-# Seventh session (2026-11-29; target 0.583-0.584 ms): other pair tiles in one wave on 1-D
+# Seventh session (2026-11-29), first with the 64 × 32 target (0.583-0.584 ms), the comments
+# up to here being about that kernel: other pair tiles in one wave on 1-D
 # blocks (_transpose_pair_tiles; 64 × 32 on 256 threads 0.583-0.585, as the target): 32 × 64
 # 0.618-0.620, 64 × 64 on 512 threads 0.599-0.609, 64 × 32 on 128 threads 0.682-0.688, 32 × 32
 # on 128 threads 0.644-0.646; the target's kernel compiled for 8 or 7 blocks per SM (launch
@@ -423,12 +424,19 @@ T_PAIR_PADDED = 65  # the target's PAIR_TILE_PADDED
 # neighbouring tile's 128 bytes of the row with each, 0.578 ms (x1.009 against the target's
 # 0.584, the best transpose yet, still 87%); .nc.L2::256B 0.580; .L2::128B 0.583; .nc 0.584.
 # The same .L2::256B hint made the plain copy slower (0.553 against 0.546).
+# Then the new target: the 64 × 64 pair tile on 256 threads stepping from tile to tile
+# (stepped_64x64, now kernels/transpose.py) 0.547 ms in two calls, as fast as the plain copy
+# (0.547-0.550), against 0.583-0.584 for the 64 × 32 tile in the same calls. Around it: the
+# same tile dividing each tile's number 0.552; the 64 × 32 tile stepping 0.617-0.622 (slower
+# than dividing); 64 × 64 on 512 threads 0.579-0.609; with the .L2::256B hint 0.557-0.558;
+# tiles taken 2 or 4 tile-rows at a time (with the hint, in a build whose extra index
+# arithmetic alone cost 2%) 0.599, 0.618 against 0.590.
 
 
 def _pair_launch(kernel, blocks_per_sm, rows=64, cols=32, block=(16, 16)):
-    """A launch of a kernel over pair tiles of `rows` × `cols` of `a` (the target's 64 × 32 on
-    16 × 16 threads by default), odd shapes to the 4-byte tiles; blocks_per_sm=None: one
-    wave (grader.occupancy), as the target."""
+    """A launch of a kernel over pair tiles of `rows` × `cols` of `a` (by default 64 × 32 on
+    16 × 16 threads, the target until the seventh session), odd shapes to the 4-byte tiles;
+    blocks_per_sm=None: one wave (grader.occupancy), as the target."""
     threads = math.prod(block) if isinstance(block, tuple) else block
 
     def launch(a, out):
@@ -476,10 +484,13 @@ def _plain_load(array, index):
     return array[index]
 
 
-def _transpose_pair_tiles(rows, cols, threads, load=_plain_load):
-    """The target's pair kernel generalised to tiles of `rows` × `cols` of `a` on a 1-D block
-    of `threads`, in one wave; (64, 32, 256) is the target's own kernel, thread for thread.
-    `load(a64, (r, q))` reads a pair (_hinted_load for cache hints)."""
+def _transpose_pair_tiles(rows, cols, threads, load=_plain_load, stepped=False):
+    """The pair kernel generalised to tiles of `rows` × `cols` of `a` on a 1-D block of
+    `threads`, in one wave: (64, 32, 256) is the target until the seventh session, thread for
+    thread; (64, 64, 256, stepped=True) the target's kernel now.
+    `load(a64, (r, q))` reads a pair (_hinted_load for cache hints). stepped: the next tile's
+    row and column found by adding the grid's step, not by dividing its number (two 64-bit
+    divisions a tile)."""
     across_in = cols // 2  # threads along a tile row of `a` (one pair each)
     across_out = rows // 2  # threads along a tile row of `out`
     rows_in = threads // across_in  # rows of `a` per pass
@@ -497,10 +508,24 @@ def _transpose_pair_tiles(rows, cols, threads, load=_plain_load):
         px = t % across_out
         oy = t // across_out
         across = (n + cols - 1) // cols
-        tiles = across * ((m + rows - 1) // rows)
+        down = (m + rows - 1) // rows
+        tiles = across * down
+        tile_col = cuda.blockIdx.x % across
+        tile_row = cuda.blockIdx.x // across
+        step_cols = cuda.gridDim.x % across
+        step_rows = cuda.gridDim.x // across
         for k0 in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
-            c0 = (k0 % across) * cols
-            r0 = (k0 // across) * rows
+            if stepped:
+                c0 = tile_col * cols
+                r0 = tile_row * rows
+                tile_col += step_cols
+                tile_row += step_rows
+                if tile_col >= across:
+                    tile_col -= across
+                    tile_row += 1
+            else:
+                c0 = (k0 % across) * cols
+                r0 = (k0 // across) * rows
             for k in range(rows // rows_in):
                 r = r0 + ty + rows_in * k
                 qq = c0 // 2 + q
@@ -521,15 +546,11 @@ def _transpose_pair_tiles(rows, cols, threads, load=_plain_load):
     return _pair_launch(kernel, None, rows, cols, threads)
 
 
-def _transpose_pairs_grid(blocks_per_sm):
-    """The target's pair kernel with a fixed number of blocks per SM instead of one wave."""
-    return _pair_launch(reference_module("transpose")._transpose_pairs, blocks_per_sm)
-
-
 def _transpose_pairs_pipelined(blocks_per_sm):
-    """The target's uint64-pair tile, software-pipelined: the next tile's 4 pairs per thread
-    are loaded into registers before the current tile is stored from shared memory, so a
-    block's loads and stores overlap instead of alternating."""
+    """The 64 × 32 uint64-pair tile (the target until the seventh session), software-
+    pipelined: the next tile's 4 pairs per thread are loaded into registers before the
+    current tile is stored from shared memory, so a block's loads and stores overlap instead
+    of alternating."""
 
     @cuda.jit(device=True)
     def pair(a64, k0, across, tx, ty, k):
@@ -1246,11 +1267,16 @@ VARIANTS = {
                     "8px_64": gray_8px_64, "words_16": gray_words_16, "words_32": gray_words_32},
     "transpose": {"four_byte_tiles": transpose_four_byte_tiles, "stride_32_r8_x128": transpose_stride_32_r8_x128,
                   "pipelined_8": transpose_pipelined_8, "pipelined_16": transpose_pipelined_16,
-                  "pipelined_wave": transpose_pipelined_wave, "pairs_x16": _transpose_pairs_grid(16),
-                  "pairs_x18": _transpose_pairs_grid(18),
+                  "pipelined_wave": transpose_pipelined_wave,
                   "probe_copy": transpose_probe_copy, "probe_memcpy": transpose_probe_memcpy,
                   "torch a.T copy": "peer", "tiles_64x64_t512": _transpose_pair_tiles(64, 64, 512),
-                  "tiles_l2_256": _transpose_pair_tiles(64, 32, 256, _hinted_load(".L2::256B"))},
+                  "tiles_64x32": _transpose_pair_tiles(64, 32, 256),  # the target until the seventh session
+                  "tiles_l2_256": _transpose_pair_tiles(64, 32, 256, _hinted_load(".L2::256B")),
+                  "stepped_64x32": _transpose_pair_tiles(64, 32, 256, stepped=True),
+                  "tiles_64x64": _transpose_pair_tiles(64, 64, 256),
+                  "stepped_64x64": _transpose_pair_tiles(64, 64, 256, stepped=True),  # the target's kernel
+                  "stepped_64x64_l2_256": _transpose_pair_tiles(64, 64, 256, _hinted_load(".L2::256B"), stepped=True),
+                  "stepped_64x64_t512": _transpose_pair_tiles(64, 64, 512, stepped=True)},
     "stencil_1d": {"baseline": exercise("stencil_1d").baseline, "solution": None,
                    "thread_per_output": stencil_thread_per_output, "tile2": stencil_tile2,
                    "tile4_t128": stencil_tile4_t128, "tile4_t512": stencil_tile4_t512,

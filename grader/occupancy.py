@@ -2,7 +2,7 @@
 
 A grid-stride kernel whose grid is a whole number of waves keeps every SM busy to the end;
 2.67 waves leave a third of them idle for the last part (ncu on the H200, 2026-11-29: the
-transpose target's 16 blocks per SM were 2.67 waves at its 39 registers a thread; one
+64 × 32 transpose target's 16 blocks per SM were 2.67 waves at its 39 registers a thread; one
 wave, 6 per SM, ran 3% faster). The count comes from the CUDA occupancy calculator through
 Numba's public `max_cooperative_grid_blocks`, so it follows the kernel's registers and
 shared memory and the GPU's SM count.

@@ -16,8 +16,10 @@ ROWS = 8
 """The classic: 32 × 8 threads move a 32 × 32 tile, 4 elements each."""
 PADDED = TILE + 1
 """Shared-array shapes must be compile-time constants: module-level names, not `TILE + 1`."""
-PAIR_TILE_PADDED = 2 * TILE + 1
-"""The pairs kernel's tile: 64 rows of `a` per column, +1 against bank conflicts."""
+PAIR_TILE = 64
+"""The pairs kernel's tile: 64 × 64 of `a` (32 uint64 pairs across)."""
+PAIR_TILE_PADDED = PAIR_TILE + 1
+"""... stored transposed: 64 rows of `a` per column, +1 against bank conflicts."""
 
 
 def make_inputs(dims, rng):
@@ -119,61 +121,74 @@ def _transpose_tiled_grid_stride(a, out):
 @cuda.jit
 def _transpose_pairs(a64, out64):
     """8-byte accesses on both sides: the matrices as uint64 pairs of float32 bit patterns; a
-    block moves a tile of 64 rows × 32 columns of `a` through shared memory (stored
-    transposed, rows padded to 65 words), looping over the tiles."""
-    tile = cuda.shared.array((TILE, PAIR_TILE_PADDED), uint32)  # tile[column of a, row of a]
+    block of 256 threads moves tiles of 64 × 64 of `a` through shared memory (stored
+    transposed, rows padded to 65 words), stepping through the tiles a grid apart."""
+    tile = cuda.shared.array((PAIR_TILE, PAIR_TILE_PADDED), uint32)  # tile[column of a, row of a]
     m = a64.shape[0]
     n = out64.shape[0]
-    tx = cuda.threadIdx.x  # 0..15: a pair of columns of a on the way in
-    ty = cuda.threadIdx.y  # 0..15
-    t = ty * 16 + tx
-    px = t % 32  # 0..31: a pair of rows of a (= a pair of columns of out) on the way out
-    oy = t // 32  # 0..7
-    across = (n + 31) // 32
-    tiles = across * ((m + 63) // 64)
-    for k0 in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
-        c0 = (k0 % across) * 32
-        r0 = (k0 // across) * 64
-        for k in range(4):
-            r = r0 + ty + 16 * k
-            q = c0 // 2 + tx
-            if r < m and 2 * q < n:
-                pair = a64[r, q]
-                tile[2 * tx, ty + 16 * k] = uint32(pair & 0xFFFFFFFF)
-                tile[2 * tx + 1, ty + 16 * k] = uint32(pair >> 32)
+    t = cuda.threadIdx.x
+    q = t % 32  # a pair of columns of a on the way in ...
+    ty = t // 32  # ... on rows ty, ty + 8, ... of the tile
+    px = t % 32  # a pair of rows of a (= a pair of columns of out) on the way out ...
+    oy = t // 32  # ... on rows oy, oy + 8, ... of out's tile
+    across = (n + PAIR_TILE - 1) // PAIR_TILE
+    down = (m + PAIR_TILE - 1) // PAIR_TILE
+    tiles = across * down
+    # The next tile's row and column by adding the grid's step, not by dividing the tile's
+    # number (two 64-bit divisions a tile: 0.552 ms against 0.547 on an H200).
+    tile_col = cuda.blockIdx.x % across
+    tile_row = cuda.blockIdx.x // across
+    step_cols = cuda.gridDim.x % across
+    step_rows = cuda.gridDim.x // across
+    for _ in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+        c0 = tile_col * PAIR_TILE
+        r0 = tile_row * PAIR_TILE
+        tile_col += step_cols
+        tile_row += step_rows
+        if tile_col >= across:
+            tile_col -= across
+            tile_row += 1
+        for k in range(8):
+            r = r0 + ty + 8 * k
+            qq = c0 // 2 + q
+            if r < m and 2 * qq < n:
+                pair = a64[r, qq]
+                tile[2 * q, ty + 8 * k] = uint32(pair & 0xFFFFFFFF)
+                tile[2 * q + 1, ty + 8 * k] = uint32(pair >> 32)
         cuda.syncthreads()
-        for k in range(4):
+        for k in range(8):
             c = c0 + oy + 8 * k
-            p = r0 // 2 + px
-            if c < n and 2 * p < m:
+            pp = r0 // 2 + px
+            if c < n and 2 * pp < m:
                 lo = uint64(tile[oy + 8 * k, 2 * px])
                 hi = uint64(tile[oy + 8 * k, 2 * px + 1])
-                out64[c, p] = lo | (hi << uint64(32))
+                out64[c, pp] = lo | (hi << uint64(32))
         cuda.syncthreads()
 
 
 def target(a, out):
-    """Even shapes: 8-byte pairs through a padded 64 × 32 tile, blocks of 16 × 16 threads
-    looping over the tiles, as many blocks as the GPU runs at once (one wave). Odd shapes:
-    the classic padded 32 × 32 tile with 4-byte accesses, 132 × 64 blocks of 32 × 8 threads
-    looping over the tiles.
+    """Even shapes: 8-byte pairs through a padded 64 × 64 tile, blocks of 256 threads
+    stepping through the tiles, as many blocks as the GPU runs at once (one wave). Odd
+    shapes: the classic padded 32 × 32 tile with 4-byte accesses, 132 × 64 blocks of 32 × 8
+    threads looping over the tiles.
 
-    Measured on H200s at 16384 × 16384 (grader's harness, L2 flushed, 2026-11-29): pairs
-    0.583-0.584 ms in one wave (6 blocks per SM: the kernel's 39 registers a thread allow no
-    more) against 0.597-0.600 with 16 blocks per SM (2.67 waves, the last one two-thirds
-    full) and 0.588-0.592 with 18 (3 waves); 0.721-0.772 against 0.769-0.790 for the 4-byte
-    tiles while the launch's dispatch was still timed. Earlier, one block per tile 921 µs and
-    the naive baseline 2168 µs. The same kernel with its tile load and store moved into
-    device functions ran 0.651: keep the body as it is. Loads with the PTX cache hint
-    .L2::256B (inline PTX, bench/variants.py) ran 0.578: 1% is not worth inline PTX here."""
+    Measured on H200s at 16384 × 16384 (grader's harness, L2 flushed, 2026-11-29): 0.547 ms,
+    as fast as a plain copy of the same bytes by the ceiling's copy kernel (0.547-0.550), in
+    one wave (40 registers a thread). The same tile finding each tile's
+    row and column by dividing its number 0.552; 64 × 32 tiles on 16 × 16 threads (the
+    target until then) 0.583-0.584, where stepping instead of dividing made it slower
+    (0.617-0.622: ptxas's schedule, not the arithmetic, decides); 64 × 64 on 512 threads
+    0.579-0.609; with the PTX load hint .L2::256B 0.557-0.558. Earlier: 4-byte tiles
+    0.721-0.772, one block per tile 921 µs, the naive baseline 2168 µs. Moving the tile load
+    and store into device functions made the 64 × 32 kernel 8% slower: keep the body."""
     m, n = a.shape
     if m % 2 or n % 2:
         tiles = ((n + TILE - 1) // TILE) * ((m + TILE - 1) // TILE)
         _transpose_tiled_grid_stride[min(tiles, 132 * 64), (TILE, ROWS)](a, out)
         return
-    tiles = ((n + 31) // 32) * ((m + 63) // 64)
+    tiles = ((n + PAIR_TILE - 1) // PAIR_TILE) * ((m + PAIR_TILE - 1) // PAIR_TILE)
     a64, out64 = pair_views(a, out)
-    _transpose_pairs[max(1, min(tiles, one_wave(_transpose_pairs, (a64, out64), 256))), (16, 16)](a64, out64)
+    _transpose_pairs[max(1, min(tiles, one_wave(_transpose_pairs, (a64, out64), 256))), 256](a64, out64)
 
 
 def pair_views(a, out):
