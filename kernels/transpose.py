@@ -174,11 +174,11 @@ def target(a, out):
 
     Measured on H200s at 16384 × 16384 (grader's harness, L2 flushed, 2026-11-29): 0.547 ms,
     as fast as a plain copy of the same bytes by the ceiling's copy kernel (0.547-0.550), in
-    one wave (40 registers a thread). The same tile finding each tile's
-    row and column by dividing its number 0.552; 64 × 32 tiles on 16 × 16 threads (the
-    target until then) 0.583-0.584, where stepping instead of dividing made it slower
-    (0.617-0.622: ptxas's schedule, not the arithmetic, decides); 64 × 64 on 512 threads
-    0.579-0.609; with the PTX load hint .L2::256B 0.557-0.558. Earlier: 4-byte tiles
+    one wave (40 registers a thread). The same tile finding each tile's row and column by
+    dividing its number 0.552; 64 × 32 tiles on 16 × 16 threads (the target until then)
+    0.583-0.584, where stepping instead of dividing made it slower (0.617-0.622: ptxas's
+    schedule, not the arithmetic, decides); 64 × 64 on 512 threads 0.579-0.609; with the PTX
+    load hint .L2::256B 0.557-0.558. Keep the body as measured. Earlier: 4-byte tiles
     0.721-0.772, one block per tile 921 µs, the naive baseline 2168 µs. Moving the tile load
     and store into device functions made the 64 × 32 kernel 8% slower: keep the body."""
     m, n = a.shape
