@@ -39,6 +39,7 @@ from grader.run import execute  # noqa: E402
 from grader.spec import Case  # noqa: E402
 from grader.load import load_launch  # noqa: E402
 from grader.occupancy import one_wave  # noqa: E402
+from grader.ptx import load_pair  # noqa: E402
 from grader.speed import benchmark_inputs  # noqa: E402
 
 SMS = 132
@@ -1025,49 +1026,12 @@ HIST_WARPS = 8
 
 
 PROBE_SPREAD, PROBE_BANKS, PROBE_NO_ATOMICS, PROBE_BANKS_ADD, PROBE_BANKS_PACKED = 1, 2, 3, 4, 5
-PROBE_ROWS8, PROBE_NO_OWN = 6, 7
-
-
-def _load_pair_intrinsic():
-    """load_pair(words, i) -> (words[2i], words[2i + 1]) as one 16-byte load (PTX
-    ld.global.v2.u64): Numba has no 16-byte integer type. Two plain loads on the simulator."""
-    if config.ENABLE_CUDASIM:
-        @cuda.jit(device=True)
-        def load_pair(words, i):
-            return words[2 * i], words[2 * i + 1]
-
-        return load_pair
-
-    from llvmlite import ir
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def load_pair(typingctx, words, i):
-        sig = types.UniTuple(types.uint64, 2)(words, i)
-
-        def codegen(context, builder, sig, args):
-            array = context.make_array(sig.args[0])(context, builder, value=args[0])
-            index = context.cast(builder, args[1], sig.args[1], types.intp)
-            ptr = builder.gep(array.data, [builder.mul(index, ir.Constant(index.type, 2))])
-            i64 = ir.IntType(64)
-            asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([i64, i64]), [ptr.type]),
-                               "ld.global.v2.u64 {$0, $1}, [$2];", "=l,=l,l")
-            both = builder.call(asm, [ptr])
-            return context.make_tuple(builder, sig.return_type,
-                                      [builder.extract_value(both, 0), builder.extract_value(both, 1)])
-
-        return sig, codegen
-
-    return load_pair
-
-
-load_pair = _load_pair_intrinsic()
 
 
 def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
-    """The target's per-warp histograms with `loads` loads of `word_bytes` bytes per step (a
-    grid-stride apart, all loads before any atomic; 16 bytes = two uint64 words by one
+    """Per-warp histograms (the target until the eighth session) with `loads` loads of
+    `word_bytes` bytes per step (a grid-stride apart, all loads before any atomic; 16 bytes =
+    two uint64 words by one
     ld.global.v2.u64). `splits` > 1: each warp's histogram split into copies taken by lanes
     in turn, rows padded by one word (a hot bin's lanes queue on `splits` addresses).
     `probe`: no longer a histogram, to find what bounds the loop: PROBE_SPREAD, each lane
@@ -1242,366 +1206,6 @@ def _histogram_lane_columns(warps, share, loads, bits=16):
     return launch
 
 
-def _histogram_hybrid(warps, loads):
-    """Two counters side by side, each taking half the bytes: of every 16-byte load the first
-    word goes to the warp's own histogram (ATOMS.POPC.INC: a warp's hot lanes merge into one
-    address, the others meet in banks), the second to a lane-column table shared by the
-    block's warps (word 32 * v + lane: never a bank conflict, but each lane's hot bin is an
-    address of its own). Each pays its cost on half the bytes."""
-    threads = 32 * warps
-    held = 2 * loads
-
-    @cuda.jit
-    def kernel(words, values, bins):
-        table = cuda.shared.array(256 * 32, uint32)
-        hist = cuda.shared.array((warps, 256), int32)
-        got = cuda.local.array(held, uint64)
-        t = cuda.threadIdx.x
-        lane = t % 32
-        warp = t // 32
-        for w in range(t, 256 * 32, threads):
-            table[w] = 0
-        for v in range(t, 256, threads):
-            for w in range(warps):
-                hist[w, v] = 0
-        cuda.syncthreads()
-        stride = cuda.gridsize(1)
-        n = words.size // 2
-        i = cuda.grid(1)
-        while i + (loads - 1) * stride < n:
-            for k in range(loads):
-                got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
-            for k in range(loads):
-                word = got[2 * k]
-                for b in range(8):
-                    cuda.atomic.add(hist, (warp, int32((word >> (8 * b)) & 0xFF)), 1)
-                word = got[2 * k + 1]
-                for b in range(8):
-                    cuda.atomic.add(table, lane + 32 * int32((word >> (8 * b)) & 0xFF), uint32(1))
-            i += loads * stride
-        while i < n:
-            word = words[2 * i]
-            for b in range(8):
-                cuda.atomic.add(hist, (warp, int32((word >> (8 * b)) & 0xFF)), 1)
-            word = words[2 * i + 1]
-            for b in range(8):
-                cuda.atomic.add(table, lane + 32 * int32((word >> (8 * b)) & 0xFF), uint32(1))
-            i += stride
-        tail = values.size - 16 * n
-        if cuda.blockIdx.x == 0 and t < tail:
-            cuda.atomic.add(hist, (0, int32(values[16 * n + t])), 1)
-        cuda.syncthreads()
-        for v in range(t, 256, threads):
-            total = 0
-            for w in range(warps):
-                total += hist[w, v]
-            for j in range(32):
-                total += table[32 * v + (j + v) % 32]  # threads start on different banks
-            if total > 0:
-                cuda.atomic.add(bins, v, total)
-
-    def launch(values, bins):
-        n = values.size
-        words = values[: n - n % 16].view(np.uint64)
-        pairs = words.size // 2
-        grid = one_wave(kernel, (words, values, bins), threads)
-        kernel[max(1, min(grid, (pairs + threads * loads - 1) // (threads * loads))), threads](words, values, bins)
-
-    return launch
-
-
-def _shared_count_intrinsics():
-    """shared_base(table): the shared-memory byte address of table[0] (a u32, as PTX's .shared
-    addresses are); count_at(table, address): add 1 to the uint32 at that byte address, one
-    `red.shared.add.u32` with no index arithmetic of Numba's (64-bit, negative-index checks).
-    On the simulator addresses start at 0 and the count is a plain atomic."""
-    if config.ENABLE_CUDASIM:
-        @cuda.jit(device=True)
-        def shared_base(table):
-            return 0
-
-        @cuda.jit(device=True)
-        def count_at(table, address):
-            cuda.atomic.add(table, address // 4, 1)
-
-        return shared_base, count_at
-
-    from llvmlite import ir
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def shared_base(typingctx, table):
-        sig = types.uint32(table)
-
-        def codegen(context, builder, sig, args):
-            array = context.make_array(sig.args[0])(context, builder, value=args[0])
-            generic = builder.ptrtoint(array.data, ir.IntType(64))
-            asm = ir.InlineAsm(ir.FunctionType(ir.IntType(32), [ir.IntType(64)]),
-                               "{ .reg .u64 s; cvta.to.shared.u64 s, $1; cvt.u32.u64 $0, s; }", "=r,l")
-            return builder.call(asm, [generic])
-
-        return sig, codegen
-
-    @intrinsic
-    def count_at(typingctx, table, address):
-        sig = types.void(table, address)
-
-        def codegen(context, builder, sig, args):
-            at = context.cast(builder, args[1], sig.args[1], types.uint32)
-            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [ir.IntType(32)]),
-                               "red.shared.add.u32 [$0], 1;", "r,~{memory}", side_effect=True)
-            builder.call(asm, [at])
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return shared_base, count_at
-
-
-shared_base, count_at = _shared_count_intrinsics()
-
-
-def _count_bytes_intrinsic(own):
-    """count_bytes(table, column, mine, w): for each byte x of the uint32 w, add 1 to the
-    shared word at byte address column + 128 * x (row x of a lane-column table), written as
-    PTX so that each byte costs a shift, a mask, an add and the red.shared (Numba's own index
-    arithmetic cost 8 instructions a byte). own=True: a byte 0 adds to `mine` instead (a
-    select). Addresses are .shared byte addresses (shared_base); on the simulator they start
-    at 0 and the same sums run in Python."""
-    if config.ENABLE_CUDASIM:
-        @cuda.jit(device=True)
-        def count_bytes(table, column, mine, w):
-            for b in range(4):
-                m = ((w >> (8 * b)) & 0xFF) << 7
-                at = column + m if (m != 0 or not own) else mine
-                cuda.atomic.add(table, at // 4, 1)
-
-        return count_bytes
-
-    from llvmlite import ir
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    lines = [".reg .u32 m<4>, a<4>;", ".reg .pred p<4>;",
-             "shl.b32 m0, $2, 7;", "shr.u32 m1, $2, 1;", "shr.u32 m2, $2, 9;", "shr.u32 m3, $2, 17;"]
-    for b in range(4):
-        lines.append(f"and.b32 m{b}, m{b}, 0x7F80;")
-        lines.append(f"add.u32 a{b}, $0, m{b};")
-        if own:
-            lines.append(f"setp.ne.u32 p{b}, m{b}, 0;")
-            lines.append(f"selp.u32 a{b}, a{b}, $1, p{b};")
-        lines.append(f"red.shared.add.u32 [a{b}], 1;")
-    ptx = "{ " + " ".join(lines) + " }"
-
-    @intrinsic
-    def count_bytes(typingctx, table, column, mine, w):
-        sig = types.void(table, column, mine, w)
-
-        def codegen(context, builder, sig, args):
-            i32 = ir.IntType(32)
-            vals = [context.cast(builder, args[k], sig.args[k], types.uint32) for k in (1, 2, 3)]
-            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [i32, i32, i32]), ptx,
-                               "r,r,r,~{memory}", side_effect=True)
-            builder.call(asm, vals)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return count_bytes
-
-
-count_bytes_own = _count_bytes_intrinsic(True)
-count_bytes_shared = _count_bytes_intrinsic(False)
-
-
-def _histogram_lanes_ptx(warps, loads, own=True):
-    """_histogram_dominant's table counted four bytes at a time by count_bytes (PTX).
-    own=False: no dominant value; every byte to its row, the hot bin's row shared by the
-    block's warps like any other (a warp's atomics still never meet in a bank)."""
-    threads = 32 * warps
-    held = 2 * loads
-    table_words = 256 * 32 + threads
-
-    @cuda.jit(device=True)
-    def count(table, column, mine, x):
-        if own:
-            count_bytes_own(table, column, mine, uint32(x & 0xFFFFFFFF))
-            count_bytes_own(table, column, mine, uint32(x >> 32))
-        else:
-            count_bytes_shared(table, column, mine, uint32(x & 0xFFFFFFFF))
-            count_bytes_shared(table, column, mine, uint32(x >> 32))
-
-    @cuda.jit
-    def kernel(words, values, bins):
-        table = cuda.shared.array(table_words, uint32)
-        hot = cuda.shared.array(1, uint32)
-        sampled = cuda.shared.array(32, int32)
-        keys = cuda.shared.array(32, int32)
-        got = cuda.local.array(held, uint64)
-        t = cuda.threadIdx.x
-        base = shared_base(table)
-        column = base + 4 * (t & 31)
-        mine = base + 4 * (256 * 32 + t)
-        for w in range(t, table_words, threads):
-            table[w] = 0
-        if t < 32:
-            sampled[t] = values[(16 * (cuda.blockIdx.x * threads + t * 8)) % values.size]
-        if t == 0:
-            hot[0] = 0
-        cuda.syncthreads()
-        if t < 32:
-            same = 0
-            for k in range(32):
-                if sampled[k] == sampled[t]:
-                    same += 1
-            keys[t] = same * 256 + sampled[t]
-        cuda.syncthreads()
-        key = 0
-        for k in range(32):
-            key = max(key, keys[k])
-        h = int32(key % 256) if own else 0
-        spread = uint64(h) * uint64(0x0101010101010101)
-        stride = cuda.gridsize(1)
-        n = words.size // 2
-        i = cuda.grid(1)
-        while i + (loads - 1) * stride < n:
-            for k in range(loads):
-                got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
-            for k in range(held):
-                count(table, column, mine, got[k] ^ spread)
-            i += loads * stride
-        while i < n:
-            for e in range(2):
-                count(table, column, mine, words[2 * i + e] ^ spread)
-            i += stride
-        cuda.syncthreads()
-        cuda.atomic.add(hot, 0, table[256 * 32 + t])
-        for v in range(t, 256, threads):
-            x = v ^ h
-            if x != 0 or not own:
-                total = uint32(0)
-                for j in range(32):
-                    total += table[32 * x + (j + x) % 32]
-                if total > 0:
-                    cuda.atomic.add(bins, v, int32(total))
-        cuda.syncthreads()
-        if t == 0 and hot[0] > 0:
-            cuda.atomic.add(bins, h, int32(hot[0]))
-        tail = values.size - 16 * n
-        if cuda.blockIdx.x == 0 and t < tail:
-            cuda.atomic.add(bins, int32(values[16 * n + t]), 1)
-
-    def launch(values, bins):
-        n = values.size
-        words = values[: n - n % 16].view(np.uint64)
-        pairs = words.size // 2
-        grid = one_wave(kernel, (words, values, bins), threads)
-        kernel[max(1, min(grid, (pairs + threads * loads - 1) // (threads * loads))), threads](words, values, bins)
-
-    return launch
-
-
-def _histogram_dominant(warps, loads, ptx=True, probe=0):
-    """Lane columns without the hot bin's queue. The block's dominant value h (the most
-    common of 32 sampled bytes) is found first; each 8-byte word is XORed with h in every
-    byte, so h's bytes become 0. A byte x != 0 adds 1 to word 32 * x + lane of a table
-    shared by the block's warps (a warp's atomics never meet in a bank); a byte 0 (the value
-    h) adds 1 to a word of the thread's own, so no two threads queue on one address. No
-    branch: the address is a select. Bin v's count is row v ^ h's; h's the threads' own
-    words. Correct for any data; without a dominant value every byte goes to the table.
-    `ptx`: each count one red.shared at a byte address (count_at); else cuda.atomic.add.
-    Probes (not histograms): PROBE_ROWS8, bytes only to the 8 rows x & 0xE0 of the table;
-    PROBE_NO_OWN, the dominant value's bytes to row 0 like the rest (shared by the warps)."""
-    threads = 32 * warps
-    held = 2 * loads
-    table_words = 256 * 32 + threads  # the lane columns, then a word per thread
-
-    @cuda.jit(device=True)
-    def count(table, base, column, own, x):
-        if probe == PROBE_ROWS8:
-            count_at(table, base + 4 * (column + ((x & 0xE0) << 5) if x != 0 else own))
-        elif probe == PROBE_NO_OWN:
-            count_at(table, base + 4 * (column + (x << 5)))
-        elif ptx:
-            count_at(table, base + 4 * (column + (x << 5) if x != 0 else own))
-        else:
-            cuda.atomic.add(table, column + (x << 5) if x != 0 else own, uint32(1))
-
-    @cuda.jit
-    def kernel(words, values, bins):
-        table = cuda.shared.array(table_words, uint32)
-        hot = cuda.shared.array(1, uint32)
-        sampled = cuda.shared.array(32, int32)
-        keys = cuda.shared.array(32, int32)
-        got = cuda.local.array(held, uint64)
-        t = cuda.threadIdx.x
-        column = t & 31
-        own = 256 * 32 + t
-        base = shared_base(table)
-        for w in range(t, table_words, threads):
-            table[w] = 0
-        if t < 32:  # 32 bytes sampled where this block starts reading
-            sampled[t] = values[(16 * (cuda.blockIdx.x * threads + t * 8)) % values.size]
-        if t == 0:
-            hot[0] = 0
-        cuda.syncthreads()
-        if t < 32:  # how often each sample occurs among the 32, and the sample
-            same = 0
-            for k in range(32):
-                if sampled[k] == sampled[t]:
-                    same += 1
-            keys[t] = same * 256 + sampled[t]
-        cuda.syncthreads()
-        key = 0
-        for k in range(32):
-            key = max(key, keys[k])
-        h = int32(key % 256)  # the most common sample
-        spread = uint64(h) * uint64(0x0101010101010101)
-        stride = cuda.gridsize(1)
-        n = words.size // 2
-        i = cuda.grid(1)
-        while i + (loads - 1) * stride < n:
-            for k in range(loads):
-                got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
-            for k in range(held):
-                x = got[k] ^ spread
-                for b in range(8):
-                    count(table, base, column, own, int32((x >> (8 * b)) & 0xFF))
-            i += loads * stride
-        while i < n:
-            for e in range(2):
-                x = words[2 * i + e] ^ spread
-                for b in range(8):
-                    count(table, base, column, own, int32((x >> (8 * b)) & 0xFF))
-            i += stride
-        cuda.syncthreads()
-        cuda.atomic.add(hot, 0, table[own])
-        for v in range(t, 256, threads):
-            x = v ^ h
-            if x != 0:
-                total = uint32(0)
-                for j in range(32):
-                    total += table[32 * x + (j + x) % 32]  # threads start on different banks
-                if total > 0:
-                    cuda.atomic.add(bins, v, int32(total))
-        cuda.syncthreads()
-        if t == 0 and hot[0] > 0:
-            cuda.atomic.add(bins, h, int32(hot[0]))
-        tail = values.size - 16 * n
-        if cuda.blockIdx.x == 0 and t < tail:
-            cuda.atomic.add(bins, int32(values[16 * n + t]), 1)
-
-    def launch(values, bins):
-        n = values.size
-        words = values[: n - n % 16].view(np.uint64)
-        pairs = words.size // 2
-        grid = one_wave(kernel, (words, values, bins), threads)
-        kernel[max(1, min(grid, (pairs + threads * loads - 1) // (threads * loads))), threads](words, values, bins)
-
-    return launch
-
-
 # Seventh session (2026-11-29, H200, copy ceiling 4.26-4.27 TB/s; target 0.094 ms): 16-byte
 # loads (load_pair, one ld.global.v2.u64) make the loop without atomics 0.065-0.066 ms (95-97%,
 # against 0.075 over uint64 words) and every lane on its own bank 0.070-0.072 (88-90%, against
@@ -1617,6 +1221,20 @@ def _histogram_dominant(warps, loads, ptx=True, probe=0):
 # bit, as packed 16-bit counters must, 0.101. One int32 column per lane (32 KB a table,
 # ATOMS.POPC.INC): a table per warp (one warp a block, 6 warps an SM) 0.364-0.366 ms, per 2
 # warps 0.203, per 8 warps 0.141.
+# Eighth session (2026-11-29, H200): the lane columns were bound by the instructions that
+# address them, not by their layout. ncu on a table addressed in Numba (then one red.shared a
+# byte): SM 94% busy, 76.7 M instructions issued against the per-warp target's 52 M, L1 38%.
+# Counted through grader/ptx.py's count_bytes (a shift, a mask, an add, the red: ~4.4
+# instructions a byte, half on the FMA pipe), one table shared by all the block's warps:
+# 1024 threads 0.069 ms (91%, 42 M instructions, DRAM 81%: the new target), 512 0.072, 256
+# with 4 loads a step 0.081. Slower: the block's dominant value (the most common of 32
+# sampled bytes) XORed to 0 and counted in a word per thread instead of its shared row, a
+# select a byte: 0.074-0.076 ms with 1024 threads, 0.083-0.089 with fewer; the same select
+# addressed in Numba 0.119-0.142, through cuda.atomic.add 0.180-0.189; the dominant value's
+# atomics predicated off instead (ptxas turns `@p red.shared` into a branch a byte)
+# 0.145-0.167, in Numba 0.164-0.199; half of every load to per-warp tables, half to lane
+# columns, 0.104-0.123; cuda.atomic.add on the lane columns (cols32 below) at 6 to 64 warps an
+# SM 0.130-0.357, and 0.473 with 16 loads a step (its 32 words went to local memory).
 
 # ---------------------------------------------------------------- the table
 
@@ -1652,20 +1270,11 @@ VARIANTS = {
     "softmax_fused": {"shuffle32": softmax_shuffle32, "persistent32_x2": softmax_persistent32_x2,
                       "floats32": softmax_floats32,
                       "pairs32": softmax_pairs32, "pairs8": softmax_pairs8, "pairs4": softmax_pairs4},
-    "histogram": {"words_x8": _histogram_in_flight(8, 8, word_bytes=4), "u64_x2": _histogram_in_flight(2, 8),
-                  "u64_x8": _histogram_in_flight(8, 8), "u64_x4_16": _histogram_in_flight(4, 16),
-                  "u64_x4_split2": _histogram_in_flight(4, 8, 2),
-                  "probe_u64_spread": _histogram_in_flight(4, 8, probe=PROBE_SPREAD),
-                  "probe_u64_banks": _histogram_in_flight(4, 8, probe=PROBE_BANKS),
-                  "probe_u64_no_atomics": _histogram_in_flight(4, 8, probe=PROBE_NO_ATOMICS),
-                  "probe_words_no_atomics": _histogram_in_flight(8, 8, word_bytes=4, probe=PROBE_NO_ATOMICS),
-                  "u128_x4": _histogram_in_flight(4, 8, word_bytes=16),
+    "histogram": {"per_warp_u64_x4": _histogram_in_flight(4, 8),  # the target until the eighth session
+                  "per_warp_u128_x4": _histogram_in_flight(4, 8, word_bytes=16),
+                  "cols32_w16_x2": _histogram_lane_columns(16, 16, 2, bits=32),  # the target's table, Numba-indexed
                   "probe_u128_no_atomics": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_NO_ATOMICS),
-                  "probe_u128_banks": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS),
-                  "cols_w8_s8_x2": _histogram_lane_columns(8, 8, 2),
-                  "probe_u128_banks_add": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS_ADD),
-                  "probe_u128_banks_packed": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS_PACKED),
-                  "cols32_w8_s8_x2": _histogram_lane_columns(8, 8, 2, bits=32)},
+                  "probe_u128_banks": _histogram_in_flight(2, 8, word_bytes=16, probe=PROBE_BANKS)},
 }
 
 

@@ -9,9 +9,11 @@ same time, which is what atomics are for; the uniform half has values at and abo
 catch code that treats the bytes as signed.
 """
 import numpy as np
-from numba import cuda, int32, uint64
+from numba import cuda, int32, uint32, uint64
 
 from grader import bulk_random
+from grader.occupancy import one_wave
+from grader.ptx import count_bytes, load_pair, shared_address
 from grader.spec import Array, Benchmark, Case, Spec
 from grader.tolerance import exact
 
@@ -92,65 +94,73 @@ def baseline(values, bins):
     _histogram_global_atomics[(values.size + threads - 1) // threads, threads](values, bins)
 
 
-TARGET_THREADS = 256  # one thread per bin for zeroing and merging
-WARPS = TARGET_THREADS // 32
-LOADS = 4  # 8-byte words loaded per step before any is counted
+TARGET_THREADS = 1024  # 32 warps share one table: 2 blocks an SM
+LOADS = 2  # 16-byte loads per step before any is counted
+COLUMNS = 32  # one per lane
+TABLE_WORDS = BINS * COLUMNS  # array sizes must be names of constants for Numba on a GPU
+HELD = 2 * LOADS  # 8-byte words held per step
 
 
-@cuda.jit
-def _histogram_per_warp(words, values, bins):
-    hist = cuda.shared.array((WARPS, BINS), int32)  # one histogram per warp: 8× less contention
-    got = cuda.local.array(LOADS, uint64)
+# MaxShared: without it, beside the baseline (no shared memory), some rounds ran at 0.12-0.2 ms
+# (the median of one bench run 0.166) instead of 0.068: likely the driver left a carveout
+# too small for 2 blocks of 33 KB. With it, 0.0689-0.0705 in every round.
+@cuda.jit(shared_memory_carveout="MaxShared")
+def _histogram_lane_columns(words, values, bins):
+    # Row v, column lane: word 32 * v + lane. Lane L only ever touches column L, so the 32
+    # atomics of a warp instruction fall in 32 different banks whatever the values are.
+    table = cuda.shared.array(TABLE_WORDS, uint32)
+    got = cuda.local.array(HELD, uint64)
     t = cuda.threadIdx.x
-    warp = t // 32
-    for w in range(WARPS):
-        hist[w, t] = 0
+    column = shared_address(table) + 4 * (t & 31)  # .shared byte address of row 0, my column
+    for w in range(t, TABLE_WORDS, TARGET_THREADS):
+        table[w] = 0
     cuda.syncthreads()
     stride = cuda.gridsize(1)
-    n = words.size
+    n = words.size // 2  # 16-byte pairs of words
     i = cuda.grid(1)
-    while i + (LOADS - 1) * stride < n:  # 4 loads in flight (32 values), then 32 atomics
+    while i + (LOADS - 1) * stride < n:  # both loads in flight (32 values), then 32 counts
         for k in range(LOADS):
-            got[k] = words[i + k * stride]
-        for k in range(LOADS):
-            word = got[k]
-            for b in range(8):
-                cuda.atomic.add(hist, (warp, int32((word >> (8 * b)) & 0xFF)), 1)
+            got[2 * k], got[2 * k + 1] = load_pair(words, i + k * stride)
+        for k in range(HELD):
+            count_bytes(table, column, uint32(got[k] & 0xFFFFFFFF))
+            count_bytes(table, column, uint32(got[k] >> 32))
         i += LOADS * stride
-    while i < n:  # the last few words, one at a time (guards on every load cost 20%)
-        word = words[i]
-        for b in range(8):
-            cuda.atomic.add(hist, (warp, int32((word >> (8 * b)) & 0xFF)), 1)
+    while i < n:
+        for e in range(2):
+            count_bytes(table, column, uint32(words[2 * i + e] & 0xFFFFFFFF))
+            count_bytes(table, column, uint32(words[2 * i + e] >> 32))
         i += stride
-    tail = values.size - 8 * n  # the last n % 8 values, by block 0
+    tail = values.size - 16 * n  # the last n % 16 values, by block 0
     if cuda.blockIdx.x == 0 and t < tail:
-        cuda.atomic.add(hist, (0, int32(values[8 * n + t])), 1)
+        cuda.atomic.add(bins, int32(values[16 * n + t]), 1)
     cuda.syncthreads()
-    count = 0
-    for w in range(WARPS):
-        count += hist[w, t]
-    if count > 0:
-        cuda.atomic.add(bins, t, count)
+    for v in range(t, BINS, TARGET_THREADS):
+        count = uint32(0)
+        for j in range(COLUMNS):
+            count += table[COLUMNS * v + (j + v) % COLUMNS]  # threads start on different banks
+        if count > 0:
+            cuda.atomic.add(bins, v, int32(count))
 
 
 def target(values, bins):
-    """Privatised twice: a shared-memory histogram per warp (8 per block), merged with one
-    global atomic per non-zero bin; values read 8 at a time as uint64 words, 4 words loaded
-    per step of a grid-stride loop before any is counted, 132 SMs × 8 blocks of 256.
-    Measured on an H200 at n = 2**28 (grader's harness, bench/variants.py, 2026-11-29):
-    0.094 ms (2.86 TB/s) against 0.098 with 8 uint32 words per step (the target before),
-    0.102 with 4, 0.130 with one; 0.104-0.113 with each warp's histogram split in 2 or 4
-    copies by lane, 0.182 with the block's most frequent value counted in registers, 0.394
-    with per-thread 16-bit counters, 1.31 with lanes merged by match_any_sync. The loads and
-    byte unpacking alone (no atomics) take 0.074 ms; the shared-memory atomics, about 16
-    different addresses per warp instruction on this input, cost the rest: ncu shows the
-    L1/shared-memory pipe 95% busy (ptxas already emits ATOMS.POPC.INC, which counts a
-    warp's lanes on one address as one). Loading 16 bytes at a time (inline PTX) takes the
-    loop alone to 0.065 ms and atomics with every lane in its own bank to 0.070, but this
-    histogram only to 0.092: its bank conflicts, not the loads, bound it. The correct
-    layouts without conflicts (a column of 16- or 32-bit counters per lane) ran 0.14-0.37 ms."""
+    """Privatised per lane: one table per block with a column of 256 counters for each of the
+    32 lanes (32 KB), shared by the block's 32 warps, merged with one global atomic per
+    non-zero bin. A warp's 32 shared atomics then never meet in a bank, where one table per
+    warp put about 16 different bins of a warp instruction in the same few banks (each
+    conflict one more pass of the shared-memory pipe, which bound the per-warp target at
+    0.093 ms). Values are read 16 at a time (two 16-byte loads in flight per thread, a
+    grid-stride loop, one wave of 2 blocks of 1024 per SM) and counted through inline PTX
+    (grader/ptx.py): each byte costs a shift, a mask, an add and one red.shared, where
+    cuda.atomic.add's index arithmetic cost about 9 instructions a byte and left the SM
+    short of issue slots (0.130 ms at 512 threads a block). Measured on an H200 at
+    n = 2**28 (grader's harness, 2026-11-30): 0.068 ms in bench/variants.py, 0.069-0.070
+    beside the baseline with the MaxShared carveout (3.8-3.9 TB/s, 90-92% of the copy
+    ceiling); 0.072 with 512 threads a block, 0.081 with 256 (4 loads a step); the
+    block's dominant value counted off the table, in a word per thread, 0.074-0.076; the
+    per-warp tables of the target before, over the same loads, 0.092."""
     n = values.size
-    words = values[: n - n % 8].view(np.uint64)
-    # at least 4 words per thread, so that every case of more than 8192 values runs the main loop
-    blocks = max(1, min(words.size // (TARGET_THREADS * LOADS), 132 * 8))
-    _histogram_per_warp[blocks, TARGET_THREADS](words, values, bins)
+    words = values[: n - n % 16].view(np.uint64)
+    pairs = words.size // 2
+    grid = one_wave(_histogram_lane_columns, (words, values, bins), TARGET_THREADS)
+    blocks = max(1, min(grid, (pairs + TARGET_THREADS * LOADS - 1) // (TARGET_THREADS * LOADS)))
+    _histogram_lane_columns[blocks, TARGET_THREADS](words, values, bins)

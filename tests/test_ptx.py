@@ -1,0 +1,51 @@
+"""grader/ptx.py: the simulator forms of the inline-PTX helpers mean what the PTX does (the
+GPU forms run in the histogram target, checked exactly at full size by `-m gpu` tests)."""
+import numpy as np
+from numba import cuda, uint32
+
+from grader.ptx import count_bytes, load_pair, shared_address
+
+ROWS, COLUMNS = 256, 32
+
+
+@cuda.jit
+def _count_into_table(words, table_out):
+    """Each of 32 threads counts its uint32 words into its own column of a shared table."""
+    table = cuda.shared.array(ROWS * COLUMNS, uint32)
+    t = cuda.threadIdx.x
+    for w in range(t, ROWS * COLUMNS, COLUMNS):
+        table[w] = 0
+    cuda.syncthreads()
+    column = shared_address(table) + 4 * t
+    for k in range(words.shape[1]):
+        count_bytes(table, column, words[t, k])
+    cuda.syncthreads()
+    for w in range(t, ROWS * COLUMNS, COLUMNS):
+        table_out[w] = table[w]
+
+
+@cuda.jit
+def _pairs(words, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i, 0], out[i, 1] = load_pair(words, i)
+
+
+def test_count_bytes_adds_one_to_row_x_of_the_column_for_every_byte_x():
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2**32, (COLUMNS, 3), dtype=np.uint64).astype(np.uint32)
+    words[0, 0] = 0x00FF00FF  # a byte 0 and a byte 255, twice each
+    table = np.zeros(ROWS * COLUMNS, np.uint32)
+    _count_into_table[1, COLUMNS](words, table)
+    counts = table.reshape(ROWS, COLUMNS)  # row x, column lane
+    for lane in range(COLUMNS):
+        expected = np.bincount(words[lane].view(np.uint8), minlength=ROWS)
+        assert np.array_equal(counts[:, lane], expected)
+    assert counts[0, 0] >= 2 and counts[255, 0] >= 2
+
+
+def test_load_pair_reads_words_2i_and_2i_plus_1():
+    words = np.arange(10, dtype=np.uint64) * np.uint64(0x0101010101)
+    out = np.zeros((5, 2), np.uint64)
+    _pairs[1, 8](words, out)
+    assert np.array_equal(out, words.reshape(5, 2))
