@@ -6,7 +6,7 @@ simulator, so a target that uses them is checked there like any other kernel. Im
 module after the back end is chosen (as kernels/<id>.py are).
 
 Measured on an H200 (docs/BENCHMARKS.md, eighth session): the histogram target counts 2**28
-bytes through count_bytes in 0.069 ms, about 4.4 instructions a byte, half of them on the
+bytes through count_bytes in 0.068-0.070 ms, about 4.4 instructions a byte, half of them on the
 FMA pipe; the same lane-column table indexed through Numba's cuda.atomic.add took 0.130 ms
 (512 threads a block, against 0.072 through count_bytes): its 64-bit index arithmetic and
 negative-index checks cost about 9 instructions a byte, and the SM ran out of issue slots.
@@ -44,7 +44,8 @@ else:
     @intrinsic
     def load_pair(typingctx, words, i):
         """(words[2i], words[2i + 1]) of a uint64 array, as one ld.global.v2.u64: Numba has
-        no 16-byte integer type, and two 8-byte loads cost the L1 twice the requests."""
+        no 16-byte integer type, and two 8-byte loads cost the L1 twice the requests. The
+        array must start on 16 bytes (device allocations start on 256)."""
         sig = types.UniTuple(types.uint64, 2)(words, i)
 
         def codegen(context, builder, sig, args):
