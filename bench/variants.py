@@ -1031,8 +1031,7 @@ PROBE_SPREAD, PROBE_BANKS, PROBE_NO_ATOMICS, PROBE_BANKS_ADD, PROBE_BANKS_PACKED
 def _histogram_in_flight(loads, blocks_per_sm, splits=1, word_bytes=8, probe=0):
     """Per-warp histograms (the target until the eighth session) with `loads` loads of
     `word_bytes` bytes per step (a grid-stride apart, all loads before any atomic; 16 bytes =
-    two uint64 words by one
-    ld.global.v2.u64). `splits` > 1: each warp's histogram split into copies taken by lanes
+    two uint64 words by one ld.global.v2.u64). `splits` > 1: each warp's histogram split into copies taken by lanes
     in turn, rows padded by one word (a hot bin's lanes queue on `splits` addresses).
     `probe`: no longer a histogram, to find what bounds the loop: PROBE_SPREAD, each lane
     adds to bin value ^ lane (equal values in a warp hit 32 different addresses);
@@ -1226,7 +1225,7 @@ def _histogram_lane_columns(warps, share, loads, bits=16):
 # byte): SM 94% busy, 76.7 M instructions issued against the per-warp target's 52 M, L1 38%.
 # Counted through grader/ptx.py's count_bytes (a shift, a mask, an add, the red: ~4.4
 # instructions a byte, half on the FMA pipe), one table shared by all the block's warps:
-# 1024 threads 0.069 ms (91%, 42 M instructions, DRAM 81%: the new target), 512 0.072, 256
+# 1024 threads 0.068-0.069 ms (91-92%, 42 M instructions, DRAM 81%: the new target), 512 0.072, 256
 # with 4 loads a step 0.081. Slower: the block's dominant value (the most common of 32
 # sampled bytes) XORed to 0 and counted in a word per thread instead of its shared row, a
 # select a byte: 0.074-0.076 ms with 1024 threads, 0.083-0.089 with fewer; the same select

@@ -151,8 +151,8 @@ def target(values, bins):
     0.093 ms). Values are read 16 at a time (two 16-byte loads in flight per thread, a
     grid-stride loop, one wave of 2 blocks of 1024 per SM) and counted through inline PTX
     (grader/ptx.py): each byte costs a shift, a mask, an add and one red.shared, where
-    cuda.atomic.add's index arithmetic cost about 9 instructions a byte and left the SM
-    short of issue slots (0.130 ms at 512 threads a block). Measured on an H200 at
+    cuda.atomic.add's index arithmetic cost about 9 instructions a byte and kept the SM
+    busy issuing them (0.130 ms at 512 threads a block). Measured on an H200 at
     n = 2**28 (grader's harness, 2026-11-30): 0.068 ms in bench/variants.py, 0.069-0.070
     beside the baseline with the MaxShared carveout (3.8-3.9 TB/s, 90-92% of the copy
     ceiling); 0.072 with 512 threads a block, 0.081 with 256 (4 loads a step); the
