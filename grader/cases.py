@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.exercises import Exercise
+from grader.paths import DataDirError, create_once, data_dir
 from grader.spec import Case
 
 
@@ -28,23 +29,18 @@ def new_seed() -> int:
 
 
 def secret_file() -> Path:
-    from grader.progress import data_dir
-
     return Path(os.environ.get("ZEROGPU_SECRET_FILE") or data_dir() / "grading-secret")
 
 
 def load_secret() -> int:
     """The grading host's secret, mixed into every graded input. From $ZEROGPU_SECRET, else
-    the secret file (created, readable by its owner only, on first use). Never in a notebook."""
+    the secret file (created on first use, readable by its owner only; safe when many graders
+    start together: all of them read the one file that won). Never in a notebook."""
     text = os.environ.get("ZEROGPU_SECRET")
     if not text:
-        path = secret_file()
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(f"{secrets.randbits(64)}\n")
-        text = path.read_text().strip()
+        text = create_once(secret_file(), lambda: f"{secrets.randbits(64)}\n").strip()
+        if not text:
+            raise DataDirError(f"the grading secret {secret_file()} is empty; delete it to make a new one.")
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 

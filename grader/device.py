@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from grader.backend import driver_library
-from grader.progress import data_dir
+from grader.paths import DataDirError, data_dir, write_atomically
 
 COPY_BYTES = 1 << 30
 COPY_PROCESSES = 3
@@ -270,11 +270,10 @@ def measure_and_cache() -> dict:
     }
     result["measure_seconds"] = round(time.perf_counter() - started, 2)
     path = _cache_path(ident)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=2))
-    except OSError:
-        pass
+    try:  # whole or not at all: another grader may be reading it right now
+        write_atomically(path, json.dumps(result, indent=2))
+    except DataDirError:
+        pass  # measured again next time; the figures are still returned
     return result
 
 

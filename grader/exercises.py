@@ -8,9 +8,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from grader.paths import ROOT
 from grader.spec import Spec
 
-ROOT = Path(__file__).resolve().parent.parent
 
 LADDER = (
     "thread_ids",

@@ -9,6 +9,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from grader.paths import cannot_write
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     student TEXT NOT NULL,
@@ -30,9 +32,12 @@ NOT_SUBMITTED = "not_submitted"
 class Gradebook:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.execute(SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(self._connect()) as db, db:
+                db.execute(SCHEMA)
+        except (OSError, sqlite3.Error) as err:
+            raise cannot_write(self.path, err) from None
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)

@@ -18,7 +18,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.exercises import LADDER, ROOT
+from grader.exercises import LADDER
+from grader.paths import ROOT, DataDirError, cannot_write, data_dir
 from grader.result import CheckResult
 from grader.spec import DEFAULT_TIERS
 
@@ -29,20 +30,17 @@ TIER_RANK = {tier.name: tier.points for tier in DEFAULT_TIERS}
 """Ranks tiers recorded without their points."""
 
 
-def data_dir() -> Path:
-    if os.environ.get("ZEROGPU_HOME"):
-        return Path(os.environ["ZEROGPU_HOME"])
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "zerogpu"
-
-
 def _connect() -> sqlite3.Connection:
-    path = data_dir()
-    path.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path / "progress.sqlite", timeout=10)
-    columns = ", ".join(f"{name} {kind}" for name, kind in COLUMNS.items())
-    db.execute(f"CREATE TABLE IF NOT EXISTS attempts ({columns})")
-    _add_missing_columns(db)
+    path = data_dir() / "progress.sqlite"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=30)
+        columns = ", ".join(f"{name} {kind}" for name, kind in COLUMNS.items())
+        with db:  # several processes may open a new file together: sqlite serialises them
+            db.execute(f"CREATE TABLE IF NOT EXISTS attempts ({columns})")
+        _add_missing_columns(db)
+    except (OSError, sqlite3.Error) as err:
+        raise cannot_write(path, err) from None
     return db
 
 
@@ -67,7 +65,9 @@ def speed_tier(result: CheckResult) -> tuple[str | None, int | None]:
     return details["tier"], details.get("points")
 
 
-def record(result: CheckResult) -> None:
+def record(result: CheckResult) -> str | None:
+    """Add an attempt. A data dir that refuses the write loses only this record: the reason
+    comes back as one line for the caller to show (None when recorded)."""
     tier, points = speed_tier(result)
     try:
         with closing(_connect()) as db, db:
@@ -76,8 +76,11 @@ def record(result: CheckResult) -> None:
                 (result.exercise, time.time(), result.backend, result.verdict, result.score,
                  result.max_score, tier, points),
             )
-    except (OSError, sqlite3.Error):
-        pass
+    except DataDirError as err:
+        return f"your progress was not recorded: {err}"
+    except sqlite3.Error as err:
+        return f"your progress was not recorded: {cannot_write(data_dir() / 'progress.sqlite', err)}"
+    return None
 
 
 def _attempts() -> list[tuple]:
@@ -86,7 +89,7 @@ def _attempts() -> list[tuple]:
         with closing(_connect()) as db:
             return db.execute("SELECT exercise, verdict, tier, tier_points FROM attempts "
                               "ORDER BY at, rowid").fetchall()
-    except (OSError, sqlite3.Error):
+    except (DataDirError, sqlite3.Error):
         return []
 
 

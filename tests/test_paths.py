@@ -1,0 +1,84 @@
+"""First use of the data dir: files created by many processes at once, and writes refused."""
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from grader.paths import ROOT, DataDirError, create_once, write_atomically
+
+RACER = """
+import sys, time
+from pathlib import Path
+from grader.paths import create_once
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+print(create_once(Path(sys.argv[1]), lambda: sys.argv[3] + "\\n").strip())
+"""
+
+
+def test_racing_processes_all_read_the_one_file_that_won(tmp_path):
+    """Do 8 processes that create the same file at the same instant all get one text?"""
+    import time
+
+    target = tmp_path / "data" / "grading-secret"
+    start = time.time() + 2.0  # every racer imported and spinning by then
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(target), str(start), f"text-{k}"],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True) for k in range(8)]
+    texts = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(set(texts)) == 1 and texts[0].startswith("text-")
+    assert target.read_text().strip() == texts[0]
+    assert [p.name for p in target.parent.iterdir()] == ["grading-secret"], "no temporary file left"
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+def test_racing_threads_never_read_an_empty_or_partial_file(tmp_path):
+    """Is the file whole whenever any thread can see it?"""
+    target = tmp_path / "secret"
+    big = "x" * 1_000_000
+    seen, barrier = [], threading.Barrier(16)
+
+    def race():
+        barrier.wait()
+        seen.append(create_once(target, lambda: big))
+
+    threads = [threading.Thread(target=race) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [big] * 16
+
+
+def test_an_unwritable_data_dir_is_one_clear_error(tmp_path):
+    """Does a data dir that cannot exist name the path and what to do?"""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(DataDirError) as err:
+        create_once(blocker / "zerogpu" / "grading-secret", lambda: "1")
+    message = str(err.value)
+    assert str(blocker / "zerogpu" / "grading-secret") in message and "ZEROGPU_HOME" in message
+    assert "\n" not in message
+    with pytest.raises(DataDirError):
+        write_atomically(blocker / "x" / "device.json", "{}")
+
+
+def test_graded_check_on_an_unwritable_data_dir_says_so_without_a_traceback(tmp_path):
+    """Does `zerogpu check --graded` print one line and exit 2 when the secret cannot be made?"""
+    import os
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
+    env["ZEROGPU_HOME"] = str(blocker / "home")
+    out = subprocess.run([sys.executable, "-m", "grader.cli", "check", "vector_add",
+                          str(ROOT / "solutions" / "vector_add.py"), "--graded"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"error: cannot write {blocker / 'home' / 'grading-secret'}: Not a directory; make it "
+        "writable, or set ZEROGPU_HOME to a folder you can write."]
+
