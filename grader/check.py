@@ -126,6 +126,23 @@ def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError
 RACE_RERUNS = 3
 
 
+def time_limit(ex: Exercise, case_timeout: float) -> float:
+    """The most one check of `ex` may take, every per-case allowance spent in full: a first
+    run (start, load, every case, GPU timing) and the race re-runs. A grading coordinator
+    ends a task that outlives it, whatever the task is waiting on."""
+    from grader.isolate import SPEED_TIMEOUT, STARTUP_SECONDS
+
+    cases = len(ex.spec.cases) + 1  # with the repeat of the last case
+    first = STARTUP_SECONDS + case_timeout * (cases + 1) + SPEED_TIMEOUT
+    reruns = STARTUP_SECONDS + case_timeout * (RACE_RERUNS + 1)
+    return first + reruns + 30.0  # the grader's own judging and copying
+
+
+def stopped_by_grader(ex: Exercise, backend: str, verdict: str, message: str) -> CheckResult:
+    """The result of a check the grader had to end from outside (`timeout`, `crashed`)."""
+    return failed_before_running(ex, backend, None, SubmissionError(verdict, message), time.perf_counter())
+
+
 def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun) -> list[CaseResult]:
     """Judge every case; run the first wrong one RACE_RERUNS more times, back to back in one
     process: different answers to the same input mean a race (or a read of memory nothing

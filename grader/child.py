@@ -91,7 +91,7 @@ def run_task(task_dir: Path) -> None:
     import grader  # noqa: F401 - chooses the back end before numba loads
     from grader.exercises import ROOT, exercise
     from grader.load import SubmissionError, load_launch
-    from grader.progress import data_dir
+    from grader.paths import data_dir
     from grader.doctor.integration import case_executor, outcome_fields
     from grader.sandbox import Guard
     from grader.speed import collect  # noqa: F401 - timing code bound before the submission loads
@@ -151,9 +151,22 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
     })
 
 
+def _arguments(argv: list) -> dict:
+    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES]"""
+    args = {"task_dir": Path(argv[0])}
+    for flag, value in zip(argv[1::2], argv[2::2]):
+        args[flag.lstrip("-").replace("-", "_")] = int(value)
+    return args
+
+
 if __name__ == "__main__":
-    if sys.argv[2:3] == ["--spare"]:  # --spare PARENT_PID
-        wait_as_spare(Path(sys.argv[1]), int(sys.argv[3]))
-    run_task(Path(sys.argv[1]))
+    args = _arguments(sys.argv[1:])
+    if "cpu" in args:  # first: nothing of the submission's has run yet
+        from grader.sandbox import apply_limits
+
+        apply_limits(args["cpu"], args.get("address_space"))
+    if "spare" in args:
+        wait_as_spare(args["task_dir"], args["spare"])
+    run_task(args["task_dir"])
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

@@ -1,15 +1,25 @@
 """Grade a whole class: every (student, exercise) is one pure task run in its own child
-process; a pool of workers (CPU cores on the simulator, one per GPU on a GPU host) runs them,
-the coordinating thread records each result as it arrives, and a restart skips what is done."""
+process; workers (CPU cores on the simulator, one per GPU on a GPU host) run them, the
+coordinating thread records each result as it arrives, and a restart skips what is done.
+
+No grading run may stall, whatever a submission does: the coordinator gives every task a
+wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it
+is ended from here: its child processes are killed (grader/isolate.py `TaskProcesses`), the task
+is recorded as `timeout`, its worker slot (its GPU) goes to the next task, and whatever the old
+worker thread still returns is dropped."""
 from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+import queue
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.exercises import LADDER
+from grader.cases import load_secret
+from grader.exercises import LADDER, exercise
 from grader.gradebook import Gradebook
 
 
@@ -54,38 +64,81 @@ def default_workers(backend: str) -> int:
     return max(os.cpu_count() or 1, 1)
 
 
-def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
-                backend: str, on_done=None, private=()) -> int:
-    """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
-    folders no submission may read (the class folder: other students' work, the gradebook)."""
+def grade_task(task: Task, device, *, case_timeout: float, private):
+    """One task in graded mode: a CheckResult, or None for a missing file."""
     from grader.check import check_file
-    from grader.isolate import keep_warm
 
-    free_devices = list(range(workers)) if backend == "gpu" else []
+    if task.path is None:
+        return None
+    return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
+                      device=device, private=private)
 
-    def run(task: Task, device):
-        if task.path is None:
-            return None
-        return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
-                          device=device, private=private)
 
-    graded = 0
-    queue = list(tasks)
-    with keep_warm(), ThreadPoolExecutor(max_workers=workers) as pool:
-        running = {}
-        while queue or running:
-            while queue and len(running) < workers:
-                task = queue.pop(0)
-                device = free_devices.pop(0) if free_devices else None
-                running[pool.submit(run, task, device)] = (task, device)
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                task, device = running.pop(future)
-                if device is not None:
-                    free_devices.append(device)
-                result = future.result()
-                book.record(task.student, task.exercise, task.sha256, result)
-                graded += 1
-                if on_done:
-                    on_done(task, result)
+def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
+    """A worker thread: grade one task, its children tracked, and hand the result back."""
+    from grader.check import stopped_by_grader
+    from grader.isolate import tracked
+
+    try:
+        with tracked(processes):
+            result = grade_task(task, device, **options)
+    except Exception as exc:  # noqa: BLE001 - the grader's failure costs this task only
+        result = stopped_by_grader(exercise(task.exercise), backend, "crashed", (
+            f"The grader failed on this submission ({type(exc).__name__}: {exc}); it is not your "
+            "kernel's fault. Please report it with the file."))
+    results.put((task, result))
+
+
+@dataclass
+class _Running:
+    device: int | None
+    deadline: float
+    limit: float
+    processes: object
+
+
+def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
+                backend: str, on_done=None, private=(), task_timeout: float | None = None) -> int:
+    """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
+    folders no submission may read (the class folder: other students' work, the gradebook).
+    `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
+    from grader.check import stopped_by_grader, time_limit
+    from grader.isolate import TaskProcesses, keep_warm
+
+    load_secret()  # made here once, before any worker could race to create it
+    slots = list(range(workers)) if backend == "gpu" else [None] * workers
+    todo, running, results, graded = deque(tasks), {}, queue.Queue(), 0
+    options = {"case_timeout": case_timeout, "private": private}
+
+    def finish(task: Task, result) -> None:
+        nonlocal graded
+        slots.append(running.pop(task).device)
+        book.record(task.student, task.exercise, task.sha256, result)
+        graded += 1
+        if on_done:
+            on_done(task, result)
+
+    with keep_warm():
+        while todo or running:
+            while todo and slots:
+                task = todo.popleft()
+                limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
+                running[task] = _Running(slots.pop(0), time.monotonic() + limit, limit, TaskProcesses())
+                threading.Thread(target=_work, name=f"zerogpu-grade-{task.student}-{task.exercise}",
+                                 args=(task, running[task].device, running[task].processes, results, backend),
+                                 kwargs=options, daemon=True).start()
+            wait = min(r.deadline for r in running.values()) - time.monotonic()
+            try:
+                task, result = results.get(timeout=min(max(wait, 0.0), 1.0))
+                if task in running:  # else: a late answer for a task already ended as timeout
+                    finish(task, result)
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            for task in [t for t, r in running.items() if now > r.deadline]:
+                state = running[task]
+                state.processes.cancel()
+                finish(task, stopped_by_grader(exercise(task.exercise), backend, "timeout", (
+                    f"The grader stopped this submission: no result within {state.limit:.0f} s of "
+                    "starting it. Look for an endless loop, or work that never finishes.")))
     return graded

@@ -52,11 +52,13 @@ def cmd_check(args) -> int:
         return EXIT_USAGE
     result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
                         graded=args.graded)
-    progress.record(result)
+    not_recorded = progress.record(result)
     if args.json:
         print(result.to_json())
     else:
         _console().print(result_rich(result))
+    if not_recorded:
+        _console(stderr=True).print(f"[yellow]warning:[/] {not_recorded}", soft_wrap=True)
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
 
@@ -74,7 +76,8 @@ def grading_backend(requested_workers):
     return backend, requested_workers or default_workers(backend)
 
 
-def grade_with_progress(console, todo, book, *, backend, workers, case_timeout, private) -> None:
+def grade_with_progress(console, todo, book, *, backend, workers, case_timeout, private,
+                        task_timeout=None) -> None:
     """grade_class with a progress bar (count, ETA, the latest verdict)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -89,7 +92,7 @@ def grade_with_progress(console, todo, book, *, backend, workers, case_timeout, 
             progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
 
         grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
-                    on_done=done, private=private)
+                    on_done=done, private=private, task_timeout=task_timeout)
 
 
 def cmd_grade(args) -> int:
@@ -113,7 +116,8 @@ def cmd_grade(args) -> int:
     console.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
                   f"on the {backend} with {workers} worker(s); results in {book.path}")
     grade_with_progress(console, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
-                        private=[class_dir.resolve(), book.path.parent.resolve()])
+                        private=[class_dir.resolve(), book.path.parent.resolve()],
+                        task_timeout=args.task_timeout)
     console.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 
@@ -145,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    grade.add_argument("--task-timeout", type=float,
+                       help="seconds one submission may take in all before the grader ends it as "
+                       "timeout (default: every per-case allowance spent in full)")
     grade.set_defaults(func=cmd_grade)
 
     for name in PLUGGED_COMMANDS:  # each module adds its own subcommand(s)
@@ -158,13 +165,14 @@ def main(argv=None) -> int:
     try:
         import grader  # noqa: F401 - choose the back end before anything imports numba
         from grader.exercises import UnknownExercise
+        from grader.paths import DataDirError
     except Exception as exc:  # noqa: BLE001
         _console(stderr=True).print(f"[red]error:[/] cannot start the grader: {exc}")
         return EXIT_USAGE
     try:
         return args.func(args)
-    except UnknownExercise as exc:
-        _console(stderr=True).print(f"[red]error:[/] {exc}")
+    except (UnknownExercise, DataDirError) as exc:  # one line the user can act on, paths unbroken
+        _console(stderr=True).print(f"[red]error:[/] {exc}", soft_wrap=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -221,7 +221,7 @@ def cmd_grade_course(args) -> int:
     console.print(f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
                   f"{len(todo)} to grade on the {backend} with {workers} worker(s); results in {book.path}")
     grade_with_progress(console, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
-                        private=[course.root])
+                        private=[course.root], task_timeout=args.task_timeout)
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)

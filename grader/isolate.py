@@ -22,7 +22,7 @@ from grader.explain import ErrorInfo
 from grader.load import SubmissionError
 from grader.exercises import ROOT
 from grader.run import Outcome
-from grader.sandbox import limits, scrubbed_env
+from grader.sandbox import scrubbed_env
 
 
 def _current_backend() -> str:
@@ -51,12 +51,64 @@ class ChildRun:
     """From starting the child to its imports done (Python, numba, the grader)."""
 
 
+KILL_WAIT_SECONDS = 10.0
+"""How long a killed child may take to go (a GPU driver can hold a dying process briefly);
+past it the child is left to a reaper thread rather than holding up the grader."""
+
+
 def _kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
+    try:
+        proc.wait(timeout=KILL_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        threading.Thread(target=proc.wait, name="zerogpu-reaper", daemon=True).start()
+
+
+class TaskProcesses:
+    """Every child one grading task starts, so that the coordinating thread can end the task
+    from outside when it misses its deadline (grader/classroom.py), whatever its worker is
+    waiting on. A child started after the task was cancelled is killed at once."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._procs: list = []
+        self.cancelled = False
+
+    def add(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.append(proc)
+            cancelled = self.cancelled
+        if cancelled:
+            _kill(proc)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            procs = list(self._procs)
+        for proc in procs:
+            _kill(proc)
+
+
+_task = threading.local()
+
+
+@contextmanager
+def tracked(processes: TaskProcesses):
+    """Children started by this thread inside belong to `processes`."""
+    _task.processes = processes
+    try:
+        yield processes
+    finally:
+        _task.processes = None
+
+
+def track(proc: subprocess.Popen) -> None:
+    processes = getattr(_task, "processes", None)
+    if processes is not None:
+        processes.add(proc)
 
 
 def _read_outcome(task_dir: Path, index: int) -> Outcome:
@@ -137,7 +189,32 @@ def _take_spare(key):
     if spare is not None and spare.proc.poll() is not None:  # died waiting: not usable
         spare.discard()
         spare = None
+    if spare is not None:
+        track(spare.proc)
     return spare
+
+
+def _replace_spare(key) -> None:
+    """Discard the spare waiting for `key`'s next task and start another: after a child
+    crashed, hung or met a GPU fault, no process started beside it is trusted."""
+    with _spares_lock:
+        spare = _spares.get(key)
+        if spare is None:
+            return
+        _spares[key] = None
+    spare.discard()
+    _refill_spare(key)
+
+
+GPU_FAULTS = ("CudaAPIError", "CudaDriverError", "CudaSupportError", "NvvmError", "LinkerError")
+"""Errors after which a process's CUDA context may be broken (an illegal address, a launch
+failure): the device's spare is replaced before the next task."""
+
+
+def _faulted(run: "ChildRun") -> bool:
+    if run.stopped:
+        return True
+    return any(o.error is not None and o.error.error_type in GPU_FAULTS for o in run.outcomes.values())
 
 
 def _refill_spare(key) -> None:
@@ -156,16 +233,22 @@ atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not
 
 
 def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False):
+    """Start a child. No preexec_fn (the child limits itself, grader/sandbox.py says why), so
+    Popen forks and execs without running Python code in between, whatever other threads hold."""
+    command = [sys.executable, "-m", "grader.child", str(task_dir), "--cpu", str(cpu)]
+    if backend == "simulator":
+        command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
+    if spare:
+        command += ["--spare", str(os.getpid())]
     log = open(task_dir / "child.log", "ab")
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "grader.child", str(task_dir)] + (["--spare", str(os.getpid())] if spare else []),
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, cwd=work, env=env,
-            preexec_fn=limits(cpu, SIMULATOR_ADDRESS_SPACE if backend == "simulator" else None),
-        )
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=work, env=env)
     finally:
         log.close()
+    if not spare:
+        track(proc)
+    return proc
 
 
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
@@ -204,7 +287,16 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                           cpu, backend)
         if env is None:
             _refill_spare(key)
-        return _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+        if env is None and backend == "gpu" and _faulted(run):
+            _replace_spare(key)
+        return run
+    except SubmissionError:
+        raise
+    except BaseException:
+        if env is None:
+            _replace_spare(key)
+        raise
     finally:
         if proc is not None and proc.poll() is None:
             _kill(proc)
@@ -229,7 +321,7 @@ def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed,
             deadline = time.monotonic() + case_timeout
             continue
         if (task_dir / "load-error.json").exists():
-            proc.wait()
+            _wait_or_kill(proc, KILL_WAIT_SECONDS)
             err = json.loads((task_dir / "load-error.json").read_text())
             raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
         if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
@@ -252,8 +344,15 @@ def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed,
             samples = _read_samples(task_dir)
         else:
             samples = _crash_detail(proc.returncode, "")
-    proc.wait(timeout=10)
+    _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
     return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+def _wait_or_kill(proc: subprocess.Popen, seconds: float) -> None:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
 
 
 def _crash_detail(returncode: int, tail: str) -> str:

@@ -1,8 +1,10 @@
 """What the child process does to contain a submission, without Docker.
 
-- `limits()`: resource limits set in the child before Python starts (preexec): no core
-  files, bounded file size and CPU time, bounded address space on the simulator (CUDA maps
-  huge virtual ranges, so on a GPU the address space is left alone).
+- `apply_limits()`: resource limits the child sets on itself first thing, before it reads
+  the submission: no core files, bounded file size and CPU time, bounded address space on the
+  simulator (CUDA maps huge virtual ranges, so on a GPU the address space is left alone).
+  Not a `preexec_fn`: the grading process has threads, and Python code run between fork and
+  exec can deadlock on a lock another thread held (the parent then waits in Popen forever).
 - `scrubbed_env()`: the child sees no secrets from the parent's environment.
 - `Guard`: a PEP 578 audit hook, installed after the grader's own files are read and
   before the submission is, and impossible to remove from Python. It refuses process
@@ -42,19 +44,15 @@ def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None
     return env
 
 
-def limits(cpu_seconds: int, address_space: int | None):
-    """A preexec_fn for subprocess.Popen."""
+def apply_limits(cpu_seconds: int, address_space: int | None) -> None:
+    """Limit this process (the child calls it on itself before loading the submission)."""
+    import resource
 
-    def apply():
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (8 * GIB, 8 * GIB))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
-        if address_space:
-            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-
-    return apply
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 * GIB, 8 * GIB))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    if address_space:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
 
 class Guard:

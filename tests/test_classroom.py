@@ -111,3 +111,118 @@ def test_reading_files_in_class_grading_is_refused(class_dir, tmp_path):
     tasks = [t for t in discover(class_dir, ["vector_add"]) if t.student == "zed"]
     grade_class(tasks, book, workers=1, case_timeout=10, backend="simulator", private=[class_dir])
     assert book.rows()[0]["verdict"] == "forbidden"
+
+
+FRESH_CLASS_SIZE = 8
+
+
+def small_class(root, students=FRESH_CLASS_SIZE, source=ROOT / "solutions/vector_add.py"):
+    for k in range(students):
+        (root / f"s{k}").mkdir(parents=True)
+        shutil.copy(source, root / f"s{k}" / "vector_add.py")
+    return root
+
+
+def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatch):
+    """With no secret yet, do 4 workers grade 8 students cleanly, 5 times in a row, every
+    student's inputs drawn from the one secret file?"""
+    import hashlib
+    import importlib
+
+    pipeline = importlib.import_module("grader.check")  # the module, not grader's check()
+    class_dir = small_class(tmp_path / "class")
+    monkeypatch.delenv("ZEROGPU_SECRET", raising=False)
+    seen = []
+    real_prepare = pipeline.prepare
+
+    def recording_prepare(ex, seed, secret=None):
+        seen.append(secret)
+        return real_prepare(ex, seed, secret)
+
+    monkeypatch.setattr(pipeline, "prepare", recording_prepare)
+    for attempt in range(5):
+        home = tmp_path / f"home-{attempt}"
+        monkeypatch.setenv("ZEROGPU_HOME", str(home))
+        seen.clear()
+        book = Gradebook(tmp_path / f"book-{attempt}.sqlite")
+        graded = grade_class(discover(class_dir, ["vector_add"]), book, workers=4, case_timeout=30,
+                             backend="simulator")
+        assert graded == FRESH_CLASS_SIZE
+        assert {r["verdict"] for r in book.rows()} == {"passed"}
+        text = (home / "grading-secret").read_text().strip()
+        assert [p.name for p in home.iterdir()] == ["grading-secret"]
+        secret = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        assert seen == [secret] * FRESH_CLASS_SIZE
+
+
+def test_two_graders_started_together_on_a_fresh_data_dir(tmp_path):
+    """Do two `zerogpu grade` commands started at once on one new data dir both finish?"""
+    env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
+    env["ZEROGPU_HOME"] = str(tmp_path / "home")
+    procs = [subprocess.Popen([sys.executable, "-m", "grader.cli", "grade",
+                               str(small_class(tmp_path / f"class-{k}", students=2)), "--workers", "2"],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for k in range(2)]
+    outputs = [p.communicate(timeout=300)[0].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert all("Traceback" not in out for out in outputs)
+    assert [p.name for p in (tmp_path / "home").iterdir()] == ["grading-secret"]
+    for k in range(2):
+        assert [r[2] for r in rows(tmp_path / f"class-{k}" / "gradebook.sqlite")] == ["passed", "passed"]
+
+
+def _children_of_this_process() -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_child_that_stops_answering_is_ended_by_the_coordinator(tmp_path):
+    """With a per-case limit far away, does the task deadline still end an endless loop as
+    `timeout`, kill its child and let the rest of the class be graded?"""
+    class_dir = small_class(tmp_path / "class", students=2)
+    (class_dir / "s1" / "vector_add.py").write_text(
+        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n")
+    book = Gradebook(tmp_path / "b.sqlite")
+    started = time.monotonic()
+    grade_class(discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=600,
+                backend="simulator", task_timeout=20)
+    assert time.monotonic() - started < 120
+    verdicts = {r["student"]: r for r in book.rows()}
+    assert verdicts["s0"]["verdict"] == "passed"
+    assert verdicts["s1"]["verdict"] == "timeout"
+    assert "no result within 20 s" in verdicts["s1"]["result"]["message"]
+    deadline = time.monotonic() + 15
+    while _children_of_this_process() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _children_of_this_process() == [], "no child outlives the grading run"
+
+
+def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monkeypatch):
+    """If a worker thread hangs where no child can be killed (as a Popen that never returns
+    would), is its task recorded as `timeout` and the run finished all the same?"""
+    import threading
+
+    import grader.classroom as classroom
+
+    class_dir = small_class(tmp_path / "class", students=3)
+    real = classroom.grade_task
+    never = threading.Event()
+
+    def sometimes_stuck(task, device, **options):
+        if task.student == "s1":
+            never.wait()  # the thread is abandoned; it never returns
+        return real(task, device, **options)
+
+    monkeypatch.setattr(classroom, "grade_task", sometimes_stuck)
+    book = Gradebook(tmp_path / "b.sqlite")
+    grade_class(discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=30,
+                backend="simulator", task_timeout=15)
+    assert [(r["student"], r["verdict"]) for r in book.rows()] == [
+        ("s0", "passed"), ("s1", "timeout"), ("s2", "passed")]
