@@ -20,12 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401 - the back end first
-from grader.cases import prepare  # noqa: E402
+from grader.steps.cases import prepare  # noqa: E402
 from grader.doctor.execute import execute as doctor  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
-from grader.judge import judge_case  # noqa: E402
-from grader.load import load_launch  # noqa: E402
-from grader.run import execute as simulate  # noqa: E402
+from grader.steps.judge import judge_case  # noqa: E402
+from grader.steps.load import load_launch  # noqa: E402
+from grader.steps.execute import execute as simulate  # noqa: E402
 
 TIME_CAP = 60.0
 

@@ -20,9 +20,11 @@ import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from grader import gpu_timing, timing  # noqa: E402
+from grader.gpu import harness as gpu_timing
+
+from grader.gpu import statistics as timing  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
-from grader.speed import benchmark_inputs  # noqa: E402
+from grader.gpu.speed import benchmark_inputs  # noqa: E402
 
 
 def main():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.device import median_event_seconds
+from grader.gpu.ceilings import median_event_seconds
 
 
 def _cupy():

@@ -20,11 +20,11 @@ import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from grader import timing  # noqa: E402
+from grader.gpu import statistics as timing  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
-from grader.gpu_timing import measure  # noqa: E402
-from grader.load import load_launch  # noqa: E402
-from grader.speed import benchmark_inputs  # noqa: E402
+from grader.gpu.harness import measure  # noqa: E402
+from grader.steps.load import load_launch  # noqa: E402
+from grader.gpu.speed import benchmark_inputs  # noqa: E402
 
 
 def main():

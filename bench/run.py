@@ -3,7 +3,7 @@
     python bench/run.py [--out results.json] [--only id,id]
 
 Prints one table and writes a JSON with every figure. Uses the grader's own timing harness
-(grader/gpu_timing.py), so the figures are the ones learners are graded against.
+(grader/gpu/harness.py), so the figures are the ones learners are graded against.
 """
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grader  # noqa: E402
 import numpy as np  # noqa: E402
 
-from grader import timing  # noqa: E402
-from grader.device import ceilings as measure_ceilings  # noqa: E402
+from grader.gpu import statistics as timing  # noqa: E402
+from grader.gpu.ceilings import ceilings as measure_ceilings  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
-from grader.gpu_timing import measure  # noqa: E402
-from grader.load import load_launch  # noqa: E402
-from grader.speed import benchmark_inputs  # noqa: E402
+from grader.gpu.harness import measure  # noqa: E402
+from grader.steps.load import load_launch  # noqa: E402
+from grader.gpu.speed import benchmark_inputs  # noqa: E402
 
 import peers  # noqa: E402  (bench/peers.py)
 

@@ -6,7 +6,7 @@
     python bench/trust.py [--repeats 5] [--only id,id] [--cold] [--out trust.json]
 
 Grading runs as `zerogpu grade` runs it: a spare child process is started ahead of each check
-(grader/isolate.py keep_warm); --cold starts each check's process only when it is needed.
+(grader/checking/isolate.py keep_warm); --cold starts each check's process only when it is needed.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
-from grader.check import check_file  # noqa: E402
+from grader.checking.pipeline import check_file  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
-from grader.isolate import keep_warm  # noqa: E402
+from grader.checking.isolate import keep_warm  # noqa: E402
 
 
 def main():

@@ -1,15 +1,14 @@
 """The ladder: the ordered exercise ids and where each one's three files live."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from grader.authoring.references import reference
 from grader.paths import ROOT
-from grader.spec import Spec
+from grader.authoring.spec import Spec
 
 
 LADDER = (
@@ -73,23 +72,11 @@ def _as_output_dict(spec: Spec, oracle: Callable) -> Callable[..., dict]:
     return wrapped
 
 
-@lru_cache(maxsize=None)
 def reference_module(exercise_id: str):
-    """The module kernels/<id>.py, loaded once (after the back end is chosen: it imports
-    numba.cuda). Two exercises posing the same problem share its inputs, oracle and tolerance
-    through this."""
+    """The module kernels/<id>.py of a rung of the ladder, loaded once."""
     if exercise_id not in LADDER:
         raise UnknownExercise(exercise_id)
-    from grader.simulator import install_if_simulating
-
-    install_if_simulating()
-    path = ROOT / "kernels" / f"{exercise_id}.py"
-    module_name = f"zerogpu_kernels.{exercise_id}"
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(loader_spec)
-    sys.modules[module_name] = module
-    loader_spec.loader.exec_module(module)
-    return module
+    return reference(exercise_id)
 
 
 @lru_cache(maxsize=None)

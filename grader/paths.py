@@ -18,6 +18,13 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+GRADEBOOK = "gradebook.sqlite"
+"""Our gradebook's name inside a class or course folder (nbgrader's own is gradebook.db)."""
+
+
+def gradebook_file(folder: Path, db: str | Path | None = None) -> Path:
+    """Where a class's (or an nbgrader course's) results are: `db` when given, else FOLDER/GRADEBOOK."""
+    return Path(db) if db else Path(folder) / GRADEBOOK
 
 
 class DataDirError(RuntimeError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 
 from grader.doctor.integration import as_report, where_it_ran
-from grader.result import CheckResult
+from grader.result import VIEWS, CheckResult
 
 _COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
 _FAIL_COLOUR = "#cf222e"
@@ -103,3 +103,6 @@ def result_rich(r: CheckResult):
         parts.append(Text(_method_line(r), style="dim"))
     parts.append(Text(_backend_line(r), style="dim"))
     return Panel(Group(*parts), border_style=style, expand=False)
+
+
+VIEWS.update(html=result_html, text=result_text)  # what CheckResult shows itself as

@@ -11,11 +11,11 @@ catch code that treats the bytes as signed.
 import numpy as np
 from numba import cuda, int32, uint32, uint64
 
-from grader import bulk_random
-from grader.occupancy import one_wave
-from grader.ptx import count_bytes, load_pair, shared_address
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import exact
+from grader.authoring import bulk_random
+from grader.authoring.occupancy import one_wave
+from grader.authoring.ptx import count_bytes, load_pair, shared_address
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import exact
 
 BINS = 256
 
@@ -150,7 +150,7 @@ def target(values, bins):
     conflict one more pass of the shared-memory pipe, which bound the per-warp target at
     0.093 ms). Values are read 16 at a time (two 16-byte loads in flight per thread, a
     grid-stride loop, one wave of 2 blocks of 1024 per SM) and counted through inline PTX
-    (grader/ptx.py): each byte costs a shift, a mask, an add and one red.shared, where
+    (grader/authoring/ptx.py): each byte costs a shift, a mask, an add and one red.shared, where
     cuda.atomic.add's index arithmetic cost about 9 instructions a byte and kept the SM
     busy issuing them (0.130 ms at 512 threads a block). Measured on an H200 at
     n = 2**28 (grader's harness, 2026-11-30): 0.068 ms in bench/variants.py, 0.069-0.070

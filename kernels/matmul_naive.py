@@ -2,15 +2,15 @@
 
 Tolerance: each c[i, j] is a float32 sum of k products a[i, kk]·b[kk, j], added in any
 order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·Σ|a·b| plus a
-few roundings (grader/tolerance.py). Any summation order passes: a sequential loop, a
+few roundings (grader/authoring/tolerance.py). Any summation order passes: a sequential loop, a
 split-k, a tree, float32 or float64 accumulators.
 """
 import numpy as np
 from numba import cuda, float32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import summed
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import summed
 
 
 def make_inputs(dims, rng):

@@ -2,16 +2,16 @@
 
 Tolerance: each c[i, j] is a float32 sum of k products a[i, kk]·b[kk, j], added in any
 order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·Σ|a·b| plus a
-few roundings (grader/tolerance.py); inputs, oracle and tolerance are matmul_naive's. Any tile shape, any summation order and either
+few roundings (grader/authoring/tolerance.py); inputs, oracle and tolerance are matmul_naive's. Any tile shape, any summation order and either
 accumulator precision passes; the zeros that pad partial tiles add nothing.
 """
 from numba import cuda, float32
 
-from grader.exercises import reference_module
-from grader.spec import Array, Benchmark, Case, Spec
+from grader.authoring.references import reference
+from grader.authoring.spec import Array, Benchmark, Case, Spec
 
 # The same problem as matmul_naive: the same inputs, oracle and tolerance.
-_naive = reference_module("matmul_naive")
+_naive = reference("matmul_naive")
 make_inputs, oracle, tolerance = _naive.make_inputs, _naive.oracle, _naive.tolerance
 
 

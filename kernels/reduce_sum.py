@@ -2,15 +2,15 @@
 
 Tolerance: a float32 sum of n terms in any order (tree, atomics, sequential) is within
 λ·√n·u·Σ|x_i| of the exact sum, with λ = 8, plus a few roundings:
-|out[0] - exact| <= summed(n, Σ|x_i|) (grader/tolerance.py). The inputs have mixed signs, so
+|out[0] - exact| <= summed(n, Σ|x_i|) (grader/authoring/tolerance.py). The inputs have mixed signs, so
 the bound is relative to Σ|x_i|, not to the (smaller) sum itself.
 """
 import numpy as np
 from numba import cuda, float32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import summed
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import summed
 
 
 def make_inputs(dims, rng):

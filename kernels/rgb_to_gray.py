@@ -13,9 +13,9 @@ is off by far more (≥ 1e-3·S).
 import numpy as np
 from numba import cuda, float32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import U32, few_ops
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import U32, few_ops
 
 WEIGHTS = (0.299, 0.587, 0.114)
 

@@ -1,14 +1,14 @@
 """saxpy — out = alpha·x + y, float32, with a grid-stride loop over a grid sized for the GPU.
 
 Tolerance: alpha·x is rounded once, the sum once (or both at once with a fused multiply-add),
-so |out - exact| <= 2 roundings: 2·2·u·(|alpha·x| + |y|) (grader/tolerance.py's few_ops(2)).
+so |out - exact| <= 2 roundings: 2·2·u·(|alpha·x| + |y|) (grader/authoring/tolerance.py's few_ops(2)).
 """
 import numpy as np
 from numba import cuda
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Scalar, Spec
-from grader.tolerance import few_ops
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Scalar, Spec
+from grader.authoring.tolerance import few_ops
 
 
 def make_inputs(dims, rng):

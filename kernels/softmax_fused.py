@@ -20,9 +20,9 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import U32, summed
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import U32, summed
 
 EXP_ERROR = 4.0
 """CUDA's expf is within 2 ulps; one ulp is at most 2u relative."""

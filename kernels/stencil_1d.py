@@ -4,7 +4,7 @@ shared-memory tiles with halos.
 Tolerance: each output is a dot product of 7 float32 terms; in any order, with or without
 fused multiply-adds, it is within γ_7·Σ_k |weights[k]·x[i+k-3]| ≈ 7·u·Σ|terms| of the exact
 value; we allow twice that: |out[i] - exact| <= few_ops(7, Σ_k |weights[k]·x[i+k-3]|)
-(grader/tolerance.py), with out-of-range x counted as 0.
+(grader/authoring/tolerance.py), with out-of-range x counted as 0.
 
 Speed: on an H200 the L1 cache serves the naive kernel's 7-fold reuse, and a shared-memory
 tile with one output per thread does not beat it (0.82x the baseline, measured: one load in
@@ -15,9 +15,9 @@ the weights in registers.
 import numpy as np
 from numba import cuda, float32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import few_ops
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import few_ops
 
 RADIUS = 3
 WIDTH = 2 * RADIUS + 1

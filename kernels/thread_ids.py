@@ -4,13 +4,13 @@ The inputs are only the sizes, so `make_inputs` returns `n` alone (`launch` take
 array); the oracle builds 0, 1, …, n-1 from it.
 
 Tolerance: exact. The answer is an integer that every correct thread computes without
-rounding (grader/tolerance.py).
+rounding (grader/authoring/tolerance.py).
 """
 import numpy as np
 from numba import cuda
 
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import exact
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import exact
 
 
 def make_inputs(dims, rng):

@@ -1,15 +1,15 @@
 """transpose — out[j, i] = a[i, j] for an m×n float32 matrix, through shared-memory tiles.
 
 Tolerance: exact. A transpose only copies values; no arithmetic, so no rounding
-(grader/tolerance.py).
+(grader/authoring/tolerance.py).
 """
 import numpy as np
 from numba import cuda, float32, uint32, uint64
 
-from grader import bulk_random
-from grader.occupancy import one_wave
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import exact
+from grader.authoring import bulk_random
+from grader.authoring.occupancy import one_wave
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import exact
 
 TILE = 32
 ROWS = 8

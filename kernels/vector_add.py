@@ -1,14 +1,14 @@
 """vector_add — c = a + b, float32: the first real launch configuration.
 
 Tolerance: one float32 rounding per element, so |c - exact| <= 2·u·(|a| + |b|)
-(grader/tolerance.py).
+(grader/authoring/tolerance.py).
 """
 import numpy as np
 from numba import cuda
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import few_ops
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import few_ops
 
 
 def make_inputs(dims, rng):

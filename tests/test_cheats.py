@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.check import check_file
+from grader.checking.pipeline import check_file
 
 CHEATS = Path(__file__).parent / "cheats"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.classroom import Task, discover, grade_class, pending
+from grader.classroom.grading import Task, discover, grade_class, pending
 from grader.exercises import ROOT
-from grader.gradebook import NOT_SUBMITTED, Gradebook
+from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
 from grader.result import CheckResult, Speed
 
 CHEATS = ROOT / "tests" / "cheats"
@@ -129,7 +129,7 @@ def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatc
     import hashlib
     import importlib
 
-    pipeline = importlib.import_module("grader.check")  # the module, not grader's check()
+    pipeline = importlib.import_module("grader.checking.pipeline")  # the module, not grader's check()
     class_dir = small_class(tmp_path / "class")
     monkeypatch.delenv("ZEROGPU_SECRET", raising=False)
     seen = []
@@ -209,7 +209,7 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
     would), is its task recorded as `timeout` and the run finished all the same?"""
     import threading
 
-    import grader.classroom as classroom
+    import grader.classroom.grading as classroom
 
     class_dir = small_class(tmp_path / "class", students=3)
     real = classroom.grade_task

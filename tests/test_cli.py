@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.check import check_file
+from grader.checking.pipeline import check_file
 from grader.cli import main
 from grader.exercises import ROOT
 
@@ -97,7 +97,7 @@ def _children_running_grader():
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if not proc.name.isdigit() or b"grader.child" not in (proc / "cmdline").read_bytes():
+            if not proc.name.isdigit() or b"grader.checking.child" not in (proc / "cmdline").read_bytes():
                 continue
             parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
             if parent == os.getpid():
@@ -157,19 +157,17 @@ def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkey
     """On a GPU `zerogpu device` shows how every ceiling was measured, and the two copy
     figures behind the copy ceiling (the faster one is the ceiling) with their range over
     the processes that measured them."""
-    import importlib
+    import grader.backend
+    import grader.gpu.ceilings
 
-    import grader.device
-
-    check_module = importlib.import_module("grader.check")  # `grader.check` is also a function
     measured = {"name": "Some GPU", "driver": "1.0", "sms": 132, "compute_capability": [9, 0],
                 "measured_at": "2026-11-29 12:00:00", "copy_bandwidth": 4.2e12,
                 "copy_parts": {"cudaMemcpy": 3.9e12, "copy kernel": 4.2e12},
                 "copy_runs": {"cudaMemcpy": [3.7e12, 3.9e12], "copy kernel": [4.2e12, 4.1e12]},
-                "read_bandwidth": 4.4e12, "fp32_flops": 53e12, "method": grader.device.METHOD}
-    monkeypatch.setattr(check_module, "current_backend", lambda: "gpu")
-    monkeypatch.setattr(grader.device, "cached_ceilings", lambda: None)  # measured now
-    monkeypatch.setattr(grader.device, "ceilings", lambda refresh=False: measured)
+                "read_bandwidth": 4.4e12, "fp32_flops": 53e12, "method": grader.gpu.ceilings.METHOD}
+    monkeypatch.setattr(grader.backend, "current", lambda: "gpu")
+    monkeypatch.setattr(grader.gpu.ceilings, "cached_ceilings", lambda: None)  # measured now
+    monkeypatch.setattr(grader.gpu.ceilings, "ceilings", lambda refresh=False: measured)
     assert main(["device"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # as read, whatever the terminal's width
     assert "4200.0 GB/s" in out

@@ -21,11 +21,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.course import answer_source, plan, released_source
-from grader.course_scores import part_scores, speed_status
+from grader.course.build import answer_source, plan, released_source
+from grader.course.scores import part_scores, speed_status
 from grader.exercises import LADDER, ROOT, exercise
-from grader.gradebook import NOT_SUBMITTED
-from grader.solution_regions import STUB, annotate, released, without_markers
+from grader.classroom.gradebook import NOT_SUBMITTED
+from grader.course.solution_regions import STUB, annotate, released, without_markers
 
 ASSIGNMENT = "warmup"
 NB = {"thread_ids": "01-first-kernel-thread-ids", "vector_add": "02-vector-add-launch-and-timing"}
@@ -327,7 +327,7 @@ def test_regions_keep_safe_starter_lines_and_comment_the_rest():
 
 @pytest.mark.parametrize("exercise_id", ["thread_ids", "vector_add"])
 def test_instructors_cell_passes(exercise_id, tmp_path):
-    from grader.check import check_file
+    from grader.checking.pipeline import check_file
 
     path = tmp_path / f"{exercise_id}.py"
     path.write_text(answer_source(exercise_id))

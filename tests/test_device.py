@@ -1,8 +1,8 @@
-"""grader/device.py without a GPU: how the copy ceiling combines its measurements."""
+"""grader/gpu/ceilings.py without a GPU: how the copy ceiling combines its measurements."""
 import json
 import subprocess
 
-import grader.device as device
+import grader.gpu.ceilings as device
 
 
 def test_copy_ceiling_is_the_best_of_every_process_and_a_failed_child_loses_nothing(monkeypatch):
@@ -27,7 +27,7 @@ def test_copy_ceiling_is_the_best_of_every_process_and_a_failed_child_loses_noth
     monkeypatch.setattr(device, "measure_copy_once", lambda: dict(here))
     monkeypatch.setattr(device.subprocess, "run", fake_run)
     best, parts, runs = device.measure_copy_bandwidth(processes=4)
-    assert len(calls) == 3 and all(cmd[-2:] == ["grader.device", "--copy-once"] for cmd in calls)
+    assert len(calls) == 3 and all(cmd[-2:] == ["grader.gpu.ceilings", "--copy-once"] for cmd in calls)
     assert best == 4.27e12
     assert parts == {"cudaMemcpy": 4.27e12, "copy kernel": 3.85e12}
     assert runs == {"cudaMemcpy": [3.70e12, 4.27e12], "copy kernel": [3.84e12, 3.85e12]}
@@ -35,7 +35,7 @@ def test_copy_ceiling_is_the_best_of_every_process_and_a_failed_child_loses_noth
 
 def test_ceilings_come_from_the_cache_or_from_a_child_process(monkeypatch, tmp_path):
     """A grading process must not hold a CUDA context while its child is timed: the ceilings
-    are read from the cache, or measured by `python -m grader.device --measure`."""
+    are read from the cache, or measured by `python -m grader.gpu.ceilings --measure`."""
     ident = {"name": "NVIDIA Test", "driver": "999.1", "sms": 4, "compute_capability": [9, 0]}
     monkeypatch.setattr(device, "identity", lambda: dict(ident))
     monkeypatch.setattr(device, "data_dir", lambda: tmp_path)
@@ -50,7 +50,7 @@ def test_ceilings_come_from_the_cache_or_from_a_child_process(monkeypatch, tmp_p
     monkeypatch.setattr(device.subprocess, "run", fake_run)
     assert device.cached_ceilings() is None
     assert device.ceilings() == measured
-    assert calls == [[device.sys.executable, "-m", "grader.device", "--measure"]]
+    assert calls == [[device.sys.executable, "-m", "grader.gpu.ceilings", "--measure"]]
     assert device.ceilings() == measured and len(calls) == 1, "the second call reads the cache"
     assert device.ceilings(refresh=True) == measured and len(calls) == 2
 

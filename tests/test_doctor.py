@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.cases import prepare
-from grader.check import RACE_RERUNS, judge_all, summarise
+from grader.steps.cases import prepare
+from grader.checking.pipeline import RACE_RERUNS, judge_all, summarise
 from grader.doctor.efficiency import forget
 from grader.doctor.errors import Unsupported
 from grader.doctor.execute import execute, execute_or_simulate
 from grader.doctor.report import DoctorReport, merge
 from grader.exercises import LADDER, exercise
-from grader.load import load_launch
-from grader.spec import Array, Case, Spec
+from grader.steps.load import load_launch
+from grader.authoring.spec import Array, Case, Spec
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
@@ -90,7 +90,7 @@ def _spec(n=64):
 
 
 def _module(tmp_path, body):
-    from grader.load import load_namespace
+    from grader.steps.load import load_namespace
 
     path = tmp_path / "kernel.py"
     path.write_text(textwrap.dedent(body))
@@ -152,7 +152,7 @@ def test_barrier_reductions_helpers_and_device_functions(tmp_path):
     x = np.linspace(-1, 1, 64).astype(np.float32)
     outcome = execute(_spec(), ns["launch"], {"x": x}, {"n": 64}, (path,))
     assert outcome.error is None and not outcome.report.findings, outcome.error
-    from grader.run import PAD
+    from grader.sentinels import PAD
 
     got = outcome.buffers["out"][PAD:PAD + 64]
     np.testing.assert_allclose(got, np.full(64, 2 * x.sum() + (x > 0).sum()), rtol=1e-5, atol=1e-5)

@@ -9,9 +9,9 @@ import pytest
 from grader.doctor.efficiency import forget
 from grader.doctor.execute import execute
 from grader.doctor.findings import VERDICT
-from grader.judge import judge_case
-from grader.load import load_namespace
-from grader.spec import Case, Spec
+from grader.steps.judge import judge_case
+from grader.steps.load import load_namespace
+from grader.authoring.spec import Case, Spec
 
 CASES = Path(__file__).parent / "doctor_cases"
 FINDINGS = set(VERDICT)
@@ -145,7 +145,7 @@ RUN_SUMS = '''# expect: clean
 import numpy as np
 from numba import cuda
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", ("m",), role="out"))
 DIMS = {"n": 4096, "m": 1024}

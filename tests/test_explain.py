@@ -4,7 +4,7 @@ import re
 import numpy as np
 from numba import cuda
 
-from grader.check import check
+from grader.checking.pipeline import check
 
 
 @cuda.jit

@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from grader.check import check
-from grader.extract import NotExtractable, module_source
+from grader.checking.pipeline import check
+from grader.steps.extract import NotExtractable, module_source
 
 
 def define(tmp_path, body, name="cell"):

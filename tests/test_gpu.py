@@ -4,7 +4,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 import grader  # noqa: E402
-from grader.check import check, check_file  # noqa: E402
+from grader.checking.pipeline import check, check_file  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
 
 
@@ -15,7 +15,7 @@ def needs_gpu():
 
 
 def test_device_ceilings_are_measured_and_plausible():
-    from grader.device import ceilings
+    from grader.gpu.ceilings import ceilings
 
     c = ceilings(refresh=True)
     assert 100e9 < c["copy_bandwidth"] < 20e12
@@ -97,7 +97,7 @@ def test_a_grading_process_holds_no_cuda_context():
     code = (
         "import ctypes, grader\n"
         "from grader.backend import driver_library\n"
-        "from grader.check import check_file\n"
+        "from grader.checking.pipeline import check_file\n"
         "from grader.exercises import exercise\n"
         "r = check_file('vector_add', exercise('vector_add').solution_file)\n"
         "lib = driver_library(); flags, active = ctypes.c_uint(0), ctypes.c_int(0)\n"
@@ -109,14 +109,14 @@ def test_a_grading_process_holds_no_cuda_context():
 
 
 def test_one_wave_is_whole_blocks_per_sm():
-    """The transpose target's grid is what the GPU runs at once (grader/occupancy.py): a
+    """The transpose target's grid is what the GPU runs at once (grader/authoring/occupancy.py): a
     whole number of blocks on every SM. Last in this file: it leaves a CUDA context in the
     test process."""
     import numpy as np
     from numba import cuda
 
     from grader.exercises import reference_module
-    from grader.occupancy import one_wave
+    from grader.authoring.occupancy import one_wave
 
     T = reference_module("transpose")
     a64, out64 = T.pair_views(cuda.device_array((64, 64), np.float32), cuda.device_array((64, 64), np.float32))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolate
-from grader.check import check_file
+from grader.checking import isolate
+from grader.checking.pipeline import check_file
 from grader.exercises import ROOT, exercise
 
 CHEATS = Path(__file__).parent / "cheats"
@@ -69,7 +69,7 @@ def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
 def test_the_task_lowers_a_spares_cpu_limit_and_never_raises_it():
     code = textwrap.dedent("""
         import resource
-        from grader.child import _lower_cpu_limit
+        from grader.checking.child import _lower_cpu_limit
         resource.setrlimit(resource.RLIMIT_CPU, (3600, 3605))
         _lower_cpu_limit(20)
         print(*resource.getrlimit(resource.RLIMIT_CPU))
@@ -86,7 +86,7 @@ def test_a_spare_waits_while_its_parent_lives_and_exits_when_it_is_gone(tmp_path
     # A parent starts a spare, then dies (its stdin closes) without handing over a task.
     code = textwrap.dedent(f"""
         import os, subprocess, sys
-        proc = subprocess.Popen([sys.executable, "-m", "grader.child", {str(tmp_path)!r}, "--spare", str(os.getpid())],
+        proc = subprocess.Popen([sys.executable, "-m", "grader.checking.child", {str(tmp_path)!r}, "--spare", str(os.getpid())],
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(proc.pid, flush=True)
         sys.stdin.read()

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from grader.exercises import exercise
-from grader.judge import SAMPLED, judge_case, judge_sampled
-from grader.run import PAD, Outcome, fenced_buffer, output_view
-from grader.spec import Case
+from grader.steps.judge import SAMPLED, judge_case, judge_sampled
+from grader.sentinels import PAD, fenced_buffer, output_view
+from grader.steps.execute import Outcome
+from grader.authoring.spec import Case
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.check import check, check_file
+from grader.checking.pipeline import check, check_file
 from grader.exercises import LADDER, ROOT, exercise
-from grader.load import load_launch
+from grader.steps.load import load_launch
 from grader.result import VERDICTS
 
 SUBMISSIONS = Path(__file__).parent / "submissions"

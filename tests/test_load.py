@@ -2,7 +2,7 @@
 import pytest
 
 from grader.exercises import exercise
-from grader.load import SubmissionError, load_launch
+from grader.steps.load import SubmissionError, load_launch
 
 SPEC = exercise("vector_add").spec
 

@@ -1,8 +1,8 @@
-"""grader/occupancy.py: the grid of one wave, asked once per kernel and argument types."""
+"""grader/authoring/occupancy.py: the grid of one wave, asked once per kernel and argument types."""
 from numba import config
 
-from grader import occupancy
-from grader.occupancy import SIMULATED_WAVE, one_wave
+from grader.authoring import occupancy
+from grader.authoring.occupancy import SIMULATED_WAVE, one_wave
 
 
 class FakeKernel:

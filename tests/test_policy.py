@@ -2,7 +2,7 @@
 import pytest
 
 from grader.exercises import LADDER, exercise
-from grader.policy import violations
+from grader.containment.policy import violations
 
 
 def rules(source):

@@ -1,9 +1,9 @@
-"""grader/ptx.py: the simulator forms of the inline-PTX helpers mean what the PTX does (the
+"""grader/authoring/ptx.py: the simulator forms of the inline-PTX helpers mean what the PTX does (the
 GPU forms run in the histogram target, checked exactly at full size by `-m gpu` tests)."""
 import numpy as np
 from numba import cuda, uint32
 
-from grader.ptx import count_bytes, load_pair, shared_address
+from grader.authoring.ptx import count_bytes, load_pair, shared_address
 
 ROWS, COLUMNS = 256, 32
 

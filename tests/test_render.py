@@ -2,7 +2,7 @@
 GPU, and then with how they were measured."""
 from rich.console import Console
 
-from grader.check import NOT_ON_SIMULATOR
+from grader.checking.pipeline import NOT_ON_SIMULATOR
 from grader.render import result_html, result_rich, result_text
 from grader.result import CaseResult, CheckResult, Speed
 

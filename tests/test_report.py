@@ -14,11 +14,16 @@ from collections import Counter
 
 import pytest
 
-from grader import charts, progress, widgets
+from grader.notebook import charts
+
+from grader.learner import progress
+
+from grader.notebook import widgets
 from grader.cli import main
 from grader.exercises import LADDER, ROOT
-from grader.gradebook import NOT_SUBMITTED, Gradebook
-from grader.report import NO_GPU, analyse, write_report
+from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
+from grader.report.data import NO_GPU, analyse
+from grader.report.write import write_report
 from grader.result import CaseResult, CheckResult, Speed
 
 EXERCISES = ("thread_ids", "vector_add", "saxpy", "reduce_sum")
@@ -38,7 +43,7 @@ STUCK_ON = {"ada": "", "bob": "vector_add", "cy": "thread_ids", "dee": "thread_i
 
 
 def gpu_speed(speedup: float, *, required=1.2, tier="great", points=2) -> Speed:
-    """A speed section shaped like grader/speed.py's (the keys the report reads and more)."""
+    """A speed section shaped like grader/gpu/speed.py's (the keys the report reads and more)."""
     meets = speedup >= required
     return Speed(measured=True, details={
         "device": "NVIDIA H200", "dims": {"n": 1 << 24}, "bound": "memory",
@@ -222,7 +227,7 @@ def test_thousands_of_rows_take_seconds(tmp_path):
 
 RECORD = """
 import sys
-from grader import progress
+from grader.learner import progress
 from tests.test_report import result, gpu_speed
 for exercise, verdict, tier in [("thread_ids", "passed", None), ("vector_add", "passed", "great"),
                                 ("vector_add", "passed", "good"), ("vector_add", "wrong_result", None),

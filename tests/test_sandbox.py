@@ -4,7 +4,7 @@ import sys
 import textwrap
 
 from grader.exercises import ROOT
-from grader.sandbox import scrubbed_env
+from grader.containment.guard import scrubbed_env
 
 
 def run_guarded(tmp_path, body):
@@ -13,7 +13,7 @@ def run_guarded(tmp_path, body):
     private.mkdir()
     (private / "secret.txt").write_text("42")
     code = textwrap.dedent(f"""
-        from grader.sandbox import Guard
+        from grader.containment.guard import Guard
         guard = Guard([{str(private)!r}], {str(tmp_path)!r})
         guard.install()
         try:

@@ -8,9 +8,9 @@ import pytest
 from numba import cuda
 
 from grader.exercises import exercise
-from grader.gpu_timing import variant_for, vary_on_device, vary_on_host
-from grader.load import load_launch
-from grader.speed import collect, evaluate
+from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
+from grader.steps.load import load_launch
+from grader.gpu.speed import collect, evaluate
 
 CEILINGS = {"name": "simulated", "copy_bandwidth": 1e9, "fp32_flops": 1e9}
 
@@ -102,8 +102,8 @@ def test_byte_inputs_give_a_different_answer_every_round_and_keep_their_line_lay
 def test_the_grading_process_computes_the_checked_launchs_expected_output_ahead():
     """check_file picks the timed launch to check and computes its expected output while the
     child runs: the same answer as computing it afterwards."""
-    from grader.check import _expected_in_background
-    from grader.speed import expected_for_check
+    from grader.checking.pipeline import _expected_in_background
+    from grader.gpu.speed import expected_for_check
 
     ex = tiny("saxpy", {"n": 50})
     check_at, future = _expected_in_background(ex, 11, None)

@@ -1,9 +1,9 @@
 """Speed statistics, the roofline floor and tier scoring (no GPU needed)."""
 import pytest
 
-from grader import timing
-from grader.gpu_timing import hidden_work
-from grader.spec import DEFAULT_TIERS, SpeedTier
+from grader.gpu import statistics as timing
+from grader.gpu.harness import hidden_work
+from grader.authoring.spec import DEFAULT_TIERS, SpeedTier
 
 
 def test_speedup_is_the_median_of_pairwise_ratios():

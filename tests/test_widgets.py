@@ -7,10 +7,12 @@ import sys
 import pytest
 from matplotlib.figure import Figure
 
-from grader import charts, widgets
+from grader.notebook import charts
+
+from grader.notebook import widgets
 from grader.exercises import LADDER, ROOT
-from grader.memory_pictures import TileStep, WarpAccess
-from grader.pictures import GridLayout
+from grader.notebook.memory_pictures import TileStep, WarpAccess
+from grader.notebook.pictures import GridLayout
 from grader.result import CheckResult, Speed
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -235,7 +237,7 @@ def test_figures_stay_out_of_pyplot():
 
 def test_importing_the_widgets_does_not_import_numba():
     """Notebooks import it after `import grader`; numba must still be free to be chosen later."""
-    code = "import sys, grader.widgets; sys.exit('numba' in sys.modules)"
+    code = "import sys, grader.notebook.widgets; sys.exit('numba' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "ZEROGPU_BACKEND": "simulator"})
     assert done.returncode == 0, done.stderr or "numba was imported"

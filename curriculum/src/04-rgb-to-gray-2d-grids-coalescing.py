@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from numba import cuda
 
-from grader import widgets
+from grader.notebook import widgets
 
 print(f"Running on: {grader.BACKEND}")
 

@@ -145,7 +145,7 @@ print(f"global atomics on bin 0, one per block (merged): {per_block_merge:9,}"
 # the same layout was *slower*: Numba's index arithmetic (64-bit sums, negative-index checks)
 # cost about nine instructions a byte, and the multiprocessor ran out of instruction slots
 # before the banks mattered. The target computes each address in a few lines of inline PTX
-# (`grader/ptx.py`). When a layout that should win loses, count the instructions.
+# (`grader/authoring/ptx.py`). When a layout that should win loses, count the instructions.
 
 # %% [markdown]
 # ## Recap

@@ -17,7 +17,7 @@ import grader  # first, before numba: it picks the GPU, or the simulator when th
 import numpy as np
 from numba import cuda
 
-from grader import widgets
+from grader.notebook import widgets
 
 print(f"Running on: {grader.BACKEND}")
 

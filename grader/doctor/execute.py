@@ -1,6 +1,6 @@
 """Run one case on the kernel doctor: the grader's fenced buffers, the doctor's executor.
 
-`execute` has grader.run.execute's signature and returns its Outcome (plus the doctor's
+`execute` has grader.steps.execute.execute's signature and returns its Outcome (plus the doctor's
 report), so the judge works unchanged: outputs sit between canaries and start poisoned; an
 index outside an array becomes an `out_of_bounds` ErrorInfo naming thread, block, array and
 line; a race, a missing atomic, a divergent barrier or a read of unwritten shared memory
@@ -21,9 +21,10 @@ from grader.doctor.spaces import global_array
 from grader.doctor.rebind import doctor_launch
 from grader.doctor.report import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
 from grader.doctor.sites import SITES
-from grader.explain import ErrorInfo, explain_exception
-from grader.run import PAD, Outcome, fenced_buffer
-from grader.spec import Dims, Spec
+from grader.steps.explain import ErrorInfo, explain_exception
+from grader.sentinels import PAD, fenced_buffer
+from grader.steps.execute import Outcome
+from grader.authoring.spec import Dims, Spec
 
 
 @dataclass
@@ -81,7 +82,7 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
     try:
         return execute(spec, launch, inputs, dims, learner_files)
     except Unsupported as why:
-        from grader.run import execute as simulate
+        from grader.steps.execute import execute as simulate
 
         outcome = simulate(spec, launch, inputs, dims, learner_files)
         return DoctorOutcome(outcome.buffers, outcome.error, outcome.seconds,
@@ -90,7 +91,7 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
 
 def execute_source(spec: Spec, source: str, filename: str, inputs: dict, dims: Dims) -> DoctorOutcome:
     """Load a submission's source (policy checks included) and run one case on the doctor."""
-    from grader.load import load_launch
+    from grader.steps.load import load_launch
 
     launch = load_launch(spec, source, filename)
     return execute(spec, launch, inputs, dims, learner_files=(filename,))

@@ -166,7 +166,7 @@ class FakeCuda:
 
     @staticmethod
     def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-        from grader.simulator import garbage
+        from grader.backend.simulator import garbage
 
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
@@ -180,12 +180,13 @@ class FakeCuda:
     def synchronize():
         pass
 
-    def jit(self, func_or_sig=None, device=False, **options):
-        from grader.doctor.kernel import DoctorKernel
+    make_kernel = None
+    """DoctorKernel, set by grader/doctor/kernel.py (which builds on this module) when imported."""
 
+    def jit(self, func_or_sig=None, device=False, **options):
         if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
-            return DoctorKernel(func_or_sig, device=device)
-        return lambda fn: DoctorKernel(fn, device=device)
+            return self.make_kernel(func_or_sig, device=device)
+        return lambda fn: self.make_kernel(fn, device=device)
 
     def __getattr__(self, name):
         if name.startswith("__"):

@@ -2,7 +2,7 @@
 report travels (child JSON -> parent) into the CheckResult.
 
 - `case_executor()`: the function that runs one case — the doctor (falling back to Numba's
-  simulator for code it cannot run) when there is no GPU, grader.run.execute on a GPU.
+  simulator for code it cannot run) when there is no GPU, grader.steps.execute.execute on a GPU.
   `ZEROGPU_DOCTOR=0` turns the doctor off (the simulator runs everything, as before).
 - `outcome_fields(outcome)` / `with_report(outcome, fields)`: the report in outcome-<i>.json.
 - `result_report(outcomes)`: the merged report of a check's cases, for CheckResult.doctor.
@@ -29,7 +29,7 @@ def case_executor():
 
         forget()
         return execute_or_simulate
-    from grader.run import execute
+    from grader.steps.execute import execute
 
     return execute
 

@@ -120,6 +120,8 @@ class DoctorKernel:
                         f"write {self.__name__}[blocks, threads](...)")
 
 
+FAKE_CUDA.make_kernel = DoctorKernel  # `cuda.jit` in launch code run on the doctor
+
 def _kernel_argument(value, copies):
     if isinstance(value, View):
         return value

@@ -183,7 +183,7 @@ def shared(shape, dtype, site):
     """cuda.shared.array: one array per call site and block, full of garbage at first."""
     view = BLOCK.shared.get(site)
     if view is None:
-        from grader.simulator import garbage
+        from grader.backend.simulator import garbage
 
         dims = _shape(shape, site)
         view = shared_array(dims, SITES[site].array or "shared array", garbage(dims, numpy_dtype(dtype)).copy())
@@ -199,7 +199,7 @@ def shared(shape, dtype, site):
 def local(shape, dtype, site):
     """cuda.local.array: a fresh array per thread, holding the poison value (an accumulator
     nobody set is plainly wrong)."""
-    from grader.simulator import unset
+    from grader.backend.simulator import unset
 
     dims = _shape(shape, site)
     dt = numpy_dtype(dtype)

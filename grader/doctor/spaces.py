@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.doctor.memory import (CTX, MANY, UNSET, Memory, View, _conflict, _int,
+from grader.doctor.memory import (CTX, MANY, UNSET, VIEW_CLASSES, Memory, View, _conflict, _int,
                                   _keep_cross_reader, _note_reader, _second_reader, _Slice,
                                   wrap_integer)
 
@@ -145,7 +145,7 @@ class SharedView(GlobalView):
 class LocalView(View):
     """A thread's own array: bounds checks, and reads of elements the thread never wrote
     (they hold UNSET until written; a read reports it once and sees the poison value, as on
-    grader/simulator.py's patched simulator). No other thread can see it."""
+    grader/backend/simulator.py's patched simulator). No other thread can see it."""
 
     __slots__ = ()
 
@@ -331,7 +331,7 @@ def _fast_methods(space: str, ndim: int) -> dict:
 
 
 _BASES = {"global": GlobalView, "shared": SharedView, "local": LocalView}
-_CLASSES: dict = {}
+_CLASSES = VIEW_CLASSES  # filled below; memory.make_view reads the same table
 for _space, _base in _BASES.items():
     for _ndim in (1, 2, 3, None):
         _methods = _fast_methods(_space, _ndim) if _ndim else _fast_methods(_space, 0)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import replacement
+from grader.doctor.runtime import HELPERS
 
 MISSING = object()
 CUDA_OK = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "warpsize",
@@ -66,11 +67,9 @@ _CACHE: dict = {}
 def jit_function(value):
     """The Python function behind a numba kernel / device function (simulator or GPU), and
     whether it is a device function; None for anything else."""
-    from grader.doctor.kernel import DoctorKernel
-
-    if isinstance(value, DoctorKernel):
+    cls = type(value).__name__  # by name: the kernel classes (ours, numba's) build on this module
+    if cls == "DoctorKernel":
         return value.py_func, value.device
-    cls = type(value).__name__
     if cls == "FakeCUDAKernel":
         return value.fn, bool(value._device)
     if cls == "CUDADispatcher":
@@ -515,8 +514,6 @@ def _op_text(op) -> str:
 
 
 def _install_helpers(env: dict) -> None:
-    from grader.doctor import runtime
-
-    env.update(runtime.HELPERS)
+    env.update(HELPERS)
     for op in OPERATORS.values():
         env[f"_zg_op_{op}"] = getattr(operator, op)

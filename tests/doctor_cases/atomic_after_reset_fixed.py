@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda, int32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("values", "uint8", ("n",)), Array("bins", "int32", (16,), role="out", init="zeros"))
 DIMS = {"n": 64}

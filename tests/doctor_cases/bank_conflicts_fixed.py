@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda, float32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("a", "float32", ("m", "n")), Array("out", "float32", ("n", "m"), role="out"))
 DIMS = {"m": 64, "n": 64}

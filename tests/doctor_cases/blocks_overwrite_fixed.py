@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda, int32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("n",)), Array("count", "int32", (1,), role="out", init="zeros"))
 DIMS = {"n": 300}

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("a", "float32", ("m", "n")), Array("out", "float32", ("m", "n"), role="out"))
 DIMS = {"m": 64, "n": 64}

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda, float32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("rows", "cols")), Array("out", "float32", ("cols",), role="out"))
 DIMS = {"rows": 9, "cols": 70}

@@ -1,0 +1,79 @@
+"""Make Numba's CUDA simulator honest about uninitialised memory.
+
+The simulator backs `cuda.shared.array` and `cuda.local.array` with `np.empty`, whose
+leftover bytes are often the same from run to run, so a missing `syncthreads` (or a read of
+shared memory no thread wrote) passes on some seeds and fails on others. On a GPU that memory
+holds whatever the last kernel left. The simulator also shares one array across all the
+blocks of a launch; we give each block its own. We fill new shared arrays with fresh random
+bytes (so
+such a bug gives different answers on every run, which the checker reports as a race) and
+local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+
+import numpy as np
+
+_lock = threading.Lock()
+_installed = False
+
+
+def garbage(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape)) * dtype.itemsize
+    return np.frombuffer(bytearray(os.urandom(count)), dtype=np.uint8).view(dtype).reshape(shape)
+
+
+def unset(shape, dtype) -> np.ndarray:
+    from grader.sentinels import poison_value
+
+    return np.full(shape, poison_value(dtype)[0], dtype=dtype)
+
+
+def install() -> None:
+    """Patch the simulator's shared and local arrays (idempotent; simulator only)."""
+    global _installed
+    if _installed:
+        return
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    from numba.core import types
+
+    def as_dtype(dtype):
+        return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else np.dtype(dtype)
+
+    shared_array = kernelapi.FakeCUDAShared.array
+
+    def shared(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return shared_array(self, shape, dtype, alignment)
+        # One array per block, as on a GPU (the simulator would share one across the launch).
+        block = tuple(getattr(threading.current_thread(), "blockIdx", ()))
+        caller = (*traceback.extract_stack(sys._getframe())[-2][0:2], block)
+        with _lock:  # every thread of the block must get the same, already-filled array
+            res = self._allocations.get(caller)
+            if res is None:
+                res = garbage(shape, as_dtype(dtype))
+                self._allocations[caller] = res
+        return res
+
+    def local(self, shape, dtype, alignment=None):
+        if alignment is not None:
+            raise RuntimeError("Array alignment is not supported in cudasim")
+        return unset(shape, as_dtype(dtype))
+
+    kernelapi.FakeCUDAShared.array = shared
+    kernelapi.FakeCUDALocal.array = local
+    _installed = True
+
+
+def install_if_simulating() -> None:
+    import os
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        install()

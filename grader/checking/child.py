@@ -1,0 +1,171 @@
+"""The child process that runs one submission: `python -m grader.checking.child TASK_DIR`.
+
+The parent writes task.json and one inputs-<i>.npz per case into TASK_DIR. The child reads
+all of it, installs the guard (grader/containment/guard.py), loads the submission, runs each case and
+leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (error, seconds)
+behind; it never judges. A load failure goes to load-error.json. Every result is written
+atomically (temp file, then rename) and only by the grader's own code.
+
+`python -m grader.checking.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports
+and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+GUARD = None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    with GUARD.writing():
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+
+def _write_npz(path: Path, arrays: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with GUARD.writing():
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+
+
+def _read_inputs(task_dir: Path, indices) -> dict:
+    inputs = {}
+    for index in indices:
+        with np.load(task_dir / f"inputs-{index}.npz") as data:
+            inputs[index] = {k: data[k] for k in data.files}
+    return inputs
+
+
+def wait_as_spare(task_dir: Path, parent: int) -> None:
+    """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
+    parent's task.json. Gone when the parent (its pid given, in case it died before we
+    started) is."""
+    from grader.backend import current  # importing grader chose the back end before numba loaded
+    from grader.doctor.integration import case_executor  # noqa: F401
+    from grader.gpu.speed import collect  # noqa: F401
+
+    if current() == "gpu":
+        try:  # the compiler's first use (NVVM, libdevice) costs ~0.6 s; no CUDA context needed
+            from numba import cuda, float32
+
+            cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
+        except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
+            pass
+    while not (task_dir / "task.json").exists():
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.005)
+
+
+def _warm_up_kernel(a):
+    a[0] = 1.0
+
+
+def _lower_cpu_limit(seconds: int) -> None:
+    """The task's CPU allowance from now on (a spare started with a generous one); never raised."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    limit = int(used.ru_utime + used.ru_stime) + 1 + seconds
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        return
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5 if hard == resource.RLIM_INFINITY else min(hard, limit + 5)))
+
+
+def run_task(task_dir: Path) -> None:
+    global GUARD
+    clock = {}
+    task = json.loads((task_dir / "task.json").read_text())
+    if task.get("cpu_seconds"):
+        _lower_cpu_limit(task["cpu_seconds"])
+    from grader.exercises import exercise  # importing grader chose the back end before numba loaded
+    from grader.steps.load import SubmissionError, load_launch
+    from grader.paths import ROOT, data_dir
+    from grader.doctor.integration import case_executor, outcome_fields
+    from grader.containment.guard import Guard
+    from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the submission loads
+
+    clock["imported"] = time.perf_counter()
+    ex = exercise(task["exercise"])
+    path = task["submission"]
+    source = Path(path).read_text()
+    inputs = _read_inputs(task_dir, task["cases"])
+    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir,
+               *task.get("private", [])]
+    GUARD = Guard(private, task_dir)
+    (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
+    GUARD.install()
+    try:
+        launch = load_launch(ex.spec, source, path)
+    except SubmissionError as err:
+        _write_json(task_dir / "load-error.json",
+                    {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source})
+        return
+    with GUARD.writing():
+        (task_dir / "ready").touch()  # the parent's per-case clock starts now
+    clock["loaded"] = time.perf_counter()
+    execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
+    for index in task["cases"]:
+        outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
+        _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
+        error = outcome.error.to_dict() if outcome.error else None
+        _write_json(task_dir / f"outcome-{index}.json",
+                    {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)})
+    if task.get("time"):
+        clock["cases run"] = time.perf_counter()
+        _time_submission(task_dir, task, ex, launch, {
+            "child: loading the file": clock["loaded"] - clock["imported"],
+            "child: correctness cases": clock["cases run"] - clock["loaded"]})
+
+
+def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> None:
+    """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
+    from grader.gpu.speed import collect
+
+    try:
+        samples = collect(ex, launch, task["seed"], check=tuple(task["check"]))
+    except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
+        _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
+        return
+    clock = time.perf_counter()
+    checked = []
+    for k, (name, round_index, set_index, buffers) in enumerate(samples.checked):
+        if name == "yours":
+            _write_npz(task_dir / f"timed-{k}.npz", buffers)
+            checked.append([name, round_index, set_index, f"timed-{k}.npz"])
+    _write_json(task_dir / "speed.json", {
+        "seconds": samples.seconds, "after_end_seconds": samples.after_end_seconds,
+        "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
+        "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
+    })
+
+
+def _arguments(argv: list) -> dict:
+    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES]"""
+    args = {"task_dir": Path(argv[0])}
+    for flag, value in zip(argv[1::2], argv[2::2]):
+        args[flag.lstrip("-").replace("-", "_")] = int(value)
+    return args
+
+
+if __name__ == "__main__":
+    args = _arguments(sys.argv[1:])
+    if "cpu" in args:  # first: nothing of the submission's has run yet
+        from grader.containment.guard import apply_limits
+
+        apply_limits(args["cpu"], args.get("address_space"))
+    if "spare" in args:
+        wait_as_spare(args["task_dir"], args["spare"])
+    run_task(args["task_dir"])
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

@@ -1,0 +1,363 @@
+"""Run a submission's cases in a child process with a time limit, results out of band."""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grader.backend import current
+from grader.steps.cases import PreparedCase
+from grader.doctor.integration import with_report
+from grader.steps.explain import ErrorInfo
+from grader.steps.load import SubmissionError
+from grader.exercises import ROOT
+from grader.steps.execute import Outcome
+from grader.containment.guard import scrubbed_env
+
+
+STARTUP_SECONDS = 30.0
+"""Allowance for starting Python and importing numba before the first case."""
+SIMULATOR_ADDRESS_SPACE = 16 << 30
+"""The simulator's threads each reserve a stack: 1024 threads need ~8 GiB of address space."""
+SPARE_CPU_SECONDS = 3600
+"""A spare child's CPU limit until its task arrives; it then lowers it to the task's own."""
+
+
+@dataclass
+class ChildRun:
+    outcomes: dict
+    """Case index -> Outcome, for every case the child finished."""
+    stopped: str | None = None
+    """None, or "timeout"/"crashed" when the child did not finish every case."""
+    detail: str = ""
+    samples: object = None
+    """GPU timing samples (grader.gpu.harness.Samples), or an error string, when asked for."""
+    startup_seconds: float | None = None
+    """From starting the child to its imports done (Python, numba, the grader)."""
+
+
+KILL_WAIT_SECONDS = 10.0
+"""How long a killed child may take to go (a GPU driver can hold a dying process briefly);
+past it the child is left to a reaper thread rather than holding up the grader."""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=KILL_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        threading.Thread(target=proc.wait, name="zerogpu-reaper", daemon=True).start()
+
+
+class TaskProcesses:
+    """Every child one grading task starts, so that the coordinating thread can end the task
+    from outside when it misses its deadline (grader/classroom/grading.py), whatever its worker is
+    waiting on. A child started after the task was cancelled is killed at once."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._procs: list = []
+        self.cancelled = False
+
+    def add(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.append(proc)
+            cancelled = self.cancelled
+        if cancelled:
+            _kill(proc)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            procs = list(self._procs)
+        for proc in procs:
+            _kill(proc)
+
+
+_task = threading.local()
+
+
+@contextmanager
+def tracked(processes: TaskProcesses):
+    """Children started by this thread inside belong to `processes`."""
+    _task.processes = processes
+    try:
+        yield processes
+    finally:
+        _task.processes = None
+
+
+def track(proc: subprocess.Popen) -> None:
+    processes = getattr(_task, "processes", None)
+    if processes is not None:
+        processes.add(proc)
+
+
+def _read_outcome(task_dir: Path, index: int) -> Outcome:
+    meta = json.loads((task_dir / f"outcome-{index}.json").read_text())
+    with np.load(task_dir / f"outcome-{index}.npz") as data:
+        buffers = {k: data[k] for k in data.files}
+    error = ErrorInfo.from_dict(meta["error"]) if meta["error"] else None
+    return with_report(Outcome(buffers, error, meta["seconds"]), meta)
+
+
+SPEED_TIMEOUT = 180.0
+
+
+def _read_samples(task_dir: Path):
+    from grader.gpu.harness import Samples
+
+    data = json.loads((task_dir / "speed.json").read_text())
+    if "error" in data:
+        return data["error"]
+    checked = []
+    for name, round_index, set_index, filename in data["checked"]:
+        with np.load(task_dir / filename) as npz:
+            checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
+    return Samples(data["seconds"], data["after_end_seconds"], checked, data["rounds"], data["stop_reason"],
+                   data.get("phases", {}))
+
+
+class _Spare:
+    """A child started ahead of its task: Python, numba and the grader imported and the
+    compiler warmed up while the previous submission ran; it waits for task.json
+    (grader/checking/child.py). Every submission still gets a fresh process of its own."""
+
+    def __init__(self, backend: str, device: int | None):
+        self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
+        self.task_dir = Path(self.tmp.name)
+        work = self.task_dir / "work"
+        work.mkdir()
+        self.proc = _spawn(self.task_dir, work, scrubbed_env(work, ROOT, backend, device),
+                           SPARE_CPU_SECONDS, backend, spare=True)
+
+    def discard(self) -> None:
+        if self.proc.poll() is None:
+            _kill(self.proc)
+        self.tmp.cleanup()
+
+
+_spares: dict = {}
+_spares_lock = threading.Lock()
+_keep_warm = 0
+
+
+@contextmanager
+def keep_warm():
+    """While inside, each child started also starts a spare for the next one on the same
+    back end and device: for graders that check many files in a row (a class, bench/trust.py).
+    About 1.5 s of each check (imports, the compiler's first use) then overlaps the one before."""
+    global _keep_warm
+    with _spares_lock:
+        _keep_warm += 1
+    try:
+        yield
+    finally:
+        with _spares_lock:
+            _keep_warm -= 1
+            leftovers = list(_spares.values()) if not _keep_warm else []
+            if not _keep_warm:
+                _spares.clear()
+        for spare in leftovers:
+            if spare is not None:
+                spare.discard()
+
+
+def _take_spare(key):
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+        if _keep_warm:
+            _spares[key] = None  # claimed: the new spare is started below, outside the lock
+    if spare is not None and spare.proc.poll() is not None:  # died waiting: not usable
+        spare.discard()
+        spare = None
+    if spare is not None:
+        track(spare.proc)
+    return spare
+
+
+def _replace_spare(key) -> None:
+    """Discard the spare waiting for `key`'s next task and start another: after a child
+    crashed, hung or met a GPU fault, no process started beside it is trusted."""
+    with _spares_lock:
+        spare = _spares.get(key)
+        if spare is None:
+            return
+        _spares[key] = None
+    spare.discard()
+    _refill_spare(key)
+
+
+GPU_FAULTS = ("CudaAPIError", "CudaDriverError", "CudaSupportError", "NvvmError", "LinkerError")
+"""Errors after which a process's CUDA context may be broken (an illegal address, a launch
+failure): the device's spare is replaced before the next task."""
+
+
+def _faulted(run: "ChildRun") -> bool:
+    if run.stopped:
+        return True
+    return any(o.error is not None and o.error.error_type in GPU_FAULTS for o in run.outcomes.values())
+
+
+def _refill_spare(key) -> None:
+    with _spares_lock:
+        if not _keep_warm or _spares.get(key, 0) is not None:
+            return
+    spare = _Spare(*key)
+    with _spares_lock:
+        if _keep_warm and _spares.get(key, 0) is None:
+            _spares[key] = spare
+            return
+    spare.discard()
+
+
+atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
+
+
+def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False):
+    """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
+    Popen forks and execs without running Python code in between, whatever other threads hold."""
+    command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
+    if backend == "simulator":
+        command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
+    if spare:
+        command += ["--spare", str(os.getpid())]
+    log = open(task_dir / "child.log", "ab")
+    try:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=work, env=env)
+    finally:
+        log.close()
+    if not spare:
+        track(proc)
+    return proc
+
+
+def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
+                 case_timeout: float, env: dict | None = None, time_seed: int | None = None,
+                 private=(), device: int | None = None, time_check=(0, 0)) -> ChildRun:
+    """Raises SubmissionError when the file cannot be loaded at all."""
+    backend = os.environ.get("ZEROGPU_BACKEND") or current()
+    key = (backend, device)
+    spare = _take_spare(key) if env is None else None
+    tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
+    task_dir = Path(tmp.name)
+    work = task_dir / "work"
+    work.mkdir(exist_ok=True)
+    proc = spare.proc if spare else None
+    cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
+    try:
+        task = {
+            "exercise": exercise_id,
+            "submission": str(Path(submission).resolve()),
+            "cases": [c.index for c in cases],
+            "dims": {str(c.index): dict(c.case.dims) for c in cases},
+            "time": time_seed is not None,
+            "seed": time_seed,
+            "check": list(time_check),
+            "private": list(private),
+            "cpu_seconds": cpu,
+        }
+        for c in cases:
+            np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
+        # task.json last, whole: a spare starts on it as soon as it exists
+        (task_dir / "task.tmp").write_text(json.dumps(task))
+        os.replace(task_dir / "task.tmp", task_dir / "task.json")
+        spawned = time.monotonic()
+        if proc is None:
+            proc = _spawn(task_dir, work, scrubbed_env(work, ROOT, backend, device) if env is None else env,
+                          cpu, backend)
+        if env is None:
+            _refill_spare(key)
+        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+        if env is None and backend == "gpu" and _faulted(run):
+            _replace_spare(key)
+        return run
+    except SubmissionError:
+        raise
+    except BaseException:
+        if env is None:
+            _replace_spare(key)
+        raise
+    finally:
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+        tmp.cleanup()
+
+
+def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float) -> ChildRun:
+    """Collect the child's outcomes as they appear; stop it when it makes no progress."""
+    outcomes: dict = {}
+    startup = None
+    deadline = spawned + STARTUP_SECONDS
+    imported = ready = False
+    while pending:
+        if not imported and (task_dir / "imported").exists():
+            imported, deadline = True, time.monotonic() + case_timeout
+            startup = time.monotonic() - spawned
+        if not ready and (task_dir / "ready").exists():
+            ready, deadline = True, time.monotonic() + case_timeout
+        if (task_dir / f"outcome-{pending[0]}.json").exists():
+            index = pending.pop(0)
+            outcomes[index] = _read_outcome(task_dir, index)
+            deadline = time.monotonic() + case_timeout
+            continue
+        if (task_dir / "load-error.json").exists():
+            _wait_or_kill(proc, KILL_WAIT_SECONDS)
+            err = json.loads((task_dir / "load-error.json").read_text())
+            raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
+        if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
+            tail = (task_dir / "child.log").read_text(errors="replace")[-2000:]
+            return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
+        if time.monotonic() > deadline:
+            _kill(proc)
+            limit = case_timeout if imported else STARTUP_SECONDS
+            where = "running a case" if ready else "loading your file" if imported else "starting"
+            return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
+        time.sleep(0.02)
+    samples = None
+    if time_seed is not None:
+        try:
+            proc.wait(timeout=SPEED_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+        if (task_dir / "speed.json").exists():
+            samples = _read_samples(task_dir)
+        else:
+            samples = _crash_detail(proc.returncode, "")
+    _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
+    return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+def _wait_or_kill(proc: subprocess.Popen, seconds: float) -> None:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+
+
+def _crash_detail(returncode: int, tail: str) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the process running your kernel was killed by {name}"
+    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    return f"the process running your kernel exited with status {returncode} before finishing" + (
+        f" (last output: {last[:200]})" if last else "")

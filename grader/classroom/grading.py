@@ -1,0 +1,144 @@
+"""Grade a whole class: every (student, exercise) is one pure task run in its own child
+process; workers (CPU cores on the simulator, one per GPU on a GPU host) run them, the
+coordinating thread records each result as it arrives, and a restart skips what is done.
+
+No grading run may stall, whatever a submission does: the coordinator gives every task a
+wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it
+is ended from here: its child processes are killed (grader/checking/isolate.py `TaskProcesses`), the task
+is recorded as `timeout`, its worker slot (its GPU) goes to the next task, and whatever the old
+worker thread still returns is dropped."""
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.steps.cases import load_secret
+from grader.exercises import LADDER, exercise
+from grader.classroom.gradebook import Gradebook
+
+
+@dataclass(frozen=True)
+class Task:
+    student: str
+    exercise: str
+    path: Path | None
+    """None: the student handed nothing in for this exercise."""
+
+    @property
+    def sha256(self) -> str | None:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path else None
+
+
+def discover(class_dir: Path, exercises=None) -> list[Task]:
+    """CLASS_DIR/<student>/<exercise>.py; every student gets a task for every exercise."""
+    class_dir = Path(class_dir)
+    students = sorted(p.name for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if exercises is None:
+        found = {f.stem for s in students for f in (class_dir / s).glob("*.py")}
+        exercises = [e for e in LADDER if e in found]
+    tasks = []
+    for student in students:
+        for exercise_id in exercises:
+            path = class_dir / student / f"{exercise_id}.py"
+            tasks.append(Task(student, exercise_id, path if path.is_file() else None))
+    return tasks
+
+
+def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
+    """Tasks not yet graded for this exact submission."""
+    done = book.graded_hashes()
+    return [t for t in tasks if (t.student, t.exercise) not in done or done[(t.student, t.exercise)] != t.sha256]
+
+
+def default_workers(backend: str) -> int:
+    if backend == "gpu":  # asked of the driver alone: the grading process holds no CUDA context
+        from grader.backend import gpu_count
+
+        return max(gpu_count(), 1)
+    return max(os.cpu_count() or 1, 1)
+
+
+def grade_task(task: Task, device, *, case_timeout: float, private):
+    """One task in graded mode: a CheckResult, or None for a missing file."""
+    from grader.checking.pipeline import check_file
+
+    if task.path is None:
+        return None
+    return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
+                      device=device, private=private)
+
+
+def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
+    """A worker thread: grade one task, its children tracked, and hand the result back."""
+    from grader.checking.pipeline import stopped_by_grader
+    from grader.checking.isolate import tracked
+
+    try:
+        with tracked(processes):
+            result = grade_task(task, device, **options)
+    except Exception as exc:  # noqa: BLE001 - the grader's failure costs this task only
+        result = stopped_by_grader(exercise(task.exercise), backend, "crashed", (
+            f"The grader failed on this submission ({type(exc).__name__}: {exc}); it is not your "
+            "kernel's fault. Please report it with the file."))
+    results.put((task, result))
+
+
+@dataclass
+class _Running:
+    device: int | None
+    deadline: float
+    limit: float
+    processes: object
+
+
+def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
+                backend: str, on_done=None, private=(), task_timeout: float | None = None) -> int:
+    """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
+    folders no submission may read (the class folder: other students' work, the gradebook).
+    `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
+    from grader.checking.pipeline import stopped_by_grader, time_limit
+    from grader.checking.isolate import TaskProcesses, keep_warm
+
+    load_secret()  # made here once, before any worker could race to create it
+    slots = list(range(workers)) if backend == "gpu" else [None] * workers
+    todo, running, results, graded = deque(tasks), {}, queue.Queue(), 0
+    options = {"case_timeout": case_timeout, "private": private}
+
+    def finish(task: Task, result) -> None:
+        nonlocal graded
+        slots.append(running.pop(task).device)
+        book.record(task.student, task.exercise, task.sha256, result)
+        graded += 1
+        if on_done:
+            on_done(task, result)
+
+    with keep_warm():
+        while todo or running:
+            while todo and slots:
+                task = todo.popleft()
+                limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
+                running[task] = _Running(slots.pop(0), time.monotonic() + limit, limit, TaskProcesses())
+                threading.Thread(target=_work, name=f"zerogpu-grade-{task.student}-{task.exercise}",
+                                 args=(task, running[task].device, running[task].processes, results, backend),
+                                 kwargs=options, daemon=True).start()
+            wait = min(r.deadline for r in running.values()) - time.monotonic()
+            try:
+                task, result = results.get(timeout=min(max(wait, 0.0), 1.0))
+                if task in running:  # else: a late answer for a task already ended as timeout
+                    finish(task, result)
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            for task in [t for t, r in running.items() if now > r.deadline]:
+                state = running[task]
+                state.processes.cancel()
+                finish(task, stopped_by_grader(exercise(task.exercise), backend, "timeout", (
+                    f"The grader stopped this submission: no result within {state.limit:.0f} s of "
+                    "starting it. Look for an endless loop, or work that never finishes.")))
+    return graded

@@ -1,0 +1,47 @@
+"""`zerogpu`: the command line. Parsing and printing only; the work is in the library. Each
+command is a module of this package with a `register(subparsers)`."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from grader.cli.console import EXIT_USAGE, error
+
+COMMANDS = (
+    "grader.cli.ladder",  # zerogpu list
+    "grader.cli.check",  # zerogpu check
+    "grader.cli.grade",  # zerogpu grade
+    "grader.cli.course",  # zerogpu course ..., nbgrader
+    "grader.cli.report",  # zerogpu report, zerogpu progress
+    "grader.cli.doctor",  # zerogpu doctor
+    "grader.cli.device",  # zerogpu device
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zerogpu", description="Zero to GPU: check Numba CUDA kernels, with or without a GPU.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from grader.exercises import UnknownExercise
+        from grader.paths import DataDirError
+    except Exception as exc:  # noqa: BLE001
+        return error(f"cannot start the grader: {exc}")
+    try:
+        return args.func(args)
+    except (UnknownExercise, DataDirError) as exc:  # one line the user can act on
+        return error(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

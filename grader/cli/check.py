@@ -1,0 +1,39 @@
+"""`zerogpu check ID FILE`: one submission, one result (exit 0 passed, 1 not yet, 2 usage)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
+
+
+def cmd_check(args) -> int:
+    from grader.checking.pipeline import check_file
+    from grader.learner import progress
+    from grader.render import result_rich
+
+    path = Path(args.file)
+    if not path.is_file():
+        return error(f"no such file: {path}")
+    result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
+                        graded=args.graded)
+    not_recorded = progress.record(result)
+    if args.json:
+        print(result.to_json())
+    else:
+        console().print(result_rich(result))
+    if not_recorded:
+        console(stderr=True).print(f"[yellow]warning:[/] {not_recorded}")
+    return EXIT_PASSED if result.passed else EXIT_FAILED
+
+
+def register(sub) -> None:
+    check = sub.add_parser("check", help="check a submission file against an exercise")
+    check.add_argument("exercise", help="exercise id, e.g. vector_add (see `zerogpu list`)")
+    check.add_argument("file", help="your Python file defining launch(...)")
+    check.add_argument("--seed", type=int, help="fix the random inputs (the result shows the seed used)")
+    check.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    check.add_argument("--graded", action="store_true",
+                       help="graded mode: mix the grading host's secret into every input")
+    check.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds allowed per case before the run is stopped (default 60)")
+    check.set_defaults(func=cmd_check)

@@ -1,0 +1,118 @@
+"""`zerogpu grade DIR [ASSIGNMENT]`: a class folder (DIR/<student>/<exercise>.py) or an nbgrader
+course's submissions, graded in parallel and resumably (grader/classroom/)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.cli.console import EXIT_PASSED, console, error
+from grader.paths import gradebook_file
+
+
+def grading_backend(requested_workers):
+    """(back end, worker count) for class grading; a GPU's ceilings are measured first,
+    before any worker competes for it."""
+    from grader.backend import current
+    from grader.classroom.grading import default_workers
+
+    backend = current()
+    if backend == "gpu":
+        from grader.gpu.ceilings import ceilings
+
+        ceilings()
+    return backend, requested_workers or default_workers(backend)
+
+
+def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, private,
+                        task_timeout=None) -> None:
+    """grade_class with a progress bar (count, ETA, the latest verdict)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from grader.classroom.grading import grade_class
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=out, transient=False) as progress:
+        bar = progress.add_task("grading", total=len(todo))
+
+        def done(task, result):
+            verdict = result.verdict if result else "not submitted"
+            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
+
+        grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
+                    on_done=done, private=private, task_timeout=task_timeout)
+
+
+def cmd_grade(args) -> int:
+    from grader.classroom.gradebook import Gradebook
+    from grader.classroom.grading import discover, pending
+
+    class_dir = Path(args.directory)
+    if not class_dir.is_dir():
+        return error(f"no such folder: {class_dir}")
+    if (class_dir / "nbgrader_config.py").is_file():  # an nbgrader course
+        return _cmd_grade_course(args)
+    exercises = args.exercises.split(",") if args.exercises else None
+    tasks = discover(class_dir, exercises)
+    book = Gradebook(gradebook_file(class_dir, args.db))
+    todo = pending(tasks, book)
+    backend, workers = grading_backend(args.workers)
+    out = console()
+    out.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
+              f"on the {backend} with {workers} worker(s); results in {book.path}")
+    grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
+                        private=[class_dir.resolve(), book.path.parent.resolve()],
+                        task_timeout=args.task_timeout)
+    out.print(f"done: {len(book.rows())} rows in {book.path}")
+    return EXIT_PASSED
+
+
+def _cmd_grade_course(args) -> int:
+    """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
+    from grader.classroom.gradebook import Gradebook
+    from grader.classroom.grading import pending
+    from grader.course.build import CourseError
+    from grader.course.config import tools_on_path
+    from grader.course.grading import (assignments, check_released, course_tasks, layout, load_course,
+                                       regrade_for_speed, sync_nbgrader)
+
+    tools_on_path()
+    out = console()
+    course = load_course(Path(args.directory))
+    names = [args.assignment] if args.assignment else assignments(course)
+    try:
+        for name in names or [""]:
+            if not layout(course, name):
+                raise CourseError(f"no assignment {name!r} with exercise cells under {course.source} "
+                                  f"(there: {', '.join(assignments(course)) or 'none'})")
+            check_released(course, name)
+    except CourseError as err:
+        return error(str(err))
+    exercises = args.exercises.split(",") if args.exercises else None
+    book = Gradebook(gradebook_file(course.root, args.db))
+    backend, workers = grading_backend(args.workers)
+    tasks = [t for name in names for t in course_tasks(course, name, exercises)]
+    todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if backend == "gpu" else [])
+    out.print(f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
+                  f"{len(todo)} to grade on the {backend} with {workers} worker(s); results in {book.path}")
+    grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
+                        private=[course.root], task_timeout=args.task_timeout)
+    rows = {(r["student"], r["exercise"]): r for r in book.rows()}
+    for name in names:
+        written = sync_nbgrader(course, name, rows)
+        out.print(f"{name}: {written} grades written to nbgrader's gradebook ({course.db_url})")
+    return 0
+
+
+def register(sub) -> None:
+    grade = sub.add_parser("grade", help="grade a class: DIR/<student>/<exercise>.py, or an nbgrader "
+                           "course folder's submissions (docs/COURSE.md), in graded mode")
+    grade.add_argument("directory")
+    grade.add_argument("assignment", nargs="?",
+                       help="nbgrader course only: the assignment to grade (default: every one)")
+    grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
+    grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
+    grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    grade.add_argument("--task-timeout", type=float,
+                       help="seconds one submission may take in all before the grader ends it as "
+                       "timeout (default: every per-case allowance spent in full)")
+    grade.set_defaults(func=cmd_grade)

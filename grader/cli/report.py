@@ -1,0 +1,116 @@
+"""`zerogpu report`: the instructor's class report; `zerogpu progress`: a learner's ladder."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grader.paths import gradebook_file
+
+from grader.cli.console import console as _console
+
+
+def cmd_report(args) -> int:
+    from grader.report.write import write_report
+
+    err = _console(stderr=True)
+    if not (args.directory or args.db):
+        err.print("[red]error:[/] give a class (or course) folder, or --db PATH")
+        return 2
+    db = gradebook_file(args.directory, args.db)
+    if not db.is_file():
+        hint = f" Grade the class first: zerogpu grade {args.directory}" if args.directory else ""
+        err.print(f"[red]error:[/] no gradebook at {db}.{hint}")
+        return 2
+    out = Path(args.out) if args.out else db.parent / "report"
+    try:
+        written = write_report(db, out, title=args.title)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 1
+    report = written["report"]
+    console = _console()
+    median = report.median_percent
+    console.print(f"{len(report.students)} students, {report.submissions} submissions, median score "
+                  f"{'–' if median is None else f'{median:.0f}%'}"
+                  + (f", hardest: {report.hardest.id}" if report.hardest else ""))
+    if not report.speed_graded:
+        console.print("Speed was not graded: no GPU on the grading host.")
+    for key in ("html", "students_csv", "exercises_csv"):
+        console.print(f"  {written[key]}")
+    return 0
+
+
+def cmd_progress(args) -> int:
+    from grader.learner import progress
+
+    status = progress.ladder_status()
+    step = progress.next_step(status)
+    if args.picture:
+        from grader.notebook.widgets import progress as ladder_picture
+
+        Path(args.picture).write_bytes(ladder_picture(status).png())
+    if args.json:
+        print(json.dumps({"exercises": status, "next": None if step is None else {
+            "exercise": step.exercise, "state": step.state, "command": step.command,
+            "exercise_file": str(step.exercise_file),
+            "notebook": str(step.notebook) if step.notebook else None}}, indent=2))
+        return 0
+    _print_progress(status, step, args.picture)
+    return 0
+
+
+def _print_progress(status: dict, step, picture: str | None) -> None:
+    from rich.table import Table
+
+    from grader.exercises import LADDER
+    from grader.learner.progress import shown_path
+
+    console = _console()
+    passed = sum(entry["status"] == "passed" for entry in status.values())
+    table = Table(title=f"Zero to GPU — your progress: {passed} of {len(LADDER)} passed",
+                  title_justify="left")
+    for column in ("stage", "exercise", "status", "best speed tier", "attempts", "last verdict"):
+        table.add_column(column, justify="right" if column in ("stage", "attempts") else "left")
+    styles = {"passed": "green", "attempted": "yellow"}
+    for stage, exercise_id in enumerate(LADDER):
+        entry = status.get(exercise_id)
+        state = entry["status"] if entry else "not started"
+        marker = " ← next" if step and step.exercise == exercise_id else ""
+        table.add_row(str(stage), exercise_id + marker, f"[{styles.get(state, 'dim')}]{state}[/]",
+                      (entry or {}).get("tier") or "[dim]–[/]",
+                      str(entry["attempts"]) if entry else "",
+                      (entry or {}).get("last_verdict") or "")
+    console.print(table)
+    if not any(entry.get("tier") for entry in status.values()):
+        console.print("[dim]Speed tiers are measured on a GPU only; none reached yet.[/]")
+    if step is None:
+        console.print("[bold green]Every exercise passes.[/] On a GPU, aim for a higher speed tier.")
+    else:
+        entry = status.get(step.exercise)
+        tried = (f" — {entry['attempts']} attempt{'s' if entry['attempts'] != 1 else ''} so far, "
+                 f"last verdict {entry['last_verdict']}: read the hint in your last result"
+                 if entry else "")
+        console.print(f"[bold]Next: {step.exercise}[/] (stage {LADDER.index(step.exercise)}){tried}")
+        if step.notebook:
+            console.print(f"  open the lesson:  {shown_path(step.notebook)}")
+        console.print(f"  or edit {shown_path(step.exercise_file)} and check it:  {step.command}")
+    if picture:
+        console.print(f"[dim]Ladder picture written to {picture}[/]")
+
+
+def register(sub) -> None:
+    report = sub.add_parser(
+        "report", help="class report: report.html (charts, tables) and CSVs from a gradebook")
+    report.add_argument("directory", nargs="?",
+                        help="class folder (or nbgrader course folder) holding gradebook.sqlite")
+    report.add_argument("--db", help="the gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    report.add_argument("--out", help="folder for report.html and the CSVs (default: next to "
+                                      "the gradebook, in report/)")
+    report.add_argument("--title", help="the page title, e.g. the course name and term")
+    report.set_defaults(func=cmd_report)
+
+    progress = sub.add_parser(
+        "progress", help="your ladder: what passes, best speed tiers, what to do next")
+    progress.add_argument("--json", action="store_true", help="print one JSON object")
+    progress.add_argument("--picture", metavar="PNG", help="also save the ladder as a picture")
+    progress.set_defaults(func=cmd_progress)

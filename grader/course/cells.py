@@ -1,0 +1,195 @@
+"""What a course notebook's hidden autograder cells call, one line per cell:
+
+    from grader.course.cells import grade_cell; grade_cell("vector_add", "correctness")
+
+`grade_cell` finds the exercise cell (its nbgrader grade id is the exercise id) in the
+notebook file being graded, grades its text in graded mode (the host's secret mixed into
+fresh inputs, a sandboxed child process, time limits: grader/checking/pipeline.py `check_file`), shows our
+learner-facing summary and returns the cell's points, which nbgrader records as partial
+credit. The correctness and speed cells of one exercise share one check. It never raises and
+never writes to stderr: nbgrader gives 0 to a test cell with either, and shows the traceback
+(which would reveal the hidden line) in the feedback.
+
+During `nbgrader autograde` the result is also recorded in our gradebook under the course
+folder, and a submission `zerogpu grade` already graded is shown from there, not run again.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import io
+import json
+import os
+import sqlite3
+import tempfile
+import warnings
+from contextlib import closing
+from pathlib import Path
+
+from grader.result import CheckResult
+
+MIME = "application/vnd.zerogpu.grade+json"
+"""Output data for grader/course/plugins.py: which part, its points, whether it was graded."""
+
+_RESULTS: dict = {}
+"""(exercise id, sha256 of the cell) -> result dict, for this kernel's lifetime."""
+
+
+def grade_cell(exercise_id: str, part: str) -> float:
+    """Grade one part ("correctness" or "speed") of an exercise; returns its points."""
+    try:
+        with _quiet():
+            scores, result = _scores(exercise_id)
+        score = scores[part]
+        _show(exercise_id, part, score, result)
+        return score.points
+    except Exception as exc:  # noqa: BLE001 - a grading failure must not look like learner error
+        _display(f"<p><b>{html.escape(exercise_id)}</b>: the autograder failed: "
+                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}. 0 points recorded; "
+                 "please tell your instructor.</p>",
+                 f"{exercise_id}: the autograder failed ({type(exc).__name__}: {exc}); 0 points.",
+                 {"exercise": exercise_id, "part": part, "points": 0.0, "graded": False,
+                  "error": f"{type(exc).__name__}: {exc}"})
+        return 0.0
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _cell_source(nb: dict, exercise_id: str) -> str | None:
+    """The first code cell whose nbgrader grade id is the exercise id (nbgrader's own
+    DeduplicateIds keeps the first too); else the first tagged with it as an exercise."""
+    cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    for match in (lambda c: c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise_id,
+                  lambda c: {exercise_id, "exercise"} <= set(c.get("metadata", {}).get("tags", []))):
+        for cell in cells:
+            if match(cell):
+                source = cell.get("source", "")
+                return "".join(source) if isinstance(source, list) else source
+    return None
+
+
+def exercise_source(nb: dict, exercise_id: str) -> str | None:
+    """An exercise cell's text from a notebook's JSON (also used by `zerogpu grade`)."""
+    try:
+        return _cell_source(nb, exercise_id)
+    except (AttributeError, TypeError):  # a notebook edited into another shape
+        return None
+
+
+def _find_submission(exercise_id: str) -> str | None:
+    """The exercise cell of the notebook being graded: nbgrader runs it in its own folder."""
+    for path in sorted(Path.cwd().glob("*.ipynb")):
+        try:
+            nb = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        source = exercise_source(nb, exercise_id)
+        if source is not None:
+            return source
+    return None
+
+
+def _autograde_context() -> tuple[Path, str, str] | None:
+    """(course folder, student, assignment) during `nbgrader autograde`, which runs each
+    notebook in COURSE/autograded/<student>/<assignment>/."""
+    course = os.environ.get("ZEROGPU_COURSE_DIR")
+    if os.environ.get("NBGRADER_EXECUTION") != "autograde" or not course:
+        return None
+    try:
+        parts = Path.cwd().resolve().relative_to(Path(course).resolve() / "autograded").parts
+    except ValueError:
+        return None
+    return (Path(course), parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def stored_result(book_path: Path, student: str, exercise_id: str, sha256: str,
+                  backend: str = "simulator") -> dict | None:
+    """The result our gradebook holds for exactly this submission, if any; on a GPU host,
+    not one graded without a GPU (its speed was not graded)."""
+    if not Path(book_path).is_file():
+        return None
+    with closing(sqlite3.connect(book_path, timeout=30)) as db:
+        row = db.execute("SELECT submission_sha256, result_json, backend FROM results WHERE "
+                         "student = ? AND exercise = ?", (student, exercise_id)).fetchone()
+    if row and row[0] == sha256 and row[1] and not (backend == "gpu" and row[2] == "simulator"):
+        return json.loads(row[1])
+    return None
+
+
+def _check(exercise_id: str, path: Path):
+    from grader.checking.pipeline import check_file
+
+    timeout = float(os.environ.get("ZEROGPU_CASE_TIMEOUT") or 60)
+    return check_file(exercise_id, path, graded=True, case_timeout=timeout)
+
+
+def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str,
+                      assignment: str) -> dict:
+    """During autograde: the stored result of this very submission, else grade and store it."""
+    from grader.backend import current as current_backend
+    from grader.course.build import extracted_path
+    from grader.paths import gradebook_file
+    from grader.classroom.gradebook import Gradebook
+
+    book = gradebook_file(course)
+    result = stored_result(book, student, exercise_id, sha, current_backend())
+    if result is None:
+        path = extracted_path(course, assignment, student, exercise_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        checked = _check(exercise_id, path)
+        Gradebook(book).record(student, exercise_id, sha, checked)
+        result = json.loads(checked.to_json())
+    return result
+
+
+def _grade(exercise_id: str, source: str) -> dict:
+    sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    if (exercise_id, sha) not in _RESULTS:  # the speed cell reuses the correctness cell's check
+        context = _autograde_context()
+        if context:
+            result = _grade_for_course(exercise_id, source, sha, *context)
+        else:
+            with tempfile.TemporaryDirectory(prefix="zerogpu-cell-") as tmp:
+                path = Path(tmp) / f"{exercise_id}.py"
+                path.write_text(source, encoding="utf-8")
+                result = json.loads(_check(exercise_id, path).to_json())
+        _RESULTS[exercise_id, sha] = result
+    return _RESULTS[exercise_id, sha]
+
+
+def _scores(exercise_id: str):
+    from grader.course.scores import part_scores
+    from grader.exercises import exercise
+
+    spec = exercise(exercise_id).spec
+    source = _find_submission(exercise_id)
+    result = None if source is None else _grade(exercise_id, source)
+    return part_scores(result, spec), result
+
+
+def _display(html_text: str, text: str, marker: dict) -> None:
+    try:
+        from IPython.display import display
+    except ImportError:
+        print(text)
+        return
+    display({"text/html": html_text, "text/plain": text, MIME: marker}, raw=True)
+
+
+def _show(exercise_id: str, part: str, score, result: dict | None) -> None:
+
+    marker = {"exercise": exercise_id, "part": part, "points": score.points,
+              "max_points": score.max_points, "graded": score.graded}
+    head = f"<p style='font-family:sans-serif'><b>{html.escape(score.note)}</b></p>"
+    if part == "correctness" and result is not None:
+        checked = CheckResult.from_dict(result)
+        _display(checked._repr_html_() + head, f"{checked}\n{score.note}", marker)
+    else:
+        _display(head, score.note, marker)

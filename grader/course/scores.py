@@ -1,0 +1,95 @@
+"""How one check result becomes the points of a course's two autograder cells per exercise.
+
+Correctness is worth the exercise's `Spec.points`; speed the top tier's points, and only a
+GPU can award them. On a host without a GPU the speed part is *not graded*: nbgrader still
+needs a number, so it records 0 and the cell is flagged "needs manual grade" (see
+grader/course/plugins.py and grader/course/grading.py); our own gradebook keeps the whole
+result, whose `backend` and `speed` say why (`speed_status`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.result import CheckResult
+
+PARTS = ("correctness", "speed")
+
+
+def test_cell_id(exercise_id: str, part: str) -> str:
+    """The nbgrader grade id of an exercise's autograder cell for `part`."""
+    return f"{exercise_id}_{part}"
+
+
+def part_of(grade_id: str) -> tuple[str, str] | None:
+    """(exercise id, part) of one of our autograder cells' grade id, else None."""
+    for part in PARTS:
+        if grade_id.endswith(f"_{part}"):
+            return grade_id[: -len(part) - 1], part
+    return None
+
+
+def max_points(spec, part: str) -> int:
+    if part == "correctness":
+        return int(spec.points)
+    if spec.benchmark is None:
+        return 0
+    return max((t.points for t in spec.benchmark.tiers), default=0)
+
+
+@dataclass(frozen=True)
+class PartScore:
+    """The points of one autograder cell, and what to tell the learner about them."""
+
+    part: str
+    points: float
+    max_points: float
+    graded: bool
+    """False: speed could not be graded here (no GPU, or timing failed). nbgrader records
+    `points` (0) and the cell is flagged for manual grading."""
+    note: str
+    """One or two sentences for the learner (and the instructor reading the feedback)."""
+
+
+def speed_status(result: dict | None) -> str:
+    """For reports, from a gradebook row's result: "graded", "not reached" (correctness
+    failed or nothing submitted), "not graded: no GPU" or "not graded: timing failed"."""
+    if not result or not result.get("passed"):
+        return "graded" if result and result.get("speed", {}).get("measured") else "not reached"
+    speed = result.get("speed") or {}
+    if speed.get("measured"):
+        return "graded"
+    return "not graded: no GPU" if result.get("backend") == "simulator" else "not graded: timing failed"
+
+
+def part_scores(result: dict | None, spec) -> dict[str, PartScore]:
+    """Both parts' points from a result (`CheckResult.to_dict()`); None: nothing submitted."""
+    top = {part: float(max_points(spec, part)) for part in PARTS}
+    if result is None:
+        nothing = "Nothing to grade: no cell for this exercise was found in your notebook."
+        return {part: PartScore(part, 0.0, top[part], True, nothing) for part in PARTS}
+    speed = result.get("speed") or {}
+    details = speed.get("details") or {}
+    speed_points = float(details.get("points", 0)) if result["passed"] and speed.get("measured") else 0.0
+    correctness = round(max(float(result["score"]) - speed_points, 0.0), 2)
+    scores = {"correctness": PartScore(
+        "correctness", min(correctness, top["correctness"]), top["correctness"], True,
+        f"Correctness: {correctness:g} / {top['correctness']:g} points ({result['verdict'].replace('_', ' ')}).")}
+    status = speed_status(result)
+    if status == "graded":
+        note = details.get("summary", "")
+        if result["verdict"] != "passed":
+            speed_points = 0.0
+            note = f"{note} No speed points: {result['verdict'].replace('_', ' ')}.".strip()
+        scores["speed"] = PartScore("speed", speed_points, top["speed"], True,
+                                    f"{note} Speed: {speed_points:g} / {top['speed']:g} points.".strip())
+    elif status == "not reached":
+        scores["speed"] = PartScore("speed", 0.0, top["speed"], True,
+                                    f"Speed: 0 / {top['speed']:g} points. Speed is measured only once "
+                                    "every correctness case passes.")
+    else:
+        why = ("this notebook was graded without a GPU, on a CPU simulator, which cannot time a kernel"
+               if status.endswith("no GPU") else speed.get("reason", "timing failed"))
+        scores["speed"] = PartScore("speed", 0.0, top["speed"], False, (
+            f"Speed not graded: {why}. nbgrader records 0 / {top['speed']:g} for this cell and marks it "
+            "'needs manual grade'; your instructor regrades speed on a GPU host or enters the points."))
+    return scores

@@ -1,0 +1,236 @@
+"""Timing on a real GPU, following the checklist in docs/ARCHITECTURE.md:
+
+CUDA events around each launch, queued behind a short hold of the GPU so that Numba's dispatch
+is not timed, then a device-wide synchronize (the host clock from the end event to its return
+catches work hidden on other streams); warm-up first; L2 flushed before every timed
+launch; contenders (learner, baseline, target) interleaved in rotating order; every round
+gets inputs no launch has seen (each input set rotated and sign-flipped or offset, exactly
+reproducible by the grading process); outputs poisoned before every launch and checked on
+randomly chosen timed runs; rounds repeated until the median ratios are known to ±1% or a time cap.
+The same code runs on Numba's simulator at tiny sizes, which is how CI tests it.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.sentinels import PAD, fenced_buffer
+from grader.gpu.statistics import paired_ratio, settled
+
+L2_FLUSH_BYTES = 256 << 20
+"""Larger than any current GPU's L2 (H200: 60 MB)."""
+HOLD_MICROSECONDS = 200
+"""How long the GPU is kept busy before each timed launch: far more than it takes the host to
+record the start event and queue the launch (Numba's dispatch: ~26 µs)."""
+HIDDEN_WORK_SLACK = 200e-6
+
+
+@dataclass
+class Samples:
+    seconds: dict = field(default_factory=dict)
+    """Contender -> event-timed seconds per launch, in launch order."""
+    after_end_seconds: dict = field(default_factory=dict)
+    """Contender -> seconds a device-wide synchronize still waited after the end event, per
+    launch: work that escaped the events (on another stream)."""
+    checked: list = field(default_factory=list)
+    """(contender, round, input set index, {output name: fenced buffer}) of checked timed runs."""
+    rounds: int = 0
+    stop_reason: str = ""
+    phases: dict = field(default_factory=dict)
+    """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing)."""
+
+
+class _Arena:
+    """Device inputs for each input set and one fenced output buffer per output."""
+
+    def __init__(self, spec, input_sets, dims):
+        from numba import cuda
+
+        self.dims = dims
+        self.base = [
+            {a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets
+        ]
+        self.inputs = {a.name: cuda.device_array_like(self.base[0][a.name]) for a in spec.inputs}
+        self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
+        self.pristine, self.buffers, self.views = {}, {}, {}
+        for out in spec.outputs:
+            shape = out.shape_for(dims)
+            size = int(np.prod(shape))
+            self.pristine[out.name] = cuda.to_device(fenced_buffer(out.dtype, size, out.init))
+            self.buffers[out.name] = cuda.device_array_like(self.pristine[out.name])
+            self.buffers[out.name].copy_to_device(self.pristine[out.name])  # on the device: no 2nd upload
+            self.views[out.name] = self.buffers[out.name][PAD : PAD + size].reshape(shape)
+        from numba import config
+
+        # On the simulator (CI's tiny sizes) a 256 MiB read would take hours: a token one.
+        words = 256 if config.ENABLE_CUDASIM else L2_FLUSH_BYTES // 4
+        self.flush_words = cuda.device_array(words, np.uint32)  # any contents: it is only read
+        self.flush_sink = cuda.device_array(1, np.uint32)
+
+    def fresh_inputs(self, set_index, variant_seed, round_index):
+        """This launch's inputs: the set, varied as `variant_for` says (never seen before)."""
+        for name, base in self.base[set_index].items():
+            vary_on_device(base, self.inputs[name], variant_for(variant_seed, round_index, set_index, name, base))
+
+    def kwargs(self, set_index):
+        return {**self.inputs, **self.scalars[set_index], **self.views}
+
+    def reset_outputs(self):
+        for name, buf in self.buffers.items():
+            buf.copy_to_device(self.pristine[name])
+
+    def flush_l2(self):
+        from grader.gpu.device_kernels import read_all_launch
+
+        read_all_launch(self.flush_words, self.flush_sink)
+
+    def copy_outputs(self):
+        return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
+
+
+def hold_gpu():
+    """Queue a kernel that keeps the GPU busy for about HOLD_MICROSECONDS."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:  # the simulator has no nanosleep, and no GPU to idle
+        from grader.gpu.device_kernels import hold
+
+        hold[1, 1](HOLD_MICROSECONDS)
+
+
+def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array) -> dict:
+    """How the inputs of one timed launch differ from their set: a rotation of the flattened
+    array, and a sign flip (floats) or a wrapping offset (unsigned integers). Exact on both
+    host and device, so the grading process can rebuild the inputs of any checked launch."""
+    rng = np.random.default_rng([variant_seed, round_index + 1, set_index, sum(map(ord, name))])  # warm-up is round -1
+    dtype = np.dtype(array.dtype)
+    variant = {"roll": int(rng.integers(0, max(array.size, 1)))}
+    if dtype.kind == "f":
+        variant["sign"] = float(rng.choice([-1.0, 1.0]))
+    elif dtype.kind == "u":
+        # A whole number of 32s: values used as indices (histogram bins) move by whole 128-byte
+        # lines, so a hot bin keeps its shared-memory bank and its place in a line, and with
+        # them the atomics' contention, from round to round. The steps cycle, so any 8
+        # consecutive rounds (warm-up included) get 8 different answers.
+        steps = max(1, (1 << (8 * dtype.itemsize)) // 32)
+        start = int(np.random.default_rng([variant_seed, set_index, sum(map(ord, name))]).integers(0, steps))
+        variant["offset"] = 32 * ((start + round_index + 1) % steps)
+    return variant
+
+
+def vary_on_host(array: np.ndarray, variant: dict) -> np.ndarray:
+    flat = np.roll(array.reshape(-1), -variant["roll"])
+    if "sign" in variant:
+        flat = flat * array.dtype.type(variant["sign"])
+    if "offset" in variant:
+        bits = 8 * array.dtype.itemsize
+        flat = ((flat.astype(np.uint64) + np.uint64(variant["offset"])) % np.uint64(1 << bits)).astype(array.dtype)
+    return flat.reshape(array.shape)
+
+
+def vary_on_device(src, dst, variant: dict) -> None:
+    from grader.gpu.device_kernels import vary_float, vary_unsigned
+
+    flat_src, flat_dst = src.reshape(src.size), dst.reshape(dst.size)
+    dtype = np.dtype(src.dtype)
+    blocks = min((src.size + 255) // 256, 4096)
+    if "offset" in variant:
+        mask = (1 << (8 * dtype.itemsize)) - 1
+        # int64 offset and mask: the sum is done in 64 bits, then masked back into range
+        vary_unsigned[blocks, 256](flat_src, flat_dst, variant["roll"], np.int64(variant["offset"]), np.int64(mask))
+    else:
+        vary_float[blocks, 256](flat_src, flat_dst, variant["roll"], dtype.type(variant.get("sign", 1)))
+
+
+def _timed_launch(launch, kwargs, arena, flush):
+    from numba import cuda
+
+    arena.reset_outputs()
+    if flush:
+        arena.flush_l2()
+    start, end = cuda.event(), cuda.event()
+    # Queued behind the flush and a hold, the start event fires once the launch is queued
+    # too: with the GPU idle instead, the events would time the host's dispatch (~26 µs,
+    # varying from process to process) as if it were the kernel's.
+    hold_gpu()
+    start.record()
+    launch(**kwargs)
+    end.record()
+    end.synchronize()
+    after_end = time.perf_counter()
+    cuda.synchronize()  # device-wide: every stream, not only the default one
+    return start.elapsed_time(end) / 1e3, time.perf_counter() - after_end
+
+
+MIN_ROUNDS = 3
+MIN_PAIRS_TO_SETTLE = 10
+"""Six ratios can cluster by luck; a median is called settled only from ten pairs on (slow
+kernels stop earlier, at the time cap)."""
+CAP_SECONDS = 1.5
+
+
+def choose_check(input_sets: int, rounds: int = MIN_ROUNDS, rng=None) -> tuple[int, int]:
+    """The (round, input set) of the learner's launch whose outputs are checked, chosen at
+    random by the grading process. Every round's inputs are new, so one checked launch
+    catches replayed or cached answers as surely as many."""
+    rng = rng or random.SystemRandom()
+    return rng.randrange(rounds), rng.randrange(input_sets)
+
+
+def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, flush: bool = True,
+            cap_seconds: float = CAP_SECONDS, min_rounds: int = MIN_ROUNDS, max_rounds: int = 200,
+            max_uncertainty: float = 0.01, check: tuple[int, int] | None = None) -> Samples:
+    """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`; copy back
+    the outputs of the learner's launch at `check` (round, set)."""
+    clock = time.perf_counter()
+    dims = dict(spec.benchmark.dims)
+    arena = _Arena(spec, input_sets, dims)
+    names = list(contenders)
+    samples = Samples({n: [] for n in names}, {n: [] for n in names})
+    check = check or choose_check(len(input_sets), min_rounds)
+    check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
+    arena.fresh_inputs(0, variant_seed, -1)
+    samples.phases["inputs to device"] = time.perf_counter() - clock
+    for name in names:  # warm-up: JIT compile and module load stay out of the figures
+        clock = time.perf_counter()
+        _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
+        samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
+    started = time.perf_counter()
+    launch_index = 0
+    while True:
+        for set_index in range(len(input_sets)):
+            order = names[launch_index % len(names):] + names[: launch_index % len(names)]
+            # Inputs no launch has seen: caching answers by input buffer or content fails.
+            arena.fresh_inputs(set_index, variant_seed, samples.rounds)
+            for name in order:
+                seconds, after_end = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
+                samples.seconds[name].append(seconds)
+                samples.after_end_seconds[name].append(after_end)
+                if name == names[0] and (samples.rounds, set_index) == tuple(check):
+                    samples.checked.append((name, samples.rounds, set_index, arena.copy_outputs()))
+            launch_index += 1
+        samples.rounds += 1
+        if samples.rounds < min_rounds:
+            continue
+        first = samples.seconds[names[0]]
+        if len(first) >= MIN_PAIRS_TO_SETTLE and settled(
+                [paired_ratio(samples.seconds[n], first) for n in names[1:]], max_uncertainty):
+            samples.stop_reason = f"median ratios known within ±{max_uncertainty:.0%}"
+            break
+        if time.perf_counter() - started > cap_seconds:
+            samples.stop_reason = f"time cap of {cap_seconds:g} s"
+            break
+        if samples.rounds >= max_rounds:
+            samples.stop_reason = f"{max_rounds} rounds"
+            break
+    samples.phases["timed rounds"] = time.perf_counter() - started
+    return samples
+
+
+def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:
+    """Did the GPU stay busy long after the end event? Then work escaped the events."""
+    event, after = float(np.median(event_seconds)), float(np.median(after_end_seconds))
+    return after > 0.5 * event + HIDDEN_WORK_SLACK

@@ -1,0 +1,159 @@
+"""The speed step of the pipeline (GPU only): collect paired times, then judge them.
+
+`collect` runs where the kernels run (this process, or the child); `evaluate` runs in the
+grading process: it regenerates the benchmark inputs from the seed, checks the sampled
+timed outputs against the oracle itself, and turns times into ratios, throughput, tier and
+points against this device's measured ceilings.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+
+from grader.gpu import statistics as timing
+from grader.steps.cases import case_rng, expected_and_tolerance
+from grader.gpu.harness import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
+from grader.steps.judge import judge_sampled
+from grader.result import Speed
+
+INPUT_SETS = 1
+"""One base input set: every round rebuilds it into inputs no launch has seen (rotated and
+sign-flipped or offset), which is what defeats replayed answers; a second set cost a second
+second of input generation and transfer per check and added nothing."""
+BENCH_CASE_INDEX = 1000
+"""Benchmark inputs draw from their own streams, apart from the correctness cases'."""
+
+METHOD = (
+    "CUDA events around each launch, the start event queued behind a 0.2 ms hold of the GPU so "
+    "that Numba's launch overhead is not timed, then a device-wide synchronize; 1 warm-up launch each; "
+    "L2 flushed (a 256 MiB read) before every timed launch of a memory-bound kernel; yours, the "
+    "baseline and the target interleaved in rotating order on {sets} input set(s), each round's "
+    "inputs rotated and sign-flipped (or offset) so no launch sees inputs seen before, "
+    "outputs poisoned before every launch; repeated until each median ratio is known to ±1% "
+    "(1.58·IQR/√n) or {cap:g} s pass; figures are medians; {checked} timed output(s), chosen at "
+    "random by the grading process, checked against the oracle."
+)
+
+
+def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
+    dims = dict(ex.spec.benchmark.dims)
+    return [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret))
+            for k in range(INPUT_SETS)]
+
+
+def new_check() -> tuple[int, int]:
+    """Which timed launch of the learner's gets checked: chosen by the grading process."""
+    return choose_check(INPUT_SETS, rng=random.SystemRandom())
+
+
+def collect(ex, launch, seed: int, secret=None, check=None, **options) -> Samples:
+    clock = time.perf_counter()
+    inputs = benchmark_inputs(ex, seed, secret)
+    built = time.perf_counter() - clock
+    contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
+    samples = measure(ex.spec, contenders, inputs, variant_seed=seed,
+                      flush=ex.spec.benchmark.bound == "memory", check=check or new_check(), **options)
+    samples.phases = {"benchmark inputs": built, **samples.phases}
+    return samples
+
+
+def expected_for_check(ex, seed: int, check, secret=None):
+    """(inputs, expected, tolerance) of the timed launch at `check` = (round, input set),
+    rebuilt exactly; the grading process computes it while the child is still timing."""
+    round_index, set_index = check
+    inputs = dict(benchmark_inputs(ex, seed, secret)[set_index])
+    for array in ex.spec.inputs:
+        variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
+        inputs[array.name] = vary_on_host(inputs[array.name], variant)
+    return (inputs, *expected_and_tolerance(ex, inputs))
+
+
+def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None) -> str | None:
+    """A learner message if the checked timed run of yours was wrong."""
+    dims = dict(ex.spec.benchmark.dims)
+    for name, round_index, set_index, buffers in samples.checked:
+        if name != "yours":
+            continue
+        want = expected if expected and tuple(expected[0]) == (round_index, set_index) else None
+        _, oracle_out, tolerance = want[1] if want else expected_for_check(
+            ex, seed, (round_index, set_index), secret)
+        rng = np.random.default_rng(random.SystemRandom().getrandbits(64))
+        message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, rng)
+        if message:
+            return f"A timed run at the benchmark size gave a wrong answer: {message}"
+    return None
+
+
+def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None,
+             expected=None) -> tuple[Speed, str | None]:
+    """(speed section, message when a timed output was wrong). `expected`, when given, is
+    ((round, set), expected_for_check(...)) computed ahead."""
+    bench = ex.spec.benchmark
+    dims = dict(bench.dims)
+    clock = time.perf_counter()
+    wrong = _check_timed_outputs(ex, seed, samples, secret, expected)
+    phases = {**samples.phases, "checking the timed output": time.perf_counter() - clock}
+    yours = samples.seconds["yours"]
+    hidden = hidden_work(yours, samples.after_end_seconds["yours"])
+    if hidden:  # work escaped the events: counting it in is the honest figure
+        yours = [e + a for e, a in zip(yours, samples.after_end_seconds["yours"])]
+    speedup = timing.paired_ratio(samples.seconds["baseline"], yours)
+    of_target = timing.paired_ratio(samples.seconds["target"], yours)
+    median = float(np.median(yours))
+    bytes_moved, flops = bench.bytes_moved(dims), bench.flops(dims)
+    floor = timing.floor_seconds(bytes_moved, flops, ceilings)
+    impossible = timing.below_floor(median, floor)
+    tier, points = timing.tier_reached(of_target.median, bench.tiers)
+    meets = speedup.median >= bench.required_speedup
+    if impossible or hidden or not meets:
+        tier, points = None, 0
+    rate = timing.throughput(bench.bound, bytes_moved, flops, median, ceilings)
+    details = {
+        "device": ceilings.get("name"), "dims": dims, "bound": bench.bound,
+        "yours_ms": median * 1e3,
+        "baseline_ms": float(np.median(samples.seconds["baseline"])) * 1e3,
+        "target_ms": float(np.median(samples.seconds["target"])) * 1e3,
+        "speedup_vs_baseline": vars(speedup) | {"spread": speedup.spread},
+        "fraction_of_target": vars(of_target) | {"spread": of_target.spread},
+        "throughput": rate,
+        "ceilings": {"copy_bandwidth_GBps": ceilings.get("copy_bandwidth", 0) / 1e9,
+                     "fp32_TFLOPs": ceilings.get("fp32_flops", 0) / 1e12},
+        "floor_ms": floor * 1e3, "below_floor": impossible, "hidden_work": hidden,
+        "faster_than_target_warning": of_target.median > timing.TARGET_WARNING,
+        "required_speedup": bench.required_speedup, "meets_requirement": meets,
+        "tier": tier, "points": points, "max_points": timing.max_speed_points(bench.tiers),
+        "rounds": samples.rounds, "stop_reason": samples.stop_reason,
+        "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
+        "method": METHOD.format(sets=INPUT_SETS, cap=CAP_SECONDS, checked=sum(1 for c in samples.checked if c[0] == "yours")),
+    }
+    details["summary"] = summary_line(details)
+    return Speed(measured=True, details=details), wrong
+
+
+def summary_line(d: dict) -> str:
+    rate = d["throughput"]
+    frac = rate["fraction_of_ceiling"]
+    parts = [
+        f"Speed: {d['yours_ms']:.3f} ms at {_fmt_dims(d['dims'])};",
+        f"{d['speedup_vs_baseline']['median']:.2f}x the baseline "
+        f"(IQR {d['speedup_vs_baseline']['low']:.2f}–{d['speedup_vs_baseline']['high']:.2f}),",
+        f"{d['fraction_of_target']['median']:.0%} of the target's speed;",
+        f"{rate['achieved']:.1f} {rate['unit']}" + (f" = {frac:.0%} of this GPU's measured ceiling." if frac else "."),
+    ]
+    if d["below_floor"]:
+        parts.append(f"REJECTED: faster than physically possible (floor {d['floor_ms']:.3f} ms).")
+    elif d["hidden_work"]:
+        parts.append("Work ran outside the timed region (another stream?): counted in by the host clock, no speed points.")
+    elif not d["meets_requirement"]:
+        parts.append(f"Needs {d['required_speedup']:.2f}x the baseline: too slow for now.")
+    else:
+        parts.append(f"Tier: {d['tier'] or 'none yet'} ({d['points']}/{d['max_points']} speed points).")
+    if d["faster_than_target_warning"]:
+        parts.append("Warning: over 1.5x faster than our best kernel — please tell us how!")
+    return " ".join(parts)
+
+
+def _fmt_dims(dims: dict) -> str:
+    return "×".join(str(v) for v in dims.values())

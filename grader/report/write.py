@@ -1,0 +1,72 @@
+"""`zerogpu report`'s files: report.html (self-contained, charts embedded), students.csv and
+exercises.csv, from a gradebook analysed by grader/report/data.py."""
+from __future__ import annotations
+
+import csv
+import statistics
+import time
+from pathlib import Path
+
+from grader.report.data import (EXERCISES_CSV, REPORT_HTML, STUDENTS_CSV, VERDICT_ORDER, ClassReport,
+                                analyse, load_rows, tier_names)
+from grader.report.page import page
+from grader.report.plots import charts
+
+
+def _number(value, digits=3):
+    """Blank, never 0, for what was not measured."""
+    return "" if value is None else round(value, digits)
+
+
+def write_exercises_csv(report: ClassReport, path: Path) -> None:
+    tiers = tier_names(report)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["stage", "exercise", "students", "submitted", "passed", "pass_rate",
+                      "mean_score", "median_score", "max_score", *VERDICT_ORDER, "gpu_timed",
+                      "median_speedup", "required_speedup", "meeting_required_speedup",
+                      "rejected_timings", *(f"tier_{t.replace(' ', '_')}" for t in tiers)])
+        for e in report.exercises:
+            timed = len(e.speedups) + e.rejected_timings
+            out.writerow([
+                "" if e.stage is None else e.stage, e.id, e.students, e.submitted, e.passed,
+                _number(e.pass_rate), _number(statistics.mean(e.scores) if e.scores else None, 2),
+                _number(statistics.median(e.scores) if e.scores else None, 2),
+                e.max_score, *(e.verdicts.get(v, 0) for v in VERDICT_ORDER), timed,
+                _number(e.median_speedup), _number(e.required_speedup),
+                e.meeting_requirement if e.speedups else "",
+                e.rejected_timings if timed else "",
+                *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers)])
+
+
+def write_students_csv(report: ClassReport, path: Path) -> None:
+    ids = [e.id for e in report.exercises]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["student", "submitted", "passed", "exercises", "score", "max_score",
+                      "percent", "stuck_on", "stuck_on_verdict", *ids])
+        for s in report.students:
+            out.writerow([s.name, s.submitted, s.passed, len(ids), round(s.score, 2),
+                          round(s.max_score, 2), round(s.percent, 1), s.stuck_on or "",
+                          s.verdicts[s.stuck_on] if s.stuck_on else "",
+                          *(s.verdicts[e] for e in ids)])
+
+
+# ---- the whole report -------------------------------------------------------------------
+
+def write_report(db: Path, out_dir: Path, title: str | None = None) -> dict:
+    """Read the gradebook at `db`, write report.html and the CSVs into `out_dir`.
+    Returns {"html", "students_csv", "exercises_csv": paths, "report": ClassReport}."""
+    rows = load_rows(db)
+    if not rows:
+        raise ValueError(f"the gradebook {db} has no results yet")
+    report = analyse(rows, source=str(db))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"html": out_dir / REPORT_HTML, "students_csv": out_dir / STUDENTS_CSV,
+             "exercises_csv": out_dir / EXERCISES_CSV}
+    write_students_csv(report, paths["students_csv"])
+    write_exercises_csv(report, paths["exercises_csv"])
+    html = page(report, charts(report), title=title, generated=time.time())
+    paths["html"].write_text(html, encoding="utf-8")
+    return {**paths, "report": report}

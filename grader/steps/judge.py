@@ -1,0 +1,136 @@
+"""Compare what a run left behind with the oracle: canaries, poison, then values."""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.sentinels import PAD, canary_value, output_view, poison_value, same_bits
+from grader.steps.execute import Outcome
+from grader.result import CaseResult, Mismatch
+from grader.authoring.spec import Case, Spec
+
+SHOWN = 5
+"""Wrong elements listed per case."""
+
+
+def _index(flat: int, shape: tuple) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def _fmt_index(index: tuple) -> str:
+    return ", ".join(map(str, index))
+
+
+def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
+    """A message when the kernel wrote before the start or past the end of an output."""
+    for array in spec.outputs:
+        buf = outcome.buffers[array.name]
+        size = buf.size - 2 * PAD
+        fence = canary_value(array.dtype)
+        before = np.flatnonzero(~same_bits(buf[:PAD], fence))
+        after = np.flatnonzero(~same_bits(buf[PAD + size :], fence))
+        if after.size:
+            return (
+                f"Your kernel wrote past the end of `{array.name}` (up to {after[-1] + 1} "
+                f"element(s) after its last one, which has {size} elements). "
+                "Threads whose index is out of range must not write."
+            )
+        if before.size:
+            return (
+                f"Your kernel wrote before the start of `{array.name}` "
+                f"({PAD - before[0]} element(s) before index 0): a negative index?"
+            )
+    return None
+
+
+def _compare(array, got: np.ndarray, want: np.ndarray, tol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(never written, |error| with NaN as inf, wrong among the written) per element."""
+    never = same_bits(got, poison_value(array.dtype)) if array.init == "poison" else np.zeros(got.shape, bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    err = np.where(np.isnan(err), np.inf, err)  # NaN is never within tolerance
+    return never, err, (err > tol) & ~never
+
+
+def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance) -> CaseResult:
+    """The verdict on one case. `tolerance` maps output name -> allowed |error|."""
+    dims = dict(case.dims)
+    base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
+    if outcome.error is not None:
+        e = outcome.error
+        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source, **base)
+    fence_message = check_canaries(spec, outcome, dims)
+    if fence_message:
+        return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
+
+    unwritten = wrong = total = 0
+    mismatches, max_abs, max_rel, first_unwritten = [], 0.0, 0.0, None
+    for array in spec.outputs:
+        shape = array.shape_for(dims)
+        got = output_view(outcome.buffers[array.name], shape)
+        want = np.asarray(expected[array.name])
+        total += got.size
+        never, err, bad = _compare(array, got, want, tolerance[array.name])
+        if never.any() and first_unwritten is None:
+            first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]])
+        unwritten += int(never.sum())
+        wrong += int(bad.sum())
+        finite = np.where(never, 0.0, err)
+        max_abs = max(max_abs, float(finite.max(initial=0.0)))
+        scale = np.maximum(np.abs(want.astype(np.float64)), np.finfo(np.float64).tiny)
+        with np.errstate(over="ignore", invalid="ignore"):
+            relative = np.where(never, 0.0, finite / scale)
+        max_rel = max(max_rel, float(relative.max(initial=0.0)))
+        for flat in np.flatnonzero(bad)[: SHOWN - len(mismatches)]:
+            idx = _index(flat, shape)
+            mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))
+
+    stats = dict(wrong=wrong, unwritten=unwritten, total=total, max_abs_error=max_abs,
+                 max_rel_error=max_rel, mismatches=tuple(mismatches))
+    if unwritten:
+        name, where = first_unwritten
+        shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
+        message = (
+            f"{unwritten} of {total} output elements were never written, first in `{name}` at "
+            f"{shown}. Does your grid cover every element?"
+        )
+        return CaseResult(verdict="unwritten_output", message=message, **base, **stats)
+    if wrong:
+        m = mismatches[0]
+        message = (
+            f"{wrong} of {total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
+            f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
+        )
+        return CaseResult(verdict="wrong_result", message=message, **base, **stats)
+    return CaseResult(verdict="passed", **base, **stats)
+
+
+SAMPLED = 1 << 20
+"""Elements per output checked in a timed run at the benchmark size. A replayed, cached or
+partly computed answer is wrong in far more than 1 element in 10^4, and 2^20 random samples
+then miss it with probability below e^-100; judging all 2^28 took seconds."""
+
+
+def judge_sampled(spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict,
+                  rng: np.random.Generator) -> str | None:
+    """A message when a timed run's output is wrong: the canaries in full, the values at
+    SAMPLED random elements (all of them for smaller outputs). None when it is right."""
+    fence = check_canaries(spec, Outcome(buffers, None, 0.0), dims)
+    if fence:
+        return fence
+    for array in spec.outputs:
+        shape = array.shape_for(dims)
+        got = output_view(buffers[array.name], shape).reshape(-1)
+        want = np.asarray(expected[array.name]).reshape(-1)
+        tol = np.asarray(tolerance[array.name], dtype=np.float64)
+        picked = np.arange(got.size) if got.size <= SAMPLED else np.sort(rng.integers(0, got.size, SAMPLED))
+        t = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
+        never, _, wrong = _compare(array, got[picked], want[picked], t)
+        bad = never | wrong
+        if bad.any():
+            first = int(picked[np.flatnonzero(bad)[0]])
+            idx = _fmt_index(_index(first, shape))
+            what = "was never written" if never[np.flatnonzero(bad)[0]] else (
+                f"should be {float(want[first]):.7g} but is {float(got[first]):.7g}")
+            return (f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
+                    f"first: `{array.name}[{idx}]` {what}.")
+    return None

@@ -1,0 +1,86 @@
+"""Source text -> the learner's `launch`, with every failure turned into a verdict."""
+from __future__ import annotations
+
+import inspect
+import linecache
+
+from grader.steps.explain import explain_exception
+from grader.containment.policy import shape_problems, violations
+from grader.authoring.spec import Spec
+
+
+class SubmissionError(Exception):
+    """The submission cannot be run at all; carries the verdict and a learner message."""
+
+    def __init__(self, verdict: str, message: str, line: int | None = None, source: str = ""):
+        super().__init__(message)
+        self.verdict, self.message, self.line, self.source = verdict, message, line, source
+
+
+def enforce_policy(source: str, allowed_imports) -> None:
+    """Refuse, before anything runs, a file that breaks the policy (grader/containment/policy.py)."""
+    found = violations(source, allowed_imports)
+    if found:
+        first = found[0]
+        lines = source.splitlines()
+        text = lines[first.line - 1].strip() if 0 < first.line <= len(lines) else ""
+        more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
+        raise SubmissionError("forbidden", f"Not allowed: {first.message}{more}.", first.line, text)
+
+
+def load_namespace(source: str, filename: str, allowed_imports=None) -> dict:
+    """Execute the submission's source in a fresh namespace (after the policy check, when
+    `allowed_imports` is given)."""
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        text = (exc.text or "").rstrip()
+        message = f"Python cannot read line {exc.lineno}: {exc.msg}."
+        raise SubmissionError("syntax_error", message, exc.lineno, text.strip()) from None
+    if allowed_imports is not None:
+        enforce_policy(source, allowed_imports)
+    problems = shape_problems(source)
+    if problems:
+        first = problems[0]
+        text = source.splitlines()[first.line - 1].strip()
+        raise SubmissionError("exception", first.message + ".", first.line, text)
+    # Keep the source findable for tracebacks and numba even when it is not on disk.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "submission", "__file__": filename}
+    try:
+        exec(code, namespace)  # noqa: S102 - running the learner's code is the point
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        info = explain_exception(exc, (filename,))
+        message = f"Running your file failed before any test: {info.message}"
+        raise SubmissionError("exception", message, info.line, info.source) from None
+    return namespace
+
+
+def check_signature(spec: Spec, launch) -> None:
+    if not callable(launch):
+        raise SubmissionError("exception", "`launch` must be a function.")
+    expected = spec.param_names
+    try:
+        params = inspect.signature(launch).parameters
+    except (TypeError, ValueError):
+        return
+    names = tuple(params)
+    if set(names) != set(expected):
+        raise SubmissionError(
+            "exception",
+            f"`launch` must take the parameters ({', '.join(expected)}); yours takes "
+            f"({', '.join(names)}). The grader passes them by these names.",
+        )
+
+
+def load_launch(spec: Spec, source: str, filename: str, policy: bool = True):
+    namespace = load_namespace(source, filename, spec.allowed_imports if policy else None)
+    launch = namespace.get("launch")
+    if launch is None:
+        raise SubmissionError(
+            "exception", f"Your file defines no `launch` function; it must define launch({', '.join(spec.param_names)})."
+        )
+    check_signature(spec, launch)
+    return launch
