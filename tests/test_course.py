@@ -359,3 +359,27 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
     slow = {**gpu, "passed": False, "verdict": "too_slow", "score": 10.0}
     assert part_scores(slow, spec)["speed"].points == 0.0 and part_scores(slow, spec)["correctness"].points == 10.0
     assert part_scores(None, spec)["correctness"].points == 0.0
+
+
+def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
+    """Does a course folder whose notebooks and nbgrader config name the old import paths
+    (grader.nbgrader_cells, grader.nbgrader_plugins) still autograde through nbgrader?"""
+    course = tmp_path / "course"
+    run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
+    old_names = {"grader.course.cells": "grader.nbgrader_cells", "grader.course.plugins": "grader.nbgrader_plugins"}
+    for path in [course / "nbgrader_config.py", *course.rglob("*.ipynb")]:
+        text = path.read_text()
+        for new, old in old_names.items():
+            text = text.replace(new, old)
+        path.write_text(text)
+    assert "grader.nbgrader_cells" in (course / "source" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
+    folder = course / "submitted" / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nb = nbformat.read(course / "release" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb", as_version=4)
+    cell_of(nb, "thread_ids").source = (ROOT / "solutions" / "thread_ids.py").read_text()
+    nbformat.write(nb, folder / f"{NB['thread_ids']}.ipynb")
+    nbgrader("autograde", ASSIGNMENT, "--student", "ada", cwd=course, env=env)
+    grades = nbgrader_grades(course)
+    correctness = [score for (student, name), (score, _) in grades.items() if student == "ada" and "correctness" in name]
+    assert correctness and correctness[0] > 0

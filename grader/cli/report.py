@@ -63,7 +63,7 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
     from rich.table import Table
 
     from grader.exercises import LADDER
-    from grader.learner.progress import shown_path
+    from grader.learner.progress import ALL_PASS, shown_path
 
     console = _console()
     passed = sum(entry["status"] == "passed" for entry in status.values())
@@ -84,7 +84,7 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
     if not any(entry.get("tier") for entry in status.values()):
         console.print("[dim]Speed tiers are measured on a GPU only; none reached yet.[/]")
     if step is None:
-        console.print("[bold green]Every exercise passes.[/] On a GPU, aim for a higher speed tier.")
+        console.print(f"[bold green]{ALL_PASS}[/]")
     else:
         entry = status.get(step.exercise)
         tried = (f" — {entry['attempts']} attempt{'s' if entry['attempts'] != 1 else ''} so far, "

@@ -155,6 +155,22 @@ class NextStep:
     def command(self) -> str:
         return f"zerogpu check {self.exercise} {shown_path(self.exercise_file)}"
 
+    def advice(self) -> str:
+        """One sentence: the exercise, where to write it, both ways to check it."""
+        retry = " again (read the hint in your last result)" if self.state == "attempted" else ""
+        return (f"Next: {self.exercise} (stage {LADDER.index(self.exercise)}) — open "
+                f"{shown_path(self.exercise_file)} and check it{retry}: "
+                f"grader.check('{self.exercise}', launch) or `{self.command}`.")
+
+
+ALL_PASS = "Every exercise passes. On a GPU, aim for a higher speed tier."
+
+
+def advice(status: dict | None = None) -> str:
+    """What to do next, in one sentence (the progress picture's caption, the CLI's last line)."""
+    step = next_step(status)
+    return ALL_PASS if step is None else step.advice()
+
 
 def shown_path(path: Path) -> str:
     """Relative to the current folder when below it (what a learner types), else absolute."""

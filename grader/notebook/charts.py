@@ -12,6 +12,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, NullLocator
 
+from grader.learner.progress import advice
+
 NO_GPU_FIGURES = (
     "No GPU figures available: on Numba's CUDA simulator nothing is timed, so this is only "
     "the shape of a roofline, with no numbers. On a GPU, pass the measured ceilings and your "
@@ -198,13 +200,7 @@ def next_rung(rungs: list[Rung]) -> Rung | None:
 
 
 def next_step(rungs: list[Rung]) -> str:
-    rung = next_rung(rungs)
-    if rung is None:
-        return "Every exercise passes. On a GPU, aim for a higher speed tier."
-    retry = " again (read the hint in your last result)" if rung.state == "attempted" else ""
-    return (f"Next: {rung.id} (stage {rung.stage}) — open exercises/{rung.id}.py and check it"
-            f"{retry}: grader.check('{rung.id}', launch) or "
-            f"`zerogpu check {rung.id} exercises/{rung.id}.py`.")
+    return advice({rung.id: rung.state for rung in rungs})
 
 
 def draw_ladder(rungs: list[Rung]) -> Figure:
