@@ -93,6 +93,7 @@ def run_task(task_dir: Path) -> None:
     from grader.load import SubmissionError, load_launch
     from grader.progress import data_dir
     from grader.doctor.integration import case_executor, outcome_fields
+    from grader.gpucompile.client import start_helper
     from grader.sandbox import Guard
     from grader.speed import collect  # noqa: F401 - timing code bound before the submission loads
 
@@ -104,6 +105,7 @@ def run_task(task_dir: Path) -> None:
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir,
                *task.get("private", [])]
     GUARD = Guard(private, task_dir)
+    start_helper()  # the GPU compile check's process; the guard forbids starting it later
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
     GUARD.install()
     try:

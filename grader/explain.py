@@ -120,6 +120,10 @@ def _was_write(exc: BaseException) -> bool:
 
 
 def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> ErrorInfo:
+    from grader.gpucompile.client import CompileRefused
+
+    if isinstance(exc, CompileRefused):  # already in a learner's words (grader/gpucompile/teach.py)
+        return exc.info
     text = str(exc)
     thread = block = None
     match = _THREAD.match(text)

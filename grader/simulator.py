@@ -69,6 +69,9 @@ def install() -> None:
 
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
+    from grader.gpucompile.simulator_hook import install as compile_before_running
+
+    compile_before_running()
     _installed = True
 
 

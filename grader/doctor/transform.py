@@ -34,6 +34,8 @@ CUDA_OK = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "
            "atomic", "shared.array", "local.array", "const.array_like", "threadfence",
            "threadfence_block", "threadfence_system", "fma", "selp", "cbrt", "popc", "brev",
            "clz", "ffs")
+CUDA_OK += ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+            "uint32", "uint64", "boolean", "intp", "uintp")  # numba.cuda's scalar types: casts
 BARRIER_REDUCTIONS = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
 OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
              ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
