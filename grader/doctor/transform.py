@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
+from grader.doctor.devicemath import in_kernel
 from grader.doctor.fakecuda import replacement
 
 MISSING = object()
@@ -214,6 +215,7 @@ class _Builder(ast.NodeTransformer):
             body.extend(new if isinstance(new, list) else [new])
         func.body = body
         self.env.update({k: v for k, v in ((k, replacement(v)) for k, v in self.env.items()) if v is not None})
+        self.env.update({k: v for k, v in ((k, in_kernel(v)) for k, v in self.env.items()) if v is not None})
         free = list(self.free)
         factory = ast.FunctionDef(
             name="_zg_factory", args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in free],
@@ -228,6 +230,7 @@ class _Builder(ast.NodeTransformer):
         exec(code, self.env, scope)  # noqa: S102 - the learner's own kernel, instrumented
         values = [self.free[n] for n in free]
         values = [replacement(v) if replacement(v) is not None else v for v in values]
+        values = [in_kernel(v) if in_kernel(v) is not None else v for v in values]
         made = scope["_zg_factory"](*values)
         envs = [self.env] + [e for d in self.devices for e in d.envs]
         params = self.fn.__code__.co_varnames[: self.fn.__code__.co_argcount]

@@ -11,9 +11,11 @@ from grader.explain import ErrorInfo
 
 _FILE_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 _DURING_AT = re.compile(r"During: typing of .* at (.*) \((\d+)\)")
+_NO_IMPLEMENTATION = re.compile(r"No implementation of function Function\(<[^>]*?(\w+)(?: at 0x\w+)?>\) "
+                                r"found for signature:\s*>>> ([^\n]*)")
 _NOISE = ("Failed in cuda mode pipeline", "During:", "No implementation of function", ">>>",
-          "There are ", " - Of which", "Overload", "With argument", "Rejected as", "raised from",
-          "File ", "<source elided>", "^")
+          "There are ", "- Of which", "Overload", "With argument", "Rejected as", "raised from",
+          "File ", "<source elided>", "^", "Intrinsic of function", "No match")
 
 SHAPE_FIX = ("`cuda.shared.array` and `cuda.local.array` need a shape Numba knows when it "
              "compiles: an integer, a module-level constant (e.g. `PADDED = TILE + 1` at the top "
@@ -44,6 +46,11 @@ def _why(name: str, text: str, returns: bool) -> str:
     if "Unsupported array index type float" in text:
         return ("an array index must be an integer, and `/` gives a float in Python 3: use `//` "
                 "(or `int(...)`).")
+    found = _NO_IMPLEMENTATION.search(text)
+    if found:
+        return (f"Numba's CUDA target has no `{found.group(1)}` for these argument types: "
+                f"`{found.group(2).strip()}`. Check what the function takes (an int32 flag, not "
+                "a bool, for `syncthreads_count`), and convert the argument.")
     found = re.search(r"Untyped global name '(\w+)'", text)
     if found:
         return (f"a kernel cannot use `{found.group(1)}`: Numba compiles kernels with numbers, "
@@ -67,11 +74,20 @@ def _return_line(py_func) -> int | None:
     return None
 
 
-def _refused_line(text: str, filename: str) -> int | None:
+def _refused_line(text: str, py_func) -> int | None:
+    filename = py_func.__code__.co_filename
     for pattern in (_FILE_LINE, _DURING_AT):
         for path, line in pattern.findall(text):
             if path.endswith(filename.rsplit("/", 1)[-1]):
                 return int(line)
+    found = _NO_IMPLEMENTATION.search(text)  # Numba gave no line: the first call of that name
+    if found:
+        try:
+            lines, first = inspect.getsourcelines(py_func)
+        except (OSError, TypeError):
+            return None
+        call = re.compile(rf"\b{re.escape(found.group(1))}\s*\(")
+        return next((first + k for k, ln in enumerate(lines) if call.search(ln)), None)
     return None
 
 
@@ -81,7 +97,7 @@ def refusal(py_func, answer: dict) -> ErrorInfo:
     name = py_func.__name__
     filename = py_func.__code__.co_filename
     returns = "void return type" in text
-    line = _return_line(py_func) if returns else _refused_line(text, filename)
+    line = _return_line(py_func) if returns else _refused_line(text, py_func)
     source = linecache.getline(filename, line).strip() if line else ""
     where = f" (line {line})" if line and not source else ""
     message = (f"A GPU would not compile your kernel `{name}`{where}: {_why(name, text, returns)} "
