@@ -28,6 +28,9 @@ def _why(name: str, text: str, returns: bool) -> str:
         return (f"`{name}` returns a value, and a CUDA kernel cannot: on a GPU it ends with "
                 "nothing to give back (Numba: \"CUDA kernel must have void return type\"). Write "
                 "the results into an output array and end the kernel with a bare `return`, or none.")
+    if re.search(r"\blist\(|reflected list|List\(", text):
+        return ("Python lists do not exist in a kernel (a GPU thread cannot allocate them). "
+                "Use separate variables, or a `cuda.local.array(N, float32)` of a constant size.")
     found = re.search(r"Unknown attribute '(\w+)' of type Module\(<module '(\w+)'", text)
     if found:
         attr, module = found.groups()
@@ -40,9 +43,6 @@ def _why(name: str, text: str, returns: bool) -> str:
                 f"device functions. Put `@cuda.jit(device=True)` above `def {found.group(1)}`.")
     if "shared.array" in text or "local.array" in text:
         return SHAPE_FIX
-    if re.search(r"\blist\(|reflected list|List\(", text):
-        return ("Python lists do not exist in a kernel (a GPU thread cannot allocate them). "
-                "Use separate variables, or a `cuda.local.array(N, float32)` of a constant size.")
     if "Unsupported array index type float" in text:
         return ("an array index must be an integer, and `/` gives a float in Python 3: use `//` "
                 "(or `int(...)`).")
