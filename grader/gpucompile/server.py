@@ -63,6 +63,17 @@ def _value(desc, build_function):
     raise Opaque(desc[1] if len(desc) > 1 else kind)
 
 
+def _only_constants(fn) -> None:
+    """Nothing of the learner's may run here: annotations go, and defaults must be constants."""
+    fn.returns = None
+    args = fn.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    if not all(isinstance(d, ast.Constant) for d in [*args.defaults, *args.kw_defaults] if d is not None):
+        raise Opaque("a default argument that is not a constant")
+
+
 def build_function(desc: dict, device: bool = False):
     """The described function, defined afresh (its `def` only) and wrapped by cuda.jit."""
     from numba import cuda
@@ -73,6 +84,7 @@ def build_function(desc: dict, device: bool = False):
     tree = ast.parse(textwrap.dedent(desc["source"]))
     fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     fn.decorator_list = []
+    _only_constants(fn)
     ast.increment_lineno(tree, desc["firstline"] - 1)
     module = ast.Module(body=[fn], type_ignores=[])
     exec(compile(module, desc["filename"], "exec"), namespace)  # noqa: S102 - a def, nothing else
