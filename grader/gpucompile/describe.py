@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import functools
 import inspect
 import math
 import sys
@@ -147,6 +148,7 @@ def describe_argument(value):
     return ["opaque", type(value).__name__]
 
 
+@functools.cache
 def numba_cuda_version() -> str:
     module = sys.modules.get("numba_cuda")
     try:
