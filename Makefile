@@ -9,12 +9,13 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,cu12]"  # cu12: NVRTC/NVVM, PTX without a GPU (README)
 	touch $(STAMP)
 
-# The whole suite on Numba's CUDA simulator (no GPU needed), two workers.
+# The whole suite on Numba's CUDA simulator (no GPU needed), two workers; every bundled
+# kernel must compile to PTX (tests/test_gpucompile.py), which proves the [cu12] pieces work.
 test: $(STAMP)
-	ZEROGPU_BACKEND=simulator $(PY) -m pytest -n 2 --durations=10
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --durations=10
 
 # JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
 lab: $(STAMP)

@@ -27,6 +27,15 @@ def gradebook_file(folder: Path, db: str | Path | None = None) -> Path:
     return Path(db) if db else Path(folder) / GRADEBOOK
 
 
+def compile_cache_dir() -> Path:
+    """Where kernels compiled by Numba's CUDA compiler are remembered (grader/compiler/)."""
+    found = os.environ.get("ZEROGPU_COMPILE_CACHE")
+    if found:
+        return Path(found)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "zerogpu" / "compiled"
+
+
 class DataDirError(RuntimeError):
     """A file the grader needs could not be written: the message says which and what to do."""
 

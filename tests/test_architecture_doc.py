@@ -10,7 +10,7 @@ DOC = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
 def layer_rows() -> list[tuple[str, str]]:
     """(where, what) of each row of the table under '## Layers'."""
     section = DOC.split("## Layers", 1)[1].split("\n## ", 1)[0]
-    rows = [line.split("|")[2:4] for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line.split("|")[2:4] for line in section.splitlines() if re.match(r"\| \d+½? \|", line)]
     return [(where.strip(), what.strip()) for where, what in rows]
 
 

@@ -140,7 +140,7 @@ def test_barrier_reductions_helpers_and_device_functions(tmp_path):
             acc = cuda.local.array(2, float32)
             i = cuda.grid(1)
             acc[0] = x[i] * scale[0]
-            positive = cuda.syncthreads_count(x[i] > 0)
+            positive = cuda.syncthreads_count(1 if x[i] > 0 else 0)
             out[i] = block_total(shared, acc[0]) + positive
 
         def go(x, out):

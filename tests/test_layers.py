@@ -15,6 +15,7 @@ LAYERS = [
     {"grader.exercises", "grader.result"},
     {"grader.containment"},
     {"grader.steps"},
+    {"grader.compiler"},  # Numba's real CUDA compiler, in a helper process, before a CPU engine runs
     {"grader.doctor", "grader.gpu"},  # the two engines never import each other
     {"grader.checking", "grader.render"},
     {"grader.learner", "grader.classroom"},

@@ -102,6 +102,9 @@ class Spec:
     benchmark: Benchmark | None = None
     allowed_imports: tuple = ("numba", "numpy", "math")
     """Modules a submission may import (grader/containment/policy.py)."""
+    allowed_library_calls: tuple = ()
+    """Library calls that do the exercise's work yet are allowed here, by the names of
+    grader/containment/library_calls.py (e.g. ("cuda.reduce",)); none by default."""
 
     @property
     def arrays(self) -> tuple[Array, ...]:

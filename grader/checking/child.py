@@ -94,6 +94,7 @@ def run_task(task_dir: Path) -> None:
     from grader.doctor.integration import case_executor, outcome_fields
     from grader.containment.guard import Guard
     from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the submission loads
+    from grader.compiler.client import start_helper
 
     clock["imported"] = time.perf_counter()
     ex = exercise(task["exercise"])
@@ -103,6 +104,7 @@ def run_task(task_dir: Path) -> None:
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir,
                *task.get("private", [])]
     GUARD = Guard(private, task_dir)
+    start_helper()  # the GPU compile check's process; the guard forbids starting it later
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
     GUARD.install()
     try:

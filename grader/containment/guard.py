@@ -20,6 +20,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from grader.paths import compile_cache_dir
+
 GIB = 1 << 30
 BLOCKED_EVENTS = (
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -28,13 +30,14 @@ BLOCKED_EVENTS = (
     "os.chown", "os.truncate", "os.symlink", "os.link", "pty.spawn", "webbrowser.open",
 )
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "LD_LIBRARY_PATH", "ZEROGPU_BACKEND")
-KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_")
+KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_", "ZEROGPU_COMPILE", "ZEROGPU_COMPUTE_CAPABILITY")
 
 
 def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith(KEPT_PREFIXES)}
     env.pop("ZEROGPU_SECRET", None)
     env["HOME"] = str(home)
+    env.setdefault("ZEROGPU_COMPILE_CACHE", str(compile_cache_dir()))  # HOME moves; the cache stays
     env["ZEROGPU_BACKEND"] = backend
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from grader.containment.library_calls import RULE, library_message, refused_call
+from grader.containment.scopes import ScopeTracker
+
 DEFAULT_IMPORTS = ("numba", "numpy", "math")
 
 FORBIDDEN_CALLS = {
@@ -72,9 +75,12 @@ class Violation:
     message: str
 
 
-class _Checker(ast.NodeVisitor):
-    def __init__(self, allowed_imports):
+class _Checker(ScopeTracker, ast.NodeVisitor):
+    def __init__(self, allowed_imports, allowed_library_calls=()):
         self.allowed = tuple(allowed_imports)
+        self.allowed_calls = tuple(allowed_library_calls)
+        self.constant_getattrs: set = set()
+        """ids of `getattr` names called with a constant attribute name (checked as `a.name`)."""
         self.violations: list[Violation] = []
         self.numpy_names = {"numpy"}
         self.cuda_names = set()
@@ -90,9 +96,38 @@ class _Checker(ast.NodeVisitor):
         if hit and dotted.startswith("numba"):
             self.flag(node, "cuda", f"`{dotted}` {CUDA_FORBIDDEN[hit]}")
 
+    def _library(self, node, dotted: str) -> bool:
+        key = refused_call(dotted, self.cuda_names | {"cuda"}, self.allowed_calls)
+        if key:
+            self.flag(node, RULE, library_message(key))
+        return bool(key)
+
+    def visit_FunctionDef(self, node):
+        self.enter_scope(node)
+        self.generic_visit(node)
+        self.leave_scope()
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+    def visit_Call(self, node):
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "getattr" and not self.shadows("getattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+            # getattr(a, "stream", 0) is `a.stream` with a default: judged as that attribute
+            self.constant_getattrs.add(id(func))
+            self.visit_Attribute(ast.copy_location(
+                ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node))
+            for extra in node.args[2:]:
+                self.visit(extra)
+            return
+        self.generic_visit(node)
+
     def visit_Import(self, node):
         for alias in node.names:
             self._internal(node, alias.name)
+            if self._library(node, alias.name):
+                continue
             if not self._allowed_module(alias.name):
                 self.flag(node, "import", f"`import {alias.name}`: only {', '.join(self.allowed)} may be imported")
             elif alias.name == "numpy":
@@ -106,6 +141,8 @@ class _Checker(ast.NodeVisitor):
     def visit_ImportFrom(self, node):
         module = node.module or ""
         self._internal(node, module)
+        if any([self._library(node, f"{module}.{a.name}" if module != "numba" else a.name) for a in node.names]):
+            return
         if node.level or not self._allowed_module(module):
             self.flag(node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported")
         for alias in node.names:
@@ -122,7 +159,9 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        if node.id in FORBIDDEN_CALLS:
+        if node.id in FORBIDDEN_CALLS and (self.shadows(node.id) or id(node) in self.constant_getattrs):
+            pass  # the learner's own variable (a parameter `input`), or getattr of a constant name
+        elif node.id in FORBIDDEN_CALLS:
             self.flag(node, "builtin", f"`{node.id}` {FORBIDDEN_CALLS[node.id]}")
         elif node.id.startswith("__") and node.id not in ("__name__",):
             self.flag(node, "dunder", f"`{node.id}` reaches into Python's machinery")
@@ -131,6 +170,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node):
         if node.attr.startswith("__"):
             self.flag(node, "dunder", f"`.{node.attr}` reaches into Python's machinery")
+        if _dotted(node) and self._library(node, _dotted(node)):
+            return
         base = node.value
         if isinstance(base, ast.Name):
             if base.id in self.numpy_names and node.attr not in NUMPY_ALLOWED:
@@ -161,10 +202,12 @@ def _dotted(node) -> str:
     return ".".join(reversed(parts))
 
 
-def violations(source: str, allowed_imports=DEFAULT_IMPORTS) -> list[Violation]:
+def violations(source: str, allowed_imports=DEFAULT_IMPORTS, allowed_library_calls=()) -> list[Violation]:
     """Every rule the source breaks (it must already parse)."""
-    checker = _Checker(allowed_imports)
-    checker.visit(ast.parse(source))
+    checker = _Checker(allowed_imports, allowed_library_calls)
+    tree = ast.parse(source)
+    checker.enter_scope(tree)
+    checker.visit(tree)
     return sorted(checker.violations, key=lambda v: v.line)
 
 

@@ -84,8 +84,10 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
     except Unsupported as why:
         from grader.steps.execute import execute as simulate
 
+        from grader.doctor.fallback import blame_the_grader
+
         outcome = simulate(spec, launch, inputs, dims, learner_files)
-        return DoctorOutcome(outcome.buffers, outcome.error, outcome.seconds,
+        return DoctorOutcome(outcome.buffers, blame_the_grader(outcome.error, str(why)), outcome.seconds,
                              DoctorReport(SIMULATOR, str(why)))
 
 

@@ -21,6 +21,7 @@ from grader.doctor.memory import CTX, EPOCH_SHIFT, View
 from grader.doctor.spaces import global_array, read_only
 from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
+from grader.compiler.client import verify_launch
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_THREADS_PER_LAUNCH = 1 << 24
@@ -137,6 +138,7 @@ def _kernel_argument(value, copies):
 def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> None:
     copies: list = []
     args = tuple(_kernel_argument(a, copies) for a in args)
+    verify_launch(kernel.py_func, args)  # what a GPU would not compile does not run here either
     try:
         params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
         code = transform(kernel.py_func, frozenset(p for p, a in zip(params, args) if isinstance(a, View)))

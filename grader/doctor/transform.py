@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
+from grader.doctor.devicemath import in_kernel
 from grader.doctor.fakecuda import replacement
 from grader.doctor.runtime import HELPERS
 
@@ -35,6 +36,8 @@ CUDA_OK = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "
            "atomic", "shared.array", "local.array", "const.array_like", "threadfence",
            "threadfence_block", "threadfence_system", "fma", "selp", "cbrt", "popc", "brev",
            "clz", "ffs")
+CUDA_OK += ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+            "uint32", "uint64", "boolean", "intp", "uintp")  # numba.cuda's scalar types: casts
 BARRIER_REDUCTIONS = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
 OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
              ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
@@ -211,6 +214,7 @@ class _Builder(ast.NodeTransformer):
             body.extend(new if isinstance(new, list) else [new])
         func.body = body
         self.env.update({k: v for k, v in ((k, replacement(v)) for k, v in self.env.items()) if v is not None})
+        self.env.update({k: v for k, v in ((k, in_kernel(v)) for k, v in self.env.items()) if v is not None})
         free = list(self.free)
         factory = ast.FunctionDef(
             name="_zg_factory", args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in free],
@@ -225,6 +229,7 @@ class _Builder(ast.NodeTransformer):
         exec(code, self.env, scope)  # noqa: S102 - the learner's own kernel, instrumented
         values = [self.free[n] for n in free]
         values = [replacement(v) if replacement(v) is not None else v for v in values]
+        values = [in_kernel(v) if in_kernel(v) is not None else v for v in values]
         made = scope["_zg_factory"](*values)
         envs = [self.env] + [e for d in self.devices for e in d.envs]
         params = self.fn.__code__.co_varnames[: self.fn.__code__.co_argcount]

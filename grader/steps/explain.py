@@ -120,6 +120,8 @@ def _was_write(exc: BaseException) -> bool:
 
 
 def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> ErrorInfo:
+    if isinstance(getattr(exc, "learner_info", None), ErrorInfo):  # grader/compiler's refusals
+        return exc.learner_info
     text = str(exc)
     thread = block = None
     match = _THREAD.match(text)

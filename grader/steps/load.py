@@ -17,9 +17,9 @@ class SubmissionError(Exception):
         self.verdict, self.message, self.line, self.source = verdict, message, line, source
 
 
-def enforce_policy(source: str, allowed_imports) -> None:
+def enforce_policy(source: str, allowed_imports, allowed_library_calls=()) -> None:
     """Refuse, before anything runs, a file that breaks the policy (grader/containment/policy.py)."""
-    found = violations(source, allowed_imports)
+    found = violations(source, allowed_imports, allowed_library_calls)
     if found:
         first = found[0]
         lines = source.splitlines()
@@ -28,7 +28,7 @@ def enforce_policy(source: str, allowed_imports) -> None:
         raise SubmissionError("forbidden", f"Not allowed: {first.message}{more}.", first.line, text)
 
 
-def load_namespace(source: str, filename: str, allowed_imports=None) -> dict:
+def load_namespace(source: str, filename: str, allowed_imports=None, allowed_library_calls=()) -> dict:
     """Execute the submission's source in a fresh namespace (after the policy check, when
     `allowed_imports` is given)."""
     try:
@@ -38,7 +38,7 @@ def load_namespace(source: str, filename: str, allowed_imports=None) -> dict:
         message = f"Python cannot read line {exc.lineno}: {exc.msg}."
         raise SubmissionError("syntax_error", message, exc.lineno, text.strip()) from None
     if allowed_imports is not None:
-        enforce_policy(source, allowed_imports)
+        enforce_policy(source, allowed_imports, allowed_library_calls)
     problems = shape_problems(source)
     if problems:
         first = problems[0]
@@ -76,7 +76,8 @@ def check_signature(spec: Spec, launch) -> None:
 
 
 def load_launch(spec: Spec, source: str, filename: str, policy: bool = True):
-    namespace = load_namespace(source, filename, spec.allowed_imports if policy else None)
+    namespace = load_namespace(source, filename, spec.allowed_imports if policy else None,
+                               getattr(spec, "allowed_library_calls", ()))
     launch = namespace.get("launch")
     if launch is None:
         raise SubmissionError(

@@ -1,0 +1,139 @@
+"""Compile before running: every kernel a CPU engine launches is first compiled by Numba's real
+CUDA compiler for that launch's argument types (grader/compiler/server.py, in a process of
+its own), so a kernel a GPU would refuse is refused on a laptop too.
+
+`verify_launch(py_func, args)` is what the kernel doctor and the simulator call before a
+launch runs. Answers are cached on disk by a hash of the kernel's description (its source, the
+globals it reads), the argument types, the compute capability and numba-cuda's version, and in
+memory for the process, so a second check of the same file compiles nothing. A grading child
+starts the helper before it installs its guard (`start_helper`); the helper imports numba only
+when the cache misses. Whatever goes wrong on the grader's side leaves the kernel unchecked
+(and runs it), never fails it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from grader.paths import compile_cache_dir
+from grader.compiler.describe import describe_argument, describe_function, numba_cuda_version
+
+DEFAULT_CC = (9, 0)
+"""sm_90 (H100/H200) unless ZEROGPU_COMPUTE_CAPABILITY names the course's GPU ("8.6")."""
+ANSWER_TIMEOUT = 120.0
+SERVER = Path(__file__).with_name("server.py")
+
+
+class CompileRefused(Exception):
+    """Numba's CUDA compiler refused a kernel: carries the learner's ErrorInfo."""
+
+    def __init__(self, info):
+        super().__init__(info.message)
+        self.info = self.learner_info = info  # explain_exception passes it on as it is
+
+
+def enabled() -> bool:
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM) and os.environ.get("ZEROGPU_COMPILE", "1") != "0"
+
+
+def compute_capability() -> tuple[int, int]:
+    text = os.environ.get("ZEROGPU_COMPUTE_CAPABILITY", "").strip().lower().removeprefix("sm_")
+    try:
+        major, minor = text.split(".", 1) if "." in text else (text[:-1], text[-1:])
+        return int(major), int(minor)
+    except ValueError:  # unset or unreadable: the default GPU
+        return DEFAULT_CC
+
+
+def cache_dir() -> Path:
+    return compile_cache_dir()
+
+
+class _Helper:
+    """The compile helper process, started once per process and fed one request at a time."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        env["ZEROGPU_BACKEND"] = "gpu"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVER), str(cache_dir())], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+
+    def ask(self, request: dict) -> dict:
+        with self.lock:
+            self.start()
+            proc = self.proc
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            answer: list = []
+            reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()), daemon=True)
+            reader.start()
+            reader.join(ANSWER_TIMEOUT)
+            if not answer or not answer[0]:
+                return {"status": "unchecked", "why": "the compile helper did not answer"}
+            return json.loads(answer[0])
+
+
+HELPER = _Helper()
+_MEMO: dict = {}
+
+
+def start_helper() -> None:
+    """Start the helper now (a grading child, before its guard forbids new processes)."""
+    if enabled():
+        try:
+            HELPER.start()
+        except OSError:
+            pass  # then every kernel stays unchecked
+
+
+def request_for(py_func, args) -> dict:
+    request = {"kernel": describe_function(py_func), "args": [describe_argument(a) for a in args],
+               "cc": list(compute_capability()), "numba_cuda": numba_cuda_version()}
+    request["key"] = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
+    return request
+
+
+def compile_answer(py_func, args) -> dict:
+    """The compiler's answer for this kernel and these arguments (cached)."""
+    try:
+        request = request_for(py_func, args)
+    except (OSError, TypeError) as exc:  # no source to read: nothing to compile from
+        return {"status": "unchecked", "why": f"the kernel's source cannot be read ({exc})"}
+    key = request["key"]
+    if key in _MEMO:
+        return _MEMO[key]
+    path = cache_dir() / f"{key}.json"
+    try:
+        answer = json.loads(path.read_text())
+    except (OSError, ValueError):
+        try:
+            answer = HELPER.ask(request)
+        except (OSError, ValueError) as exc:
+            answer = {"status": "unchecked", "why": f"the compile helper failed ({exc})"}
+    _MEMO[key] = answer
+    return answer
+
+
+def verify_launch(py_func, args) -> None:
+    """Raise CompileRefused when Numba's CUDA compiler refuses this kernel for these arguments."""
+    if not enabled():
+        return
+    answer = compile_answer(py_func, args)
+    if answer.get("status") == "error":
+        from grader.compiler.teach import refusal
+
+        raise CompileRefused(refusal(py_func, answer))

@@ -1,0 +1,152 @@
+"""A kernel and one launch's arguments, described for the compile helper (server.py).
+
+The helper runs in another process and never imports the learner's module, so a kernel
+travels as data: the source of its `def`, where it sits in the file (line numbers in Numba's
+messages stay the learner's), and each global or closure name its code reads, as a constant,
+a module, a numba or NumPy type, or another described device function. What cannot be
+described (an object of a class of the learner's) is marked opaque: the helper then leaves the
+kernel unchecked rather than report an error a GPU would not. Arguments become Numba's types
+as a GPU launch would infer them: device arrays C-contiguous (or strided) arrays of their
+dtype, NumPy scalars their dtype, Python ints int64, floats float64.
+"""
+from __future__ import annotations
+
+import builtins
+import dis
+import functools
+import inspect
+import math
+import sys
+import textwrap
+import types
+
+import numpy as np
+
+CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
+MODULE_NAMES = {"math", "cmath", "numpy", "numba", "numba.cuda", "operator"}
+LARGEST_CONSTANT_ARRAY = 1 << 16
+
+
+def jit_python_function(value):
+    """(py_func, is_device, options) of a numba-jitted object (simulator or doctor), or None."""
+    if type(value).__name__ == "DoctorKernel":  # by name: the doctor builds on this package
+        return value.py_func, value.device, {}
+    fn = getattr(value, "fn", None) or getattr(value, "py_func", None)
+    if isinstance(fn, types.FunctionType) and type(value).__module__.startswith("numba"):
+        device = bool(getattr(value, "_device", False) or getattr(value, "device", False))
+        return fn, device, {"fastmath": bool(getattr(value, "_fastmath", False))}
+    return None
+
+
+def _code_names(code) -> set:
+    """Global names the code reads (attribute names, also in co_names, are not globals)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def describe_value(value, seen: dict):
+    fake = getattr(value, "zerogpu_stands_for", None)  # the doctor's cuda and numba (doctor/fakecuda.py)
+    if isinstance(fake, str):
+        return ["module", fake]
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        if name == "numba.cuda.simulator" or name.startswith("numba.cuda"):
+            name = "numba.cuda"
+        return ["module", name] if name in MODULE_NAMES else ["opaque", f"module `{name}`"]
+    if isinstance(value, float) and not math.isfinite(value):
+        return ["float", repr(value)]
+    if isinstance(value, CONSTANT_TYPES) or (isinstance(value, tuple) and _plain_tuple(value)):
+        return ["literal", repr(value)]
+    if isinstance(value, np.generic):
+        return ["npscalar", value.dtype.str, repr(value.item())]
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return ["numpy", value.__name__]
+    if type(value).__module__.startswith("numba.core.types"):
+        return ["numba_type", str(value)]
+    if isinstance(value, np.ndarray) and value.size <= LARGEST_CONSTANT_ARRAY and value.dtype.kind in "biuf":
+        return ["array", value.dtype.str, list(value.shape), value.ravel().tolist()]
+    found = jit_python_function(value)
+    if found is not None:
+        fn, device, options = found
+        if not device:
+            return ["opaque", "a kernel called from a kernel"]
+        return ["device", describe_function(fn, options, seen)]
+    module = getattr(value, "__module__", None) or ""
+    name = getattr(value, "__name__", "")
+    if callable(value) and name and (module in MODULE_NAMES | {"builtins"} or module.startswith(("numba.cuda", "numpy"))):
+        home = "numba.cuda" if module.startswith("numba.cuda") else "numpy" if module.startswith("numpy") else module
+        return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
+    if isinstance(value, types.FunctionType):
+        return ["pyfunc", name]
+    return ["opaque", f"a {type(value).__name__}"]
+
+
+def _plain_tuple(value) -> bool:
+    return all(isinstance(v, CONSTANT_TYPES) and not (isinstance(v, float) and not math.isfinite(v))
+               or (isinstance(v, tuple) and _plain_tuple(v)) for v in value)
+
+
+def describe_function(fn, options: dict | None = None, seen: dict | None = None) -> dict:
+    """{"source", "filename", "firstline", "globals", "options"} for the helper."""
+    seen = {} if seen is None else seen
+    if id(fn) in seen:
+        return seen[id(fn)]
+    lines, firstline = inspect.getsourcelines(fn)
+    desc = {"source": textwrap.dedent("".join(lines)), "filename": fn.__code__.co_filename,
+            "firstline": firstline, "globals": {}, "options": options or {}}
+    seen[id(fn)] = desc
+    scope = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+    builtin_names = set(dir(builtins))
+    for name in sorted(_code_names(fn.__code__) | set(fn.__code__.co_freevars)):
+        if name in scope:
+            desc["globals"][name] = describe_value(scope[name], seen)
+        elif name not in builtin_names:
+            desc["globals"][name] = ["opaque", f"the name `{name}`"]
+    return desc
+
+
+def describe_argument(value):
+    """Numba's type of one kernel argument, as data (a list, for JSON)."""
+    if type(value).__module__.startswith("grader.doctor."):  # a doctor View over its values
+        value = value.arr
+    inner = getattr(value, "_ary", None)  # the simulator's device arrays
+    if isinstance(inner, np.ndarray):
+        value = inner
+    if isinstance(value, np.ndarray):
+        layout = "C" if value.flags.c_contiguous else "F" if value.flags.f_contiguous else "A"
+        return ["array", value.dtype.str, value.ndim, layout]
+    if isinstance(value, (bool, np.bool_)):
+        return ["scalar", "?"]
+    if isinstance(value, np.generic):
+        return ["scalar", value.dtype.str]
+    if isinstance(value, int):
+        return ["scalar", "<i8" if -(1 << 63) <= value < (1 << 63) else "<u8"]
+    if isinstance(value, float):
+        return ["scalar", "<f8"]
+    if isinstance(value, complex):
+        return ["scalar", "<c16"]
+    if isinstance(value, tuple):
+        return ["tuple", [describe_argument(v) for v in value]]
+    if value is None:
+        return ["none"]
+    return ["opaque", type(value).__name__]
+
+
+@functools.cache
+def numba_cuda_version() -> str:
+    module = sys.modules.get("numba_cuda")
+    try:
+        from importlib.metadata import version
+
+        return version("numba-cuda")
+    except Exception:  # noqa: BLE001
+        return getattr(module, "__version__", "unknown")

@@ -1,0 +1,172 @@
+"""The compile helper: Numba's real CUDA compiler in a process of its own.
+
+Without a GPU the grader's processes import numba with the simulator flag set, and then
+`numba.cuda` *is* the simulator (its compiler, nvvm and driver modules included), so the real
+compiler cannot be reached there. This script runs as `python server.py CACHE_DIR` (by path,
+not `-m grader...`: importing the grader package would choose the simulator again), with the
+flag removed. It reads one JSON request per line on stdin, compiles the kernel it describes to
+PTX with `numba.cuda.compile_ptx`, writes the answer into the cache (CACHE_DIR/<key>.json) and
+one JSON line on stdout. numba is imported at the first request only, so a check whose
+kernels are all cached pays for a bare interpreter.
+
+It never runs the learner's module: only the `def` statements of the kernel and its device
+functions are executed (decorators dropped, defaults must be constants), with globals rebuilt
+from the descriptions grader/compiler/describe.py made (constants, numba types, modules).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "operator")
+MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")
+
+
+class Opaque(Exception):
+    """A global the description could not carry: the kernel is left unchecked, never failed."""
+
+
+def _value(desc, build_function):
+    import importlib
+
+    import numpy as np
+    from numba import types
+
+    kind = desc[0]
+    if kind == "literal":
+        return ast.literal_eval(desc[1])
+    if kind == "float":
+        return float(desc[1])
+    if kind == "module":
+        return importlib.import_module(desc[1])
+    if kind == "attr":
+        return getattr(importlib.import_module(desc[1]), desc[2])
+    if kind == "numba_type":
+        return getattr(types, desc[1])
+    if kind == "numpy":
+        return getattr(np, desc[1])
+    if kind == "npscalar":
+        return np.dtype(desc[1]).type(ast.literal_eval(desc[2]))
+    if kind == "array":
+        return np.array(desc[3], dtype=desc[1]).reshape(desc[2])
+    if kind == "device":
+        return build_function(desc[1], device=True)
+    if kind == "pyfunc":  # a plain Python function: a GPU cannot call it, and Numba says so
+        def plain(*args):
+            return None
+        plain.__name__ = desc[1]
+        return plain
+    raise Opaque(desc[1] if len(desc) > 1 else kind)
+
+
+def _only_constants(fn) -> None:
+    """Nothing of the learner's may run here: annotations go, and defaults must be constants."""
+    fn.returns = None
+    args = fn.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    if not all(isinstance(d, ast.Constant) for d in [*args.defaults, *args.kw_defaults] if d is not None):
+        raise Opaque("a default argument that is not a constant")
+
+
+def build_function(desc: dict, device: bool = False):
+    """The described function, defined afresh (its `def` only) and wrapped by cuda.jit."""
+    from numba import cuda
+
+    namespace = {"__name__": "submission"}
+    for name, value in desc["globals"].items():
+        namespace[name] = _value(value, build_function)
+    tree = ast.parse(textwrap.dedent(desc["source"]))
+    fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    fn.decorator_list = []
+    _only_constants(fn)
+    ast.increment_lineno(tree, desc["firstline"] - 1)
+    module = ast.Module(body=[fn], type_ignores=[])
+    exec(compile(module, desc["filename"], "exec"), namespace)  # noqa: S102 - a def, nothing else
+    pyfunc = namespace[fn.name]
+    if device:
+        return cuda.jit(device=True, **desc.get("options", {}))(pyfunc)
+    return pyfunc
+
+
+def argument_type(desc):
+    import numpy as np
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    kind = desc[0]
+    if kind == "array":
+        return types.Array(from_dtype(np.dtype(desc[1])), desc[2], desc[3])
+    if kind == "scalar":
+        return from_dtype(np.dtype(desc[1]))
+    if kind == "tuple":
+        return types.BaseTuple.from_types([argument_type(d) for d in desc[1]])
+    if kind == "none":
+        return types.none
+    raise Opaque(f"an argument of kind {kind}")
+
+
+class _NamedDevice:
+    """The GPU device functions are compiled for: numba-cuda asks the current device for its
+    compute capability when a kernel calls a device function (or `max` of a list), and there
+    is no device here."""
+
+    compute_capability = (9, 0)
+
+
+def _compile_without_a_device(cc) -> None:
+    import numba.cuda.dispatcher as dispatcher
+
+    _NamedDevice.compute_capability = tuple(cc)
+    dispatcher.get_current_device = lambda: _NamedDevice
+
+
+def compile_request(request: dict) -> dict:
+    """{"status": "ok" | "error" | "unchecked", ...} for one kernel and one launch's types."""
+    from numba import cuda
+
+    _compile_without_a_device(request["cc"])
+
+    try:
+        pyfunc = build_function(request["kernel"])
+        signature = tuple(argument_type(a) for a in request["args"])
+    except Opaque as why:
+        return {"status": "unchecked", "why": f"the compile check cannot rebuild {why}"}
+    except Exception as exc:  # noqa: BLE001 - our rebuilding failed: never the learner's fault
+        return {"status": "unchecked", "why": f"the compile check failed ({type(exc).__name__}: {exc})"}
+    options = request["kernel"].get("options", {})
+    try:
+        ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=tuple(request["cc"]),
+                                  fastmath=bool(options.get("fastmath", False)))
+    except Exception as exc:  # noqa: BLE001 - Numba's refusal is the answer
+        text = f"{type(exc).__name__}: {exc}"
+        if any(mark in text for mark in MISSING_LIBRARIES):
+            # Typing and lowering to LLVM passed; only NVVM/NVRTC (pip extra [cu12]) are absent.
+            return {"status": "ok", "ptx": False, "why": text.splitlines()[0][:300]}
+        if type(exc).__name__ == "CudaSupportError":  # wants a driver: unchecked, not wrong
+            return {"status": "unchecked", "why": text.splitlines()[0][:300]}
+        return {"status": "error", "error_type": type(exc).__name__, "message": str(exc)}
+    return {"status": "ok", "ptx": True, "ptx_bytes": len(ptx)}
+
+
+def serve(cache: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer = compile_request(request)
+        if answer["status"] != "unchecked":
+            tmp = cache / f"{request['key']}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(answer))
+            os.replace(tmp, cache / f"{request['key']}.json")
+        sys.stdout.write(json.dumps({"key": request["key"], **answer}) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    serve(Path(sys.argv[1]))

@@ -1,0 +1,32 @@
+"""When the simulator, run because the kernel doctor could not, fails in its own code.
+
+The kernel compiled for a GPU (grader/compiler/), the doctor declined it for a reason of its
+own, and then Numba's simulator stopped on something it lacks (`'FakeCUDAModule' object has
+no attribute ...`, a NotImplementedError of the simulator): neither is the learner's bug, so
+the result says so, with how to report it, instead of showing it as their exception.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+SIMULATOR_MARKS = ("FakeCUDA", "simulator", "cudasim", "CUDASIM")
+REPORT = ("This is the grader's failure, not your code's: please report it to your course staff "
+          "(or as an issue of the Zero to GPU project) with your file and this message.")
+
+
+def is_ours(error) -> bool:
+    if error is None or error.verdict != "exception":
+        return False
+    if error.error_type == "NotImplementedError":
+        return True
+    return error.error_type in ("AttributeError", "TypeError") and any(m in error.message for m in SIMULATOR_MARKS)
+
+
+def blame_the_grader(error, why: str):
+    """The learner-facing error for a fallback that failed in the grader's own engines."""
+    if not is_ours(error):
+        return error
+    message = (f"The grader could not run your kernel: the kernel doctor cannot run this code "
+               f"({why}), and Numba's CUDA simulator failed on it too ({error.error_type}: "
+               f"{error.message}). {REPORT}")
+    return replace(error, verdict="crashed", message=message)
