@@ -83,6 +83,9 @@ class CaseResult:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     seconds: float = 0.0
+    hint: str = ""
+    """The fix for the mistake this case's message names, when the diagnosis knows it (a doctor
+    finding's fix, a pattern in the wrong elements); empty: the verdict's hint applies."""
 
     @property
     def passed(self) -> bool:

@@ -34,6 +34,8 @@ class ErrorInfo:
     """The learner's source line where it happened."""
     thread: tuple | None = None
     block: tuple | None = None
+    hint: str = ""
+    """The fix for this particular mistake, when it is known (else the verdict's hint)."""
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -57,7 +57,8 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
     base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
     if outcome.error is not None:
         e = outcome.error
-        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source, **base)
+        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source,
+                          hint=getattr(e, "hint", ""), **base)
     fence_message = check_canaries(spec, outcome, dims)
     if fence_message:
         return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
