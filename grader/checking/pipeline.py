@@ -100,6 +100,8 @@ def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
         verdict, message = "passed", f"All {len(case_results)} cases passed."
     else:
         verdict = failing.verdict
+        if verdict == "wrong_result":  # the smallest such case: its inputs are the easiest to read
+            failing = min((c for c in case_results if c.verdict == verdict), key=lambda c: c.total)
         where = f" (line {failing.line}: {failing.source})" if failing.line else ""
         message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
     return CheckResult(
@@ -152,7 +154,7 @@ def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun)
     wrote), not a plain bug."""
     results, rerun_done = [], False
     for p in prepared:
-        result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance)
+        result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance, p.inputs)
         if result.verdict == "wrong_result" and not rerun_done:
             rerun_done = True
             again = [o for o in rerun(p) if o is not None]
