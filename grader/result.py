@@ -124,6 +124,9 @@ class CheckResult:
     doctor: object = None
     """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
     executor ran the cases, races and other findings, memory efficiency per kernel."""
+    warnings: tuple = ()
+    """What a passed check still costs on a GPU, one short line each ("11% coalesced: slow on
+    a GPU"); the headline names the first."""
 
     @property
     def passed(self) -> bool:
@@ -150,6 +153,7 @@ class CheckResult:
             cases.append(CaseResult(**case))
         fields["cases"] = tuple(cases)
         fields["speed"] = Speed(**_known(Speed, data.get("speed") or {"measured": False}))
+        fields["warnings"] = tuple(data.get("warnings") or ())
         return cls(**fields)
 
     def _repr_html_(self) -> str:

@@ -109,7 +109,28 @@ def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
         hint=_hint(ex, verdict, failing, doctor), cases=tuple(case_results),
         speed=speed_section(backend), score=score, max_score=float(ex.spec.points),
         seed=None if secret else seed, seconds=round(time.perf_counter() - started, 3), doctor=doctor,
+        warnings=speed_warnings(doctor) if failing is None else (),
     )
+
+
+COALESCED_BELOW = 0.5
+"""Global accesses less coalesced than this are named in a passed check's headline."""
+CONFLICTS_FROM = 4.0
+"""Shared-memory bank conflicts of this degree or worse (on average) likewise."""
+
+
+def speed_warnings(doctor) -> tuple:
+    """What the doctor measured that makes a correct kernel slow on a GPU, worst first."""
+    report = as_report(doctor)
+    found = []
+    for k in getattr(report, "kernels", ()):
+        worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
+        if worst is not None and worst < COALESCED_BELOW:
+            found.append((worst, f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
+        degree = k.shared_degree
+        if degree is not None and degree >= CONFLICTS_FROM:
+            found.append((1 / degree, f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)"))
+    return tuple(text for _, text in sorted(found))
 
 
 def _fmt_dims(dims: dict) -> str:
