@@ -136,7 +136,18 @@ class CheckResult:
         data = asdict(self)
         data["passed"] = self.passed
         data["doctor"] = self.doctor.to_dict() if hasattr(self.doctor, "to_dict") else self.doctor
+        data["engine"] = self.engine
         return data
+
+    @property
+    def engine(self) -> str:
+        """What ran the cases: "gpu", "doctor" (the kernel doctor on the CPU) or "simulator"
+        (Numba's CUDA simulator, for code the doctor cannot run or with ZEROGPU_DOCTOR=0)."""
+        if self.backend == "gpu":
+            return "gpu"
+        executor = getattr(self.doctor, "executor", None) or (
+            self.doctor.get("executor") if isinstance(self.doctor, dict) else None)
+        return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), default=_jsonable, **kwargs)
