@@ -19,7 +19,7 @@ test: $(STAMP)
 
 # JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=curriculum $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --notebook-dir=curriculum $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 # On a GPU machine: the tests marked gpu.
 gpu-test: $(STAMP)

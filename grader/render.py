@@ -31,11 +31,19 @@ def _method_line(r: CheckResult) -> str:
     return f"How it was measured: {method}" if method else ""
 
 
+def headline(r: CheckResult) -> str:
+    """PASSED, PASSED — but <what costs speed>, or NOT YET (<verdict>)."""
+    if not r.passed:
+        return f"NOT YET ({r.verdict})"
+    return "PASSED — but " + r.warnings[0] if r.warnings else "PASSED"
+
+
 def result_text(r: CheckResult) -> str:
-    head = "PASSED" if r.passed else f"NOT YET ({r.verdict})"
+    head = headline(r)
     lines = [f"{r.exercise} — {r.title}: {head}  score {r.score:g}/{r.max_score:g}", r.message]
     if r.hint:
         lines.append(f"Hint: {r.hint}")
+    lines += [f"Warning: {w}" for w in r.warnings[1:]]
     for c in r.cases:
         mark = "ok " if c.passed else "FAIL"
         lines.append(f"  {mark} {c.name:<28} {_dims(c.dims):<24} {c.verdict}")
@@ -47,10 +55,14 @@ def result_text(r: CheckResult) -> str:
 
 def result_html(r: CheckResult) -> str:
     colour = _COLOURS.get(r.verdict, _FAIL_COLOUR)
-    head = "Passed" if r.passed else f"Not yet — {r.verdict.replace('_', ' ')}"
+    head = ("Passed" + (" — but " + r.warnings[0] if r.warnings else "") if r.passed
+            else f"Not yet — {r.verdict.replace('_', ' ')}")
+    if r.passed and r.warnings:
+        colour = _COLOURS["too_slow"]
     esc = html.escape
     rows = "".join(
-        f"<tr><td>{'✅' if c.passed else '❌'}</td><td>{esc(c.name)}</td>"
+        f"<tr><td style='color:{_COLOURS['passed'] if c.passed else _FAIL_COLOUR};font-weight:bold'>"
+        f"{'ok' if c.passed else 'FAIL'}</td><td>{esc(c.name)}</td>"
         f"<td><code>{esc(_dims(c.dims))}</code></td><td>{esc(c.verdict)}</td></tr>"
         for c in r.cases
     )
@@ -59,6 +71,7 @@ def result_html(r: CheckResult) -> str:
         f"<th>sizes</th><th>verdict</th></tr>{rows}</table>" if rows else ""
     )
     hint = f"<p><b>Hint:</b> {esc(r.hint)}</p>" if r.hint else ""
+    hint += "".join(f"<p><b>Warning:</b> {esc(w)}</p>" for w in r.warnings[1:])
     return (
         f"<div style='border-left:6px solid {colour};padding:6px 12px;font-family:sans-serif'>"
         f"<div style='font-size:1.1em'><b>{esc(r.exercise)}</b> — {esc(r.title)}: "
@@ -78,13 +91,14 @@ def result_rich(r: CheckResult):
     from rich.text import Text
 
     ok = r.passed
-    style = "green" if ok else "red"
+    style = ("yellow" if r.warnings else "green") if ok else "red"
     title = Text.assemble((f"{r.exercise}", "bold"), f" — {r.title}: ",
-                          ("PASSED" if ok else f"NOT YET ({r.verdict})", f"bold {style}"),
+                          (headline(r), f"bold {style}"),
                           f"   score {r.score:g}/{r.max_score:g}")
     parts = [title, Text(r.message)]
     if r.hint:
         parts.append(Text.assemble(("Hint: ", "bold yellow"), r.hint))
+    parts += [Text.assemble(("Warning: ", "bold yellow"), w) for w in r.warnings[1:]]
     if r.cases:
         table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
         for col in ("", "case", "sizes", "verdict", "max abs err"):

@@ -83,6 +83,9 @@ class CaseResult:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     seconds: float = 0.0
+    hint: str = ""
+    """The fix for the mistake this case's message names, when the diagnosis knows it (a doctor
+    finding's fix, a pattern in the wrong elements); empty: the verdict's hint applies."""
 
     @property
     def passed(self) -> bool:
@@ -121,6 +124,9 @@ class CheckResult:
     doctor: object = None
     """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
     executor ran the cases, races and other findings, memory efficiency per kernel."""
+    warnings: tuple = ()
+    """What a passed check still costs on a GPU, one short line each ("11% coalesced: slow on
+    a GPU"); the headline names the first."""
 
     @property
     def passed(self) -> bool:
@@ -130,7 +136,18 @@ class CheckResult:
         data = asdict(self)
         data["passed"] = self.passed
         data["doctor"] = self.doctor.to_dict() if hasattr(self.doctor, "to_dict") else self.doctor
+        data["engine"] = self.engine
         return data
+
+    @property
+    def engine(self) -> str:
+        """What ran the cases: "gpu", "doctor" (the kernel doctor on the CPU) or "simulator"
+        (Numba's CUDA simulator, for code the doctor cannot run or with ZEROGPU_DOCTOR=0)."""
+        if self.backend == "gpu":
+            return "gpu"
+        executor = getattr(self.doctor, "executor", None) or (
+            self.doctor.get("executor") if isinstance(self.doctor, dict) else None)
+        return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), default=_jsonable, **kwargs)
@@ -147,6 +164,7 @@ class CheckResult:
             cases.append(CaseResult(**case))
         fields["cases"] = tuple(cases)
         fields["speed"] = Speed(**_known(Speed, data.get("speed") or {"measured": False}))
+        fields["warnings"] = tuple(data.get("warnings") or ())
         return cls(**fields)
 
     def _repr_html_(self) -> str:

@@ -226,3 +226,28 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
                 backend="simulator", task_timeout=15)
     assert [(r["student"], r["verdict"]) for r in book.rows()] == [
         ("s0", "passed"), ("s1", "timeout"), ("s2", "passed")]
+
+
+def test_grade_names_files_it_does_not_grade_and_logs_plain_lines(tmp_path):
+    """Is SAXPY.py (a wrong case) or notes.py reported with the reason instead of silently
+    skipped, and does output that is no terminal get one plain line per task, no progress bar?"""
+    from grader.classroom.grading import unrecognised
+
+    folder = tmp_path / "class" / "ann"
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions/vector_add.py", folder / "vector_add.py")
+    shutil.copy(ROOT / "solutions/saxpy.py", folder / "SAXPY.py")
+    (folder / "notes.py").write_text("# my notes\n")
+    found = {p.name: reason for p, reason in unrecognised(tmp_path / "class")}
+    assert found == {"SAXPY.py": "not an exercise id: rename it saxpy.py to grade it",
+                     "notes.py": "not an exercise id"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "grade", str(tmp_path / "class"), "--db",
+         str(tmp_path / "book.sqlite"), "--workers", "1", "--timeout", "30"],
+        cwd=ROOT, env={**os.environ, "ZEROGPU_SECRET": "class-secret"}, capture_output=True,
+        text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "not graded: ann/SAXPY.py — not an exercise id: rename it saxpy.py to grade it" in proc.stdout
+    assert "not graded: ann/notes.py — not an exercise id" in proc.stdout
+    assert "[1/1] ann/vector_add: passed" in proc.stdout
+    assert "\r" not in proc.stdout and "━" not in proc.stdout

@@ -39,6 +39,7 @@ def test_json_has_the_documented_fields(capsys):
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     assert data["exercise"] == "vector_add" and data["backend"] == "simulator"
+    assert data["engine"] == "doctor" and data["doctor"]["executor"] == "kernel doctor"
     assert data["passed"] is True and data["verdict"] == "passed" and data["seed"] == 4
     assert len(data["cases"]) == 7 and data["cases"][-1]["name"].endswith("fresh inputs") and data["cases"][0]["verdict"] == "passed"
     assert data["speed"]["measured"] is False and "no GPU" in data["speed"]["reason"]
@@ -173,3 +174,40 @@ def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkey
     assert "4200.0 GB/s" in out
     assert "cudaMemcpy 3900.0 GB/s (processes: 3700-3900), copy kernel 4200.0 GB/s (processes: 4100-4200)" in out
     assert "53.0 TFLOP/s" in out and "hold" in out
+
+
+def test_json_engine_is_the_simulator_for_what_the_doctor_cannot_run(tmp_path, capsys):
+    """Dynamic shared memory (a 4th launch parameter) is beyond the doctor: Numba's simulator runs it."""
+    path = tmp_path / "dynamic.py"
+    path.write_text((ROOT / "solutions/vector_add.py").read_text().replace(
+        "[blocks, threads_per_block]", "[blocks, threads_per_block, 0, 16]"))
+    assert "0, 16]" in path.read_text()
+    main(["check", "vector_add", str(path), "--json", "--seed", "4"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["passed"] and data["doctor"]["executor"] == "simulator"
+    assert data["backend"] == "simulator" and data["engine"] == "simulator"
+
+
+def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
+    """Does `zerogpu progress --reset` refuse without confirmation when it cannot ask, delete the
+    progress file with --yes, and does --help say where progress is kept?"""
+    monkeypatch.setenv("ZEROGPU_HOME", str(tmp_path))
+    main(["check", "vector_add", str(ROOT / "solutions/vector_add.py"), "--seed", "4"])
+    capsys.readouterr()
+    stored = tmp_path / "progress.sqlite"
+    assert stored.exists()
+    monkeypatch.setattr(sys, "stdin", open(os.devnull))
+    assert main(["progress", "--reset"]) == 2
+    assert "--yes" in capsys.readouterr().err and stored.exists()
+    assert main(["progress", "--reset", "--yes"]) == 0
+    assert not stored.exists() and "deleted" in capsys.readouterr().out
+    main(["progress", "--json"])
+    assert all(entry is None or entry.get("status") != "passed"
+               for entry in json.loads(capsys.readouterr().out)["exercises"].values())
+    helped = run_cli("progress", "--help").stdout
+    assert "ZEROGPU_HOME" in helped and "~/.local/share/zerogpu" in helped and "per clone" in helped
+
+
+def test_make_lab_puts_the_venv_on_path():
+    lab = (ROOT / "Makefile").read_text().split("\nlab:")[1].split("\n\n")[0]
+    assert 'PATH="$(CURDIR)/$(VENV)/bin:$$PATH"' in lab and "jupyter lab" in lab

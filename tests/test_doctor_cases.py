@@ -176,3 +176,18 @@ def test_runs_of_neighbours_read_by_sibling_sites(tmp_path, body, fix):
     assert outcome.error is None and outcome.report.ran_on_doctor, outcome.report.reason
     fixes = {s.suggestion for k in outcome.report.kernels for s in k.sites if s.text.startswith("x[")}
     assert fixes == {fix}
+
+
+@pytest.mark.parametrize("bad", [p for p in PAIRS if p.values[0].name.split("_bad")[0] not in
+                                 ("uncoalesced", "bank_conflicts", "past_the_end")])
+def test_finding_carries_the_fix_that_becomes_the_hint(bad):
+    """Does each finding say what to change, and does a case failed by it carry that fix as
+    its hint (never the verdict's generic one)?"""
+    kind, _, spec, outcome, _ = run(bad)
+    hits = [f for f in outcome.report.findings if f.kind == kind] if kind in FINDINGS else []
+    assert all(f.fix for f in outcome.report.findings)
+    if outcome.error is not None:
+        result = judge_case(spec, spec.cases[0], outcome, {}, {})
+        assert result.hint == outcome.error.hint and result.hint
+        if hits and hits[0].severity == "error":
+            assert result.hint == hits[0].fix

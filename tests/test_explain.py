@@ -64,3 +64,36 @@ def test_two_dimensional_overrun_names_rows_and_a_2d_guard():
     message = result.cases[0].message
     assert re.search(r"thread \(\d+, \d+\) of block \(\d+, \d+\)", message)
     assert "row" in message and "if row < rows and col < cols" in message
+
+
+def test_misspelt_cuda_name_is_named_with_a_suggestion():
+    """Does `cuda.threadidx` read 'cuda has no `threadidx`; did you mean `threadIdx`?', never the
+    simulator's class names?"""
+    from pathlib import Path
+
+    from grader.checking.pipeline import check_file
+
+    path = Path(__file__).parent / "submissions" / "vector_add" / "lowercase_threadidx.py"
+    result = check_file("vector_add", path, seed=7)
+    assert result.verdict == "exception"
+    assert "cuda has no `threadidx`; did you mean `threadIdx`?" in result.message
+    assert "Fake" not in result.message and "object has no attribute" not in result.message
+    assert "cuda.threadIdx" in result.hint and "case-sensitive" in result.hint
+
+
+def test_other_missing_attributes_in_the_projects_words():
+    from grader.steps.explain import explain_exception
+
+    class FakeCUDAAtomic:  # the simulator's cuda.atomic, by name
+        add = max = None
+
+    try:
+        FakeCUDAAtomic().ad
+    except AttributeError as exc:
+        info = explain_exception(exc)
+    assert "cuda.atomic has no `ad`; did you mean `add`?" in info.message
+    assert "Fake" not in info.message
+    typing = Exception("Unknown attribute 'syncthread' of type Module(<module 'numba.cuda' from 'x.py'>)")
+    info = explain_exception(typing)
+    assert "cuda has no `syncthread`; did you mean `syncthreads`?" in info.message
+    assert info.hint.startswith("Write `cuda.syncthreads`.")

@@ -37,3 +37,61 @@ def test_without_a_gpu_no_view_shows_a_speed_figure():
     for shown in (result_text(r), result_html(r), rich_text(r)):
         assert "not measured: no GPU" in shown
         assert "How it was measured" not in shown and " ms" not in shown
+
+
+CHUNKED = '''
+from numba import cuda
+
+THREADS_PER_BLOCK = 128
+PER_THREAD = 8
+
+
+@cuda.jit
+def add_kernel(a, b, c):
+    start = cuda.grid(1) * PER_THREAD
+    for j in range(start, min(start + PER_THREAD, c.size)):
+        c[j] = a[j] + b[j]
+
+
+def launch(a, b, c):
+    threads = (c.size + PER_THREAD - 1) // PER_THREAD
+    blocks = (threads + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    add_kernel[blocks, THREADS_PER_BLOCK](a, b, c)
+'''
+
+
+def test_a_pass_that_is_slow_on_a_gpu_says_so_in_every_headline(tmp_path):
+    """Each thread adds 8 neighbouring elements: correct, but neighbouring threads are 32 bytes
+    apart. Does every view's headline say so, and the JSON carry it?"""
+    import json
+
+    from grader.checking.pipeline import check_file
+
+    path = tmp_path / "chunked.py"
+    path.write_text(CHUNKED)
+    r = check_file("vector_add", path, seed=7)
+    assert r.passed and r.warnings, r.message
+    assert r.warnings[0].endswith("coalesced: slow on a GPU (kernel `add_kernel`)")
+    percent = int(r.warnings[0].split("%")[0])
+    assert percent < 50
+    assert f"PASSED — but {percent}% coalesced: slow on a GPU" in result_text(r).splitlines()[0]
+    assert f"Passed — but {percent}% coalesced" in result_html(r)
+    assert f"PASSED — but {percent}% coalesced" in rich_text(r)
+    assert json.loads(r.to_json())["warnings"] == list(r.warnings)
+    assert CheckResult.from_dict(json.loads(r.to_json())).warnings == r.warnings
+
+
+def test_a_clean_pass_has_no_warning():
+    from grader.checking.pipeline import check_file
+    from grader.exercises import exercise
+
+    r = check_file("vector_add", exercise("vector_add").solution_file, seed=7)
+    assert r.passed and r.warnings == ()
+    first = result_text(r).splitlines()[0]
+    assert ": PASSED  score" in first and "but" not in first
+
+
+def test_html_uses_no_emoji():
+    """Case marks are words, coloured by CSS: no glyph that needs an emoji font."""
+    shown = result_html(result(NOT_ON_SIMULATOR, "simulator"))
+    assert "✅" not in shown and "❌" not in shown and ">ok<" in shown

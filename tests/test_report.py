@@ -292,3 +292,32 @@ def test_next_step_when_nothing_is_started_and_when_all_pass(home, capsys):
     printed = capsys.readouterr().out
     assert "Next: thread_ids" in printed and "01-first-kernel-thread-ids.ipynb" in printed
     assert progress.next_step({e: "passed" for e in LADDER}) is None
+
+
+def test_an_untouched_starter_is_not_attempted_not_wrong(tmp_path):
+    """Is a hand-in byte-identical to exercises/<id>.py counted as not attempted — apart from
+    wrong answers in 'stuck on', the pass rate and the hardest exercise — and said so on the page?"""
+    import hashlib
+
+    from grader.report.data import NOT_ATTEMPTED
+
+    starter = hashlib.sha256((ROOT / "exercises" / "saxpy.py").read_bytes()).hexdigest()
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    rows = []
+    for student in ("ann", "ben", "col"):
+        for exercise in ("vector_add", "saxpy"):
+            untouched = exercise == "saxpy" and student != "col"
+            verdict = "passed" if exercise == "vector_add" or student == "col" else "wrong_result"
+            r = result(exercise, verdict)
+            rows.append((student, exercise, starter if untouched else f"sha-{student}", verdict,
+                         r.score, r.max_score, r.backend, r.to_json(), time.time()))
+    with sqlite3.connect(book.path) as db:
+        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    report = analyse(book.rows())
+    saxpy = next(e for e in report.exercises if e.id == "saxpy")
+    assert saxpy.not_attempted == 2 and saxpy.submitted == 1 and saxpy.pass_rate == 1.0
+    assert saxpy.verdicts.get("wrong_result", 0) == 0
+    assert report.stuck == Counter() and report.not_attempted == Counter({"saxpy": 2})
+    assert {s.name: s.verdicts["saxpy"] for s in report.students}["ann"] == NOT_ATTEMPTED
+    page = (write_report(book.path, tmp_path / "out")["html"]).read_text()
+    assert "Handed in the starter unchanged" in page and "not attempted (starter unchanged)" in page

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader import backend as _backend
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
-from grader.doctor.integration import case_executor, result_report
+from grader.doctor.integration import as_report, case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.result import DEFAULT_HINTS
 from grader.steps.judge import judge_case
@@ -64,9 +64,18 @@ def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | Non
     return replace(result, speed=speed, score=result.score + d["points"], max_score=max_score)
 
 
-def _hint(ex: Exercise, verdict: str) -> str:
+def _hint(ex: Exercise, verdict: str, failing: CaseResult | None = None, doctor=None) -> str:
+    """What to change, from the first diagnosis that knows: the failing case's own (a doctor
+    finding that became its verdict, a pattern the judge recognised), then the doctor's first
+    finding, then the exercise's hint for the verdict, then the default one. A finding's fix
+    always matches the mistake named, where a verdict's hint only guesses."""
     if verdict == "passed":
         return ""
+    if failing is not None and failing.hint:
+        return failing.hint
+    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.fix), None)
+    if finding is not None:
+        return finding.fix
     return ex.spec.hints.get(verdict) or DEFAULT_HINTS.get(verdict, "")
 
 
@@ -83,7 +92,7 @@ def _as_race(result: CaseResult) -> CaseResult:
 
 
 def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
-              started: float, secret: bool = False) -> CheckResult:
+              started: float, secret: bool = False, doctor=None) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
     passed_count = sum(c.passed for c in case_results)
     score = round(ex.spec.points * passed_count / max(len(case_results), 1), 2)
@@ -91,14 +100,37 @@ def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
         verdict, message = "passed", f"All {len(case_results)} cases passed."
     else:
         verdict = failing.verdict
+        if verdict == "wrong_result":  # the smallest such case: its inputs are the easiest to read
+            failing = min((c for c in case_results if c.verdict == verdict), key=lambda c: c.total)
         where = f" (line {failing.line}: {failing.source})" if failing.line else ""
         message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
     return CheckResult(
         exercise=ex.id, title=ex.spec.title, backend=backend, verdict=verdict, message=message,
-        hint=_hint(ex, verdict), cases=tuple(case_results), speed=speed_section(backend),
-        score=score, max_score=float(ex.spec.points), seed=None if secret else seed,
-        seconds=round(time.perf_counter() - started, 3),
+        hint=_hint(ex, verdict, failing, doctor), cases=tuple(case_results),
+        speed=speed_section(backend), score=score, max_score=float(ex.spec.points),
+        seed=None if secret else seed, seconds=round(time.perf_counter() - started, 3), doctor=doctor,
+        warnings=speed_warnings(doctor) if failing is None else (),
     )
+
+
+COALESCED_BELOW = 0.5
+"""Global accesses less coalesced than this are named in a passed check's headline."""
+CONFLICTS_FROM = 4.0
+"""Shared-memory bank conflicts of this degree or worse (on average) likewise."""
+
+
+def speed_warnings(doctor) -> tuple:
+    """What the doctor measured that makes a correct kernel slow on a GPU, worst first."""
+    report = as_report(doctor)
+    found = []
+    for k in getattr(report, "kernels", ()):
+        worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
+        if worst is not None and worst < COALESCED_BELOW:
+            found.append((worst, f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
+        degree = k.shared_degree
+        if degree is not None and degree >= CONFLICTS_FROM:
+            found.append((1 / degree, f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)"))
+    return tuple(text for _, text in sorted(found))
 
 
 def _fmt_dims(dims: dict) -> str:
@@ -143,7 +175,7 @@ def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun)
     wrote), not a plain bug."""
     results, rerun_done = [], False
     for p in prepared:
-        result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance)
+        result = judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance, p.inputs)
         if result.verdict == "wrong_result" and not rerun_done:
             rerun_done = True
             again = [o for o in rerun(p) if o is not None]
@@ -200,8 +232,7 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
 
     outcomes = {p.index: run(p) for p in prepared}
     results = judge_all(ex, prepared, outcomes, lambda p: [run(p) for _ in range(RACE_RERUNS)])
-    result = summarise(ex, backend, seed, results, started)
-    result = replace(result, doctor=result_report(outcomes.values()))
+    result = summarise(ex, backend, seed, results, started, doctor=result_report(outcomes.values()))
     if result.passed and backend == _backend.GPU and ex.spec.benchmark:
         from grader.gpu.speed import collect
 
@@ -253,8 +284,8 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
         for p in prepared[len(finished) + 1:]:
             results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
                                       "not run: an earlier case stopped the run"))
-    result = summarise(ex, backend, seed, results, started, secret=graded)
-    result = replace(result, doctor=result_report(run.outcomes.values()))
+    result = summarise(ex, backend, seed, results, started, secret=graded,
+                       doctor=result_report(run.outcomes.values()))
     if result.passed and run.samples is not None:
         check_at, future = expected
         clock = time.perf_counter()

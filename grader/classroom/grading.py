@@ -50,6 +50,32 @@ def discover(class_dir: Path, exercises=None) -> list[Task]:
     return tasks
 
 
+def unrecognised(class_dir: Path, exercises=None) -> list[tuple[Path, str]]:
+    """Files in CLASS_DIR/<student>/ that `discover` does not grade, each with the reason:
+    a name that is no exercise id (closest id suggested), or an exercise left out."""
+    import difflib
+
+    class_dir = Path(class_dir)
+    found = []
+    for student in sorted(p for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for f in sorted(student.iterdir()):
+            if f.name.startswith(".") or f.is_dir():
+                continue
+            if f.suffix != ".py":
+                reason = "not a .py file"
+            elif f.stem in LADDER:
+                if exercises is None or f.stem in exercises:
+                    continue
+                reason = "an exercise not being graded (--exercises)"
+            else:
+                close = [e for e in LADDER if e.lower() == f.stem.lower()] or difflib.get_close_matches(
+                    f.stem.lower(), LADDER, n=1, cutoff=0.7)
+                reason = (f"not an exercise id: rename it {close[0]}.py to grade it" if close
+                          else "not an exercise id")
+            found.append((f, reason))
+    return found
+
+
 def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
     """Tasks not yet graded for this exact submission."""
     done = book.graded_hashes()

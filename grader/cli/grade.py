@@ -24,10 +24,24 @@ def grading_backend(requested_workers):
 
 def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, private,
                         task_timeout=None) -> None:
-    """grade_class with a progress bar (count, ETA, the latest verdict)."""
+    """grade_class with a progress bar (count, ETA, the latest verdict) in a terminal; one plain
+    line per finished task when the output goes to a file or a pipe (a log stays readable)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from grader.classroom.grading import grade_class
+
+    if not out.is_terminal:
+        count = [0]
+
+        def line(task, result):
+            count[0] += 1
+            verdict = result.verdict if result else "not submitted"
+            out.print(f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
+                      markup=False, highlight=False, soft_wrap=True)
+
+        grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
+                    on_done=line, private=private, task_timeout=task_timeout)
+        return
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=out, transient=False) as progress:
@@ -43,7 +57,7 @@ def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, priv
 
 def cmd_grade(args) -> int:
     from grader.classroom.gradebook import Gradebook
-    from grader.classroom.grading import discover, pending
+    from grader.classroom.grading import discover, pending, unrecognised
 
     class_dir = Path(args.directory)
     if not class_dir.is_dir():
@@ -56,6 +70,8 @@ def cmd_grade(args) -> int:
     todo = pending(tasks, book)
     backend, workers = grading_backend(args.workers)
     out = console()
+    for path, reason in unrecognised(class_dir, exercises):
+        out.print(f"not graded: {path.relative_to(class_dir)} — {reason}", markup=False, highlight=False)
     out.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
               f"on the {backend} with {workers} worker(s); results in {book.path}")
     grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,

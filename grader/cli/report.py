@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from grader.paths import gradebook_file
@@ -43,6 +44,8 @@ def cmd_report(args) -> int:
 def cmd_progress(args) -> int:
     from grader.learner import progress
 
+    if args.reset:
+        return _reset_progress(args.yes)
     status = progress.ladder_status()
     step = progress.next_step(status)
     if args.picture:
@@ -56,6 +59,31 @@ def cmd_progress(args) -> int:
             "notebook": str(step.notebook) if step.notebook else None}}, indent=2))
         return 0
     _print_progress(status, step, args.picture)
+    return 0
+
+
+def _reset_progress(yes: bool) -> int:
+    from grader.learner import progress
+    from grader.paths import DataDirError
+
+    path = progress.progress_file()
+    if not path.exists():
+        print(f"No progress recorded yet ({path}).")
+        return 0
+    if not yes:
+        if not sys.stdin.isatty():
+            print(f"zerogpu progress --reset would delete {path}: add --yes to confirm.", file=sys.stderr)
+            return 2
+        answer = input(f"Delete every recorded attempt ({path})? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Kept.")
+            return 1
+    try:
+        progress.reset()
+    except DataDirError as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(f"Progress reset: {path} deleted.")
     return 0
 
 
@@ -110,7 +138,14 @@ def register(sub) -> None:
     report.set_defaults(func=cmd_report)
 
     progress = sub.add_parser(
-        "progress", help="your ladder: what passes, best speed tiers, what to do next")
+        "progress", help="your ladder: what passes, best speed tiers, what to do next",
+        description="Your ladder: what passes, best speed tiers, what to do next. Every check is "
+                    "recorded in progress.sqlite in the data folder: $ZEROGPU_HOME when set, else "
+                    "$XDG_DATA_HOME/zerogpu, else ~/.local/share/zerogpu. Set ZEROGPU_HOME (e.g. "
+                    "to a folder inside this clone) to keep a separate progress per clone.")
     progress.add_argument("--json", action="store_true", help="print one JSON object")
+    progress.add_argument("--reset", action="store_true",
+                          help="forget every recorded attempt (asks first; --yes does not)")
+    progress.add_argument("--yes", action="store_true", help="with --reset: do not ask")
     progress.add_argument("--picture", metavar="PNG", help="also save the ladder as a picture")
     progress.set_defaults(func=cmd_progress)

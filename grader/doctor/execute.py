@@ -73,7 +73,8 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(),
     findings = tuple(s.findings.results())
     if error is None:
         error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
-    report = DoctorReport(DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4))
+    report = DoctorReport(DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4),
+                          tuple(s.launches))
     return DoctorOutcome({k: b.copy() for k, b in buffers.items()}, error, seconds, report)
 
 
@@ -128,6 +129,10 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
         message = (f"{_who(where)} {verb} {shown}: a negative index. Numba does not stop you: on a "
                    f"GPU this silently touches {where_to}, which is never what you meant. Test "
                    "`j >= 0` before using j.")
+        hint = ("Guard both ends: a neighbour's index can go below 0 as well as past the end "
+                "(`if 0 <= j < n:` before reading x[j]).")
+        thread, block = (where[0], where[1]) if where else (None, None)
+        return ErrorInfo("out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint)
     else:
         message = f"{_who(where)} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
     thread, block = (where[0], where[1]) if where else (None, None)
@@ -148,4 +153,4 @@ def _as_error(finding, findings) -> ErrorInfo | None:
     more = sum(1 for f in findings if f.severity == SEVERITY_ERROR) - 1
     extra = f" ({more} more problem{'s' if more > 1 else ''}: `zerogpu doctor` lists them all.)" if more > 0 else ""
     return ErrorInfo(VERDICT[finding.kind], finding.message + extra, "", finding.line, finding.source,
-                     finding.thread, finding.block)
+                     finding.thread, finding.block, finding.fix)

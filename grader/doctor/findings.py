@@ -46,6 +46,8 @@ class Finding:
     index: tuple | None = None
     count: int = 1
     """How many times it happened (accesses or barrier crossings), at most COUNT_CAP."""
+    fix: str = ""
+    """What to change, in one or two sentences: the check's hint when this finding comes first."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -165,12 +167,16 @@ class Findings:
         lines = f"line {them_site.line}" + ("" if them_site.line == me_site.line else f" and line {me_site.line}")
         if both_update:
             kind_out = "missing_atomic"
+            fix = (f"Make the update atomic: cuda.atomic.add({view.name}, index, value) instead of "
+                   f"`{me_site.text}`, whenever several threads may update one element.")
             message = (
                 f"Missing atomic: {them} and {me} both do `{me_site.text}` on {element} ({lines}). "
                 "A read-modify-write that is not atomic loses updates when threads overlap: "
                 f"use cuda.atomic.add({view.name}, index, value) (or sub, max, min).")
         elif cross and kind == "ww":
             kind_out = "overwrite"
+            fix = (f"Blocks must not store into one element: add each block's value with "
+                   f"cuda.atomic.add({view.name}, index, value), or give each block its own elements.")
             message = (
                 f"Blocks overwrite each other: {them} wrote {element} (line {them_site.line}) and "
                 f"{me} wrote a different value there (line {me_site.line}). Blocks run in any "
@@ -178,6 +184,8 @@ class Findings:
                 f"combine the blocks' values with cuda.atomic.add({view.name}, ...).")
         elif cross:
             kind_out = "race"
+            fix = _CROSS_FIX[kind].format(a=view.name)
+            fix = fix[0].upper() + fix[1:]
             message = (
                 f"Race between blocks on global array `{view.name}`: {them} {them_did} "
                 f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) during the "
@@ -186,6 +194,7 @@ class Findings:
             if "atomic" in (me_site.kind, them_site.kind):
                 message += (" Atomics only protect against other atomics: every access to a "
                             "total that several blocks update must be atomic.")
+                fix = "Make every access to a total that several blocks update atomic."
         else:
             kind_out = "race"
             fix = {
@@ -209,7 +218,8 @@ class Findings:
             severity = SEVERITY_WARNING
         return Finding(kind_out, severity, message, launch.kernel, me_site.filename, me_site.line,
                        me_site.statement, them_site.line, self.launch.thread(me_lin), me_block,
-                       self.launch.thread(them_lin), them_block, view.name, _as_tuple(index))
+                       self.launch.thread(them_lin), them_block, view.name, _as_tuple(index),
+                       fix=fix)
 
     def _me_stamp(self):
         from grader.doctor.memory import CTX
@@ -231,7 +241,9 @@ class Findings:
             "(e.g. zero it), with a cuda.syncthreads() in between.")
         return Finding("uninitialised_shared", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
                        s.line, s.statement, None, self.launch.thread(CTX.lin), block, None, None,
-                       view.name, _as_tuple(index))
+                       view.name, _as_tuple(index), fix=(
+                           f"Write every element of `{view.name}` before any thread reads it (e.g. "
+                           "zero it), then cuda.syncthreads(): shared memory does not start at 0."))
 
     def _unset_local(self, view, s, index, what, block, lin):
         message = (
@@ -242,7 +254,9 @@ class Findings:
             f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start.")
         return Finding("uninitialised_local", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
                        s.line, s.statement, None, self.launch.thread(lin), block, None, None,
-                       view.name, _as_tuple(index))
+                       view.name, _as_tuple(index), fix=(
+                           f"Set every element of the local array `{view.name}` before reading it, "
+                           f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."))
 
     def _divergence(self, at, finished, sites_hit):
         block = self.current_block[: self.launch.rank]
@@ -266,7 +280,10 @@ class Findings:
             "only some threads take (guard the work, not the barrier).")
         return Finding("divergent_barrier", SEVERITY_ERROR, message, self.launch.kernel, main.filename,
                        main.line, main.statement, other_line, self.launch.thread(waiter), block,
-                       self.launch.thread(straggler), block)
+                       self.launch.thread(straggler), block, fix=(
+                           "Guard the work, not the barrier: every thread of the block must reach "
+                           f"the cuda.syncthreads() on line {main.line} (no early `return`, no "
+                           "barrier inside an `if` that only some threads take)."))
 
 
 _CROSS_FIX = {

@@ -42,6 +42,9 @@ class Session:
         self.kernels: list[str] = []
         self.where: tuple | None = None
         """(thread, block) of the thread running when a launch stopped with an exception."""
+        self.launches: list[tuple] = []
+        """(grid, block) of every launch, in order: to tell a grid too small from an index
+        that ignores the block (grader.steps.diagnose)."""
 
 
 _SESSION: list[Session] = []
@@ -109,7 +112,11 @@ class DoctorKernel:
                 f"kernel[{config[0]!r}, {config[1]!r}] launches {threads:,} threads; the kernel "
                 f"doctor runs each one on the CPU and stops past {MAX_THREADS_PER_LAUNCH:,}. "
                 "Launch about as many threads as there are elements (blocks = ceil(n / threads)).")
-        return lambda *args: run_launch(self, grid, block, args)
+        def launch(*args):
+            current_session().launches.append((grid, block))
+            return run_launch(self, grid, block, args)
+
+        return launch
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         return self[max(int(ntasks), 1), 1]

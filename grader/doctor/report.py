@@ -119,6 +119,8 @@ class DoctorReport:
     findings: tuple = ()
     kernels: tuple = ()
     seconds: float = 0.0
+    launches: tuple = ()
+    """(grid, block) of each launch of one run, as 3-tuples; empty in a merged report."""
 
     @property
     def errors(self) -> tuple:
@@ -153,7 +155,9 @@ class DoctorReport:
             KernelReport(k["kernel"], tuple(SiteReport(**{key: s[key] for key in SiteReport.__dataclass_fields__})
                                             for s in k["sites"]))
             for k in data.get("kernels", ()))
-        return cls(data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0))
+        launches = tuple((tuple(g), tuple(b)) for g, b in data.get("launches", ()))
+        return cls(data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0),
+                   launches)
 
     def __str__(self) -> str:
         return report_text(self)

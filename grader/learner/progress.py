@@ -83,6 +83,23 @@ def record(result: CheckResult) -> str | None:
     return None
 
 
+def progress_file() -> Path:
+    """Where the attempts are kept."""
+    return data_dir() / "progress.sqlite"
+
+
+def reset() -> Path | None:
+    """Forget every attempt: remove the progress file. Its path, or None when there was none."""
+    path = progress_file()
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise cannot_write(path, err) from None
+    return path
+
+
 def _attempts() -> list[tuple]:
     """(exercise, verdict, tier, tier_points) of every attempt, oldest first."""
     try:

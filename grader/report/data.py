@@ -19,10 +19,12 @@ from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
 from grader.result import VERDICTS
 from grader.authoring.spec import DEFAULT_TIERS
 
+NOT_ATTEMPTED = "not_attempted"
+"""A hand-in byte-identical to the starter (exercises/<id>.py): nothing tried, nothing wrong."""
 VERDICT_ORDER = ("passed", "too_slow",
-                 *(v for v in VERDICTS if v not in ("passed", "too_slow")), NOT_SUBMITTED)
-"""Column and stacking order: success, nearly, the failures, nothing handed in."""
-FAILURES = tuple(v for v in VERDICT_ORDER if v not in ("passed", NOT_SUBMITTED))
+                 *(v for v in VERDICTS if v not in ("passed", "too_slow")), NOT_ATTEMPTED, NOT_SUBMITTED)
+"""Column and stacking order: success, nearly, the failures, the starter untouched, nothing handed in."""
+FAILURES = tuple(v for v in VERDICT_ORDER if v not in ("passed", NOT_ATTEMPTED, NOT_SUBMITTED))
 NO_GPU = "Speed was not graded: no GPU on the grading host."
 STUDENTS_CSV, EXERCISES_CSV, REPORT_HTML = "students.csv", "exercises.csv", "report.html"
 
@@ -55,7 +57,12 @@ class ExerciseStats:
 
     @property
     def submitted(self) -> int:
-        return self.students - self.verdicts.get(NOT_SUBMITTED, 0)
+        """Hand-ins with an attempt in them (the untouched starter does not count)."""
+        return self.students - self.verdicts.get(NOT_SUBMITTED, 0) - self.verdicts.get(NOT_ATTEMPTED, 0)
+
+    @property
+    def not_attempted(self) -> int:
+        return self.verdicts.get(NOT_ATTEMPTED, 0)
 
     @property
     def passed(self) -> int:
@@ -96,7 +103,7 @@ class StudentStats:
 
     @property
     def submitted(self) -> int:
-        return sum(v != NOT_SUBMITTED for v in self.verdicts.values())
+        return sum(v not in (NOT_SUBMITTED, NOT_ATTEMPTED) for v in self.verdicts.values())
 
     @property
     def passed(self) -> int:
@@ -167,8 +174,14 @@ class ClassReport:
 
     @property
     def stuck(self) -> Counter:
-        """Exercise -> students (who handed something in) stuck on it."""
-        return Counter(s.stuck_on for s in self.active if s.stuck_on)
+        """Exercise -> students (who handed something in) stuck on it: their first exercise
+        not passed, when they tried it and it failed."""
+        return Counter(s.stuck_on for s in self.active if s.stuck_on and s.verdicts[s.stuck_on] in FAILURES)
+
+    @property
+    def not_attempted(self) -> Counter:
+        """Exercise -> students who handed in its starter untouched."""
+        return Counter({e.id: e.not_attempted for e in self.exercises if e.not_attempted})
 
 
 def load_rows(db: Path) -> list[dict]:
@@ -202,12 +215,16 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
                        "required": None, "tiers": Counter(), "rejected": 0} for e in exercise_ids}
     by_student: dict = {}
     backends, devices, times = Counter(), set(), []
+    starters = _starter_hashes(exercise_ids)
     for row in rows:
         acc, verdict = by_exercise[row["exercise"]], row["verdict"]
+        if verdict != NOT_SUBMITTED and row.get("submission_sha256") and (
+                row["submission_sha256"] == starters.get(row["exercise"])):
+            verdict = NOT_ATTEMPTED
         acc["verdicts"][verdict] += 1
         by_student.setdefault(row["student"], {})[row["exercise"]] = (verdict, row["score"])
         times.append(row["graded_at"])
-        if verdict == NOT_SUBMITTED:
+        if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
             continue
         backends[row["backend"] or "unknown"] += 1
         acc["scores"].append(row["score"])
@@ -223,6 +240,20 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
                      for name in sorted(by_student))
     return ClassReport(source, exercises, students, dict(backends), tuple(sorted(devices)),
                        (min(times), max(times)) if times else None)
+
+
+def _starter_hashes(exercise_ids) -> dict:
+    """Exercise id -> sha256 of its starter file, for those that have one."""
+    import hashlib
+
+    from grader.exercises import ROOT
+
+    out = {}
+    for e in exercise_ids:
+        starter = ROOT / "exercises" / f"{e}.py"
+        if starter.is_file():
+            out[e] = hashlib.sha256(starter.read_bytes()).hexdigest()
+    return out
 
 
 def _add_speed(acc: dict, row: dict, devices: set) -> None:

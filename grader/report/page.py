@@ -16,7 +16,7 @@ from grader.report.plots import VERDICT_COLOURS, label
 
 CODES = {"passed": "✓", "too_slow": "sl", "syntax_error": "sx", "exception": "ex",
          "wrong_result": "wr", "out_of_bounds": "ob", "unwritten_output": "uw", "timeout": "to",
-         "race": "rc", "forbidden": "fb", "crashed": "cr", NOT_SUBMITTED: "–"}
+         "race": "rc", "forbidden": "fb", "crashed": "cr", "not_attempted": "na", NOT_SUBMITTED: "–"}
 """Two-letter cell codes of the student grid (the colour says the same)."""
 MAX_NAMES = 40
 """Names listed inline before "and N more"."""
@@ -181,7 +181,10 @@ def _findings(report: ClassReport) -> str:
                      f"in <code>{escape(worst.id)}</code> ({worst.verdicts[verdict]:,}).")
     if report.stuck:
         top = ", ".join(f"<code>{escape(e)}</code> ({n:,})" for e, n in report.stuck.most_common(3))
-        items.append(f"<b>Where students are stuck</b> (first exercise not passed): {top}.")
+        items.append(f"<b>Where students are stuck</b> (first exercise not passed, tried and failed): {top}.")
+    if report.not_attempted:
+        top = ", ".join(f"<code>{escape(e)}</code> ({n:,})" for e, n in report.not_attempted.most_common(3))
+        items.append(f"<b>Handed in the starter unchanged</b> (not attempted, not counted as wrong): {top}.")
     done = sum(1 for s in report.active if s.stuck_on is None)
     if done:
         items.append(f"<b>{done:,} student{'s' if done != 1 else ''}</b> passed every exercise.")

@@ -31,10 +31,12 @@ VERDICT_COLOURS = {
     "race": "#fb8f44",
     "forbidden": "#24292f",
     "crashed": "#953800",
+    "not_attempted": "#afb8c1",
     NOT_SUBMITTED: "#d8dee4",
 }
 """One colour per verdict, shared by the charts and the page's tables."""
-VERDICT_LABELS = {NOT_SUBMITTED: "not submitted", "too_slow": "too slow (correct)"}
+VERDICT_LABELS = {NOT_SUBMITTED: "not submitted", "too_slow": "too slow (correct)",
+                  "not_attempted": "not attempted (starter unchanged)"}
 INK, MUTED, GRID = "#1f2328", "#656d76", "#d0d7de"
 SPEEDUP_TICKS = (0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 7, 10, 20, 30, 50, 100, 200, 500, 1000)
 """Readable ticks on the log-scaled speedup axis (a log axis alone labels only decades)."""

@@ -34,6 +34,8 @@ class ErrorInfo:
     """The learner's source line where it happened."""
     thread: tuple | None = None
     block: tuple | None = None
+    hint: str = ""
+    """The fix for this particular mistake, when it is known (else the verdict's hint)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -162,6 +164,10 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
                         "every index stay within its array's shape?")
         return ErrorInfo("crashed", message, error_type, line, source, thread, block)
 
+    missing = _missing_attribute(exc, text)
+    if missing is not None:
+        message, hint = missing
+        return ErrorInfo("exception", f"{who}: {message}", error_type, line, source, thread, block, hint)
     if isinstance(exc, MemoryError):
         message = (f"{who} ran out of memory — is a launch configuration or an allocation far "
                    "larger than the data?")
@@ -176,3 +182,53 @@ def _looks_like_crash(exc: BaseException) -> bool:
         marker in text
         for marker in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "MISALIGNED_ADDRESS", "illegal memory")
     )
+
+
+_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'|module '([\w.]+)' has no attribute '(\w+)'"
+                           r"|Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'")
+_CUDA_TYPES = {"FakeCUDAModule": "cuda", "FakeCUDAAtomic": "cuda.atomic", "FakeCUDAShared": "cuda.shared",
+               "FakeCUDALocal": "cuda.local", "FakeCUDAConst": "cuda.const", "FakeCuda": "cuda"}
+"""The simulator's and the doctor's stand-ins for numba.cuda and its namespaces, as a learner
+writes them."""
+KERNEL_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "syncthreads",
+                "shared", "local", "const", "atomic", "threadfence", "threadfence_block", "warpsize",
+                "laneid", "jit", "to_device", "device_array", "device_array_like", "synchronize",
+                "shfl_sync", "shfl_down_sync", "shfl_up_sync", "shfl_xor_sync", "all_sync", "any_sync",
+                "ballot_sync", "activemask", "selp", "fma", "cbrt", "popc", "clz", "ffs", "brev")
+"""Names a kernel reaches for in numba.cuda, for suggestions whichever engine ran."""
+
+
+def _public_names(obj) -> list:
+    return [n for n in dir(obj) if not n.startswith("_")] if obj is not None else []
+
+
+def _missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
+    """("cuda has no `threadidx`; did you mean `threadIdx`?", hint) for a misspelt attribute of
+    numba.cuda (or of any object), in the project's words rather than the simulator's class names."""
+    import difflib
+
+    match = _NO_ATTRIBUTE.search(text)
+    if match is None:
+        return None
+    type_name, name = match.group(1), match.group(2)
+    module = match.group(3) or match.group(6)
+    name = name or match.group(4) or match.group(5)
+    owner = _CUDA_TYPES.get(type_name or "")
+    if module in ("numba.cuda", "cuda"):
+        owner = "cuda"
+    candidates = _public_names(getattr(exc, "obj", None))
+    if owner == "cuda":
+        import numba.cuda
+
+        candidates = list(dict.fromkeys([*KERNEL_NAMES, *_public_names(numba.cuda), *candidates]))
+    owner = owner or (module.rsplit(".", 1)[-1] if module else f"a {type_name}")
+    same = [c for c in candidates if c.lower() == name.lower()]
+    close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    guess = f"; did you mean `{close[0]}`?" if close else "."
+    message = f"{owner} has no `{name}`{guess}"
+    hint = (f"Names are case-sensitive: write `{owner}.{close[0]}`." if same else
+            f"Write `{owner}.{close[0]}`." if close else
+            f"Check the spelling of `{owner}.{name}` against the lesson's examples.")
+    if owner.startswith("cuda"):
+        hint += " The ones kernels use most: cuda.threadIdx, cuda.blockIdx, cuda.blockDim, cuda.grid(1), cuda.syncthreads()."
+    return message, hint

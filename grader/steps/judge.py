@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.steps import diagnose
 from grader.sentinels import PAD, canary_value, output_view, poison_value, same_bits
 from grader.steps.execute import Outcome
 from grader.result import CaseResult, Mismatch
@@ -51,19 +52,22 @@ def _compare(array, got: np.ndarray, want: np.ndarray, tol) -> tuple[np.ndarray,
     return never, err, (err > tol) & ~never
 
 
-def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance) -> CaseResult:
-    """The verdict on one case. `tolerance` maps output name -> allowed |error|."""
+def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance,
+               inputs: dict | None = None) -> CaseResult:
+    """The verdict on one case. `tolerance` maps output name -> allowed |error|; `inputs`, when
+    given, are shown in a wrong result's message."""
     dims = dict(case.dims)
     base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
     if outcome.error is not None:
         e = outcome.error
-        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source, **base)
+        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source,
+                          hint=getattr(e, "hint", ""), **base)
     fence_message = check_canaries(spec, outcome, dims)
     if fence_message:
         return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
 
     unwritten = wrong = total = 0
-    mismatches, max_abs, max_rel, first_unwritten = [], 0.0, 0.0, None
+    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ""
     for array in spec.outputs:
         shape = array.shape_for(dims)
         got = output_view(outcome.buffers[array.name], shape)
@@ -71,7 +75,10 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         total += got.size
         never, err, bad = _compare(array, got, want, tolerance[array.name])
         if never.any() and first_unwritten is None:
-            first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]])
+            first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
+                               diagnose.unwritten(array.name, never, getattr(outcome, "report", None)))
+        if bad.any() and not related:
+            related = diagnose.relation(got, want, bad)
         unwritten += int(never.sum())
         wrong += int(bad.sum())
         finite = np.where(never, 0.0, err)
@@ -87,7 +94,10 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
     stats = dict(wrong=wrong, unwritten=unwritten, total=total, max_abs_error=max_abs,
                  max_rel_error=max_rel, mismatches=tuple(mismatches))
     if unwritten:
-        name, where = first_unwritten
+        name, where, diagnosis = first_unwritten
+        if diagnosis:
+            return CaseResult(verdict="unwritten_output", message=diagnosis[0], hint=diagnosis[1],
+                              **base, **stats)
         shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
         message = (
             f"{unwritten} of {total} output elements were never written, first in `{name}` at "
@@ -99,6 +109,7 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         message = (
             f"{wrong} of {total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
             f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
+            f"{related}{diagnose.inputs_text(inputs)}"
         )
         return CaseResult(verdict="wrong_result", message=message, **base, **stats)
     return CaseResult(verdict="passed", **base, **stats)

@@ -1,0 +1,33 @@
+# expect: race
+"""Counts into the shared histogram with `local[v] += 1` instead of an atomic: threads of a
+block that meet the same value at once lose counts."""
+from numba import cuda, int32
+
+BINS = 256
+THREADS_PER_BLOCK = 256  # = BINS: each thread zeroes and merges one bin
+
+
+@cuda.jit
+def histogram_kernel(values, bins):
+    local = cuda.shared.array(BINS, int32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+
+    # 1. an empty histogram for this block
+    local[tid] = 0
+    cuda.syncthreads()
+
+    # 2. count this block's values in shared memory
+    if i < values.size:
+        local[values[i]] += 1
+    cuda.syncthreads()
+
+    # 3. merge into the global histogram
+    count = local[tid]
+    if count > 0:
+        cuda.atomic.add(bins, tid, count)
+
+
+def launch(values, bins):
+    blocks = (values.size + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    histogram_kernel[blocks, THREADS_PER_BLOCK](values, bins)
