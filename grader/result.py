@@ -121,6 +121,8 @@ class CheckResult:
     doctor: object = None
     """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
     executor ran the cases, races and other findings, memory efficiency per kernel."""
+    unsandboxed: bool = False
+    """Graded without the operating system's sandbox (`--unsandboxed`): weaker evidence."""
 
     @property
     def passed(self) -> bool:
