@@ -50,8 +50,12 @@ sys.exit(subprocess.run(sys.argv[2:], env=dict(os.environ), pass_fds=(fd,)).retu
 """
 INSIDE = r"""
 import runpy, sys
+from pathlib import Path
+from grader.containment.guard import Guard, apply_limits
+apply_limits(20, 16 << 30)  # as the graded child: limits first, the guard before the file loads
 import numpy as np
 from numba import cuda
+Guard([], Path(sys.argv[2])).install()
 module = runpy.run_path(sys.argv[1])
 a, b, c = (cuda.to_device(np.ones(64, np.float32)) for _ in range(3))
 module["launch"](a, b, c)
@@ -73,8 +77,9 @@ def _marked(token: str) -> list:
 @pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
 @pytest.mark.parametrize("exercise_id, path, expected", list(corpus()))
 def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_path):
-    """The second wall alone: the cheat's file runs in the graded child's bwrap command with no
-    policy and no guard, started by a process whose start environment holds the secret."""
+    """The policy bypassed: the cheat's file runs in the graded child's bwrap command with the
+    child's limits and an audit hook that denies no folder (the sandbox must hide them), started
+    by a process whose start environment holds the secret."""
     task = tmp_path / "task"
     (task / "work").mkdir(parents=True)
     (task / "inside.py").write_text(INSIDE)
@@ -82,7 +87,7 @@ def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_
     env["ZEROGPU_CHEAT_MARK"] = token = f"cheat-{os.getpid()}-{path.stem}"
     fd = sandbox.seccomp_fd()
     try:
-        inner = sandbox.command([sys.executable, str(task / "inside.py"), str(path)], task, env, fd=fd,
+        inner = sandbox.command([sys.executable, str(task / "inside.py"), str(path), str(task)], task, env, fd=fd,
                                 **contained(exercise_id, path))
         proc = subprocess.Popen([sys.executable, "-c", RUN_CHEAT, str(fd), *inner], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, pass_fds=(fd,), start_new_session=True,
