@@ -17,7 +17,8 @@ def _dims(dims: dict) -> str:
 def _backend_line(r: CheckResult) -> str:
     where = "a GPU" if r.backend == "gpu" else where_it_ran(r.doctor)
     seed = f"seed {r.seed}" if r.seed is not None else "secret seed"
-    return f"ran on {where}; {seed}; {r.seconds:.1f} s"
+    unsandboxed = "; UNSANDBOXED (graded without bubblewrap)" if r.unsandboxed else ""
+    return f"ran on {where}; {seed}; {r.seconds:.1f} s{unsandboxed}"
 
 
 def _speed_line(r: CheckResult) -> str:

@@ -127,6 +127,8 @@ class CheckResult:
     warnings: tuple = ()
     """What a passed check still costs on a GPU, one short line each ("11% coalesced: slow on
     a GPU"); the headline names the first."""
+    unsandboxed: bool = False
+    """Graded without the operating system's sandbox (`--unsandboxed`): weaker evidence."""
 
     @property
     def passed(self) -> bool:

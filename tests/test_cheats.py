@@ -1,11 +1,20 @@
 """Graded mode against hostile and broken submissions: every one in tests/cheats/ must get
 its expected verdict, never `passed`, and never crash the grader."""
+import os
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from grader.checking.capture import CappedOutput
+from grader.checking.isolate import contained
 from grader.checking.pipeline import check_file
+from grader.containment import sandbox
+from grader.containment.guard import scrubbed_env
+from grader.paths import ROOT
 
 CHEATS = Path(__file__).parent / "cheats"
 
@@ -29,3 +38,80 @@ def test_cheat_gets_its_verdict(exercise_id, path, expected, monkeypatch, tmp_pa
     assert result.verdict == expected, result.message
     assert not result.passed and result.score < result.max_score
     assert result.seed is None, "graded results must not reveal the seed"
+    assert "test-secret" not in result.to_json() and not result.unsandboxed
+
+
+ESCAPED = "zerogpu-escaped"
+RUN_CHEAT = r"""
+import os, runpy, subprocess, sys
+os.environ.pop("ZEROGPU_SECRET")  # as the grader does: read, then gone from os.environ
+fd = int(sys.argv[1])
+sys.exit(subprocess.run(sys.argv[2:], env=dict(os.environ), pass_fds=(fd,)).returncode)
+"""
+INSIDE = r"""
+import runpy, sys
+from pathlib import Path
+from grader.containment.guard import Guard, apply_limits
+apply_limits(20, 16 << 30)  # as the graded child: limits first, the guard before the file loads
+import numpy as np
+from numba import cuda
+Guard([], Path(sys.argv[2])).install()
+module = runpy.run_path(sys.argv[1])
+a, b, c = (cuda.to_device(np.ones(64, np.float32)) for _ in range(3))
+module["launch"](a, b, c)
+"""
+
+
+def _marked(token: str) -> list:
+    """Processes whose environment holds `token` (a child inherits it, daemon or not)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if token.encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+@pytest.mark.parametrize("exercise_id, path, expected", list(corpus()))
+def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_path):
+    """The policy bypassed: the cheat's file runs in the graded child's bwrap command with the
+    child's limits and an audit hook that denies no folder (the sandbox must hide them), started
+    by a process whose start environment holds the secret."""
+    task = tmp_path / "task"
+    (task / "work").mkdir(parents=True)
+    (task / "inside.py").write_text(INSIDE)
+    env = scrubbed_env(task / "work", ROOT, "simulator")
+    env["ZEROGPU_CHEAT_MARK"] = token = f"cheat-{os.getpid()}-{path.stem}"
+    fd = sandbox.seccomp_fd()
+    try:
+        inner = sandbox.command([sys.executable, str(task / "inside.py"), str(path), str(task)], task, env, fd=fd,
+                                **contained(exercise_id, path))
+        proc = subprocess.Popen([sys.executable, "-c", RUN_CHEAT, str(fd), *inner], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, pass_fds=(fd,), start_new_session=True,
+                                env={**env, "ZEROGPU_SECRET": "test-secret"})
+    finally:
+        os.close(fd)
+    output = CappedOutput(proc.stdout)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+    output.wait(5)
+    assert "bwrap:" not in output.text()[:2000], output.text()[:2000]  # the cheat did run inside
+    assert "test-secret" not in output.text()
+    assert output.total < (2 << 30)
+    for place in (ROOT, Path.cwd(), Path("/tmp"), Path("/var/tmp"), Path.home()):
+        assert not (place / ESCAPED).exists(), place
+    time.sleep(0.2)
+    assert not _marked(token), "a process of the sandbox outlived it"
+
+
+def test_grader_still_usable_after_the_corpus(monkeypatch):
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    result = check_file("vector_add", ROOT / "solutions" / "vector_add.py", graded=True, case_timeout=30)
+    assert result.passed, result.message
+    assert "test-secret" not in result.to_json()

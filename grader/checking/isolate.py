@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +25,9 @@ from grader.steps.load import SubmissionError
 from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
+from grader.containment import sandbox
+from grader.checking.capture import CappedOutput
+from grader.paths import data_dir
 
 
 STARTUP_SECONDS = 30.0
@@ -228,20 +232,41 @@ def _refill_spare(key) -> None:
 atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
 
 
-def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False):
+def contained(exercise_id: str, submission: Path, private=()) -> dict:
+    """What the sandbox hides (the course's private folders, the data dir with the secret,
+    the home directory) and the only files it shows again inside them: the submission and the
+    exercise's spec, kernels/<id>.py (with any exercise it reuses: `reference("other")`)."""
+    shown, todo = [], [exercise_id]
+    while todo:
+        path = ROOT / "kernels" / f"{todo.pop()}.py"
+        if path.is_file() and path not in shown:
+            shown.append(path)
+            todo += re.findall(r"""reference\(["'](\w+)["']\)""", path.read_text())
+    hidden = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), *private]
+    return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in shown] + [str(submission)]}
+
+
+def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False,
+           contain: dict | None = None):
     """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
-    Popen forks and execs without running Python code in between, whatever other threads hold."""
+    Popen forks and execs without running Python code in between, whatever other threads hold.
+    With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py)."""
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", str(os.getpid())]
-    log = open(task_dir / "child.log", "ab")
+    fds = ()
+    if contain is not None:
+        fds = (sandbox.seccomp_fd(),)
+        command = sandbox.command(command, task_dir, env, fd=fds[0], **contain)
     try:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=work, env=env)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=work, env=env, pass_fds=fds)
     finally:
-        log.close()
+        for fd in fds:
+            os.close(fd)
+    proc.output = CappedOutput(proc.stdout)
     if not spare:
         track(proc)
     return proc
@@ -249,11 +274,13 @@ def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare:
 
 def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
                  case_timeout: float, env: dict | None = None, time_seed: int | None = None,
-                 private=(), device: int | None = None, time_check=(0, 0)) -> ChildRun:
-    """Raises SubmissionError when the file cannot be loaded at all."""
+                 private=(), device: int | None = None, time_check=(0, 0), sandboxed: bool = False) -> ChildRun:
+    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap
+    (never from a spare: a spare's mounts are made before its submission is known)."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
     key = (backend, device)
-    spare = _take_spare(key) if env is None else None
+    contain = contained(exercise_id, Path(submission).resolve(), private) if sandboxed else None
+    spare = _take_spare(key) if env is None and not sandboxed else None
     tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -280,8 +307,8 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
         spawned = time.monotonic()
         if proc is None:
             proc = _spawn(task_dir, work, scrubbed_env(work, ROOT, backend, device) if env is None else env,
-                          cpu, backend)
-        if env is None:
+                          cpu, backend, contain=contain)
+        if env is None and not sandboxed:
             _refill_spare(key)
         run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
         if env is None and backend == "gpu" and _faulted(run):
@@ -321,7 +348,8 @@ def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed,
             err = json.loads((task_dir / "load-error.json").read_text())
             raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
         if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
-            tail = (task_dir / "child.log").read_text(errors="replace")[-2000:]
+            proc.output.wait(1.0)
+            tail = proc.output.text()[-2000:]
             return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
         if time.monotonic() > deadline:
             _kill(proc)

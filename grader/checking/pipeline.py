@@ -242,10 +242,17 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
                case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
-               device: int | None = None, private=()) -> CheckResult:
+               device: int | None = None, private=(), unsandboxed: bool = False) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
-    the grading host's secret into every input; the child only ever sees derived values."""
+    the grading host's secret into every input; the child only ever sees derived values, and
+    runs in bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every
+    result then says)."""
     from grader.checking.isolate import run_in_child
+    from grader.containment import sandbox
+
+    sandboxed = graded and not unsandboxed
+    if sandboxed:
+        sandbox.require()
 
     started = time.perf_counter()
     ex = exercise(exercise_id)
@@ -263,13 +270,15 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     try:
         run = run_in_child(ex.id, path, prepared, case_timeout,
                            time_seed=time_seed if timed else None, private=private, device=device,
-                           time_check=expected[0] if timed else (0, 0))
+                           time_check=expected[0] if timed else (0, 0), sandboxed=sandboxed)
     except SubmissionError as err:
-        return failed_before_running(ex, backend, None if graded else seed, err, started)
+        return replace(failed_before_running(ex, backend, None if graded else seed, err, started),
+                       unsandboxed=graded and not sandboxed)
 
     def rerun(p: PreparedCase):
         twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
-        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device)
+        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device,
+                             sandboxed=sandboxed)
         return [again.outcomes.get(t.index) for t in twins]
 
     finished = [p for p in prepared if p.index in run.outcomes]
@@ -286,6 +295,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
                                       "not run: an earlier case stopped the run"))
     result = summarise(ex, backend, seed, results, started, secret=graded,
                        doctor=result_report(run.outcomes.values()))
+    result = replace(result, unsandboxed=graded and not sandboxed)
     if result.passed and run.samples is not None:
         check_at, future = expected
         clock = time.perf_counter()

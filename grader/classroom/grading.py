@@ -90,14 +90,14 @@ def default_workers(backend: str) -> int:
     return max(os.cpu_count() or 1, 1)
 
 
-def grade_task(task: Task, device, *, case_timeout: float, private):
+def grade_task(task: Task, device, *, case_timeout: float, private, unsandboxed: bool = False):
     """One task in graded mode: a CheckResult, or None for a missing file."""
     from grader.checking.pipeline import check_file
 
     if task.path is None:
         return None
     return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
-                      device=device, private=private)
+                      device=device, private=private, unsandboxed=unsandboxed)
 
 
 def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
@@ -124,7 +124,8 @@ class _Running:
 
 
 def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
-                backend: str, on_done=None, private=(), task_timeout: float | None = None) -> int:
+                backend: str, on_done=None, private=(), task_timeout: float | None = None,
+                unsandboxed: bool = False) -> int:
     """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
     folders no submission may read (the class folder: other students' work, the gradebook).
     `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
@@ -134,7 +135,7 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
     load_secret()  # made here once, before any worker could race to create it
     slots = list(range(workers)) if backend == "gpu" else [None] * workers
     todo, running, results, graded = deque(tasks), {}, queue.Queue(), 0
-    options = {"case_timeout": case_timeout, "private": private}
+    options = {"case_timeout": case_timeout, "private": private, "unsandboxed": unsandboxed}
 
     def finish(task: Task, result) -> None:
         nonlocal graded

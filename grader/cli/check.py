@@ -8,14 +8,18 @@ from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
 
 def cmd_check(args) -> int:
     from grader.checking.pipeline import check_file
+    from grader.containment.sandbox import SandboxUnavailable
     from grader.learner import progress
     from grader.render import result_rich
 
     path = Path(args.file)
     if not path.is_file():
         return error(f"no such file: {path}")
-    result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
-                        graded=args.graded)
+    try:
+        result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
+                            graded=args.graded, unsandboxed=args.unsandboxed)
+    except SandboxUnavailable as err:
+        return error(str(err))
     not_recorded = progress.record(result)
     if args.json:
         print(result.to_json())
@@ -34,6 +38,8 @@ def register(sub) -> None:
     check.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     check.add_argument("--graded", action="store_true",
                        help="graded mode: mix the grading host's secret into every input")
+    check.add_argument("--unsandboxed", action="store_true",
+                       help="graded mode without bubblewrap (the result says so); see docs/SECURITY.md")
     check.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per case before the run is stopped (default 60)")
     check.set_defaults(func=cmd_check)

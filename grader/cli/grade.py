@@ -23,7 +23,7 @@ def grading_backend(requested_workers):
 
 
 def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, private,
-                        task_timeout=None) -> None:
+                        task_timeout=None, unsandboxed=False) -> None:
     """grade_class with a progress bar (count, ETA, the latest verdict) in a terminal; one plain
     line per finished task when the output goes to a file or a pipe (a log stays readable)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -40,7 +40,7 @@ def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, priv
                       markup=False, highlight=False, soft_wrap=True)
 
         grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
-                    on_done=line, private=private, task_timeout=task_timeout)
+                    on_done=line, private=private, task_timeout=task_timeout, unsandboxed=unsandboxed)
         return
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -52,10 +52,15 @@ def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, priv
             progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
 
         grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
-                    on_done=done, private=private, task_timeout=task_timeout)
+                    on_done=done, private=private, task_timeout=task_timeout,
+                    unsandboxed=unsandboxed)
 
 
 def cmd_grade(args) -> int:
+    from grader.containment.sandbox import unavailable
+
+    if not args.unsandboxed and unavailable():  # refused before anything is read or started
+        return error(unavailable())
     from grader.classroom.gradebook import Gradebook
     from grader.classroom.grading import discover, pending, unrecognised
 
@@ -76,7 +81,7 @@ def cmd_grade(args) -> int:
               f"on the {backend} with {workers} worker(s); results in {book.path}")
     grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
                         private=[class_dir.resolve(), book.path.parent.resolve()],
-                        task_timeout=args.task_timeout)
+                        task_timeout=args.task_timeout, unsandboxed=args.unsandboxed)
     out.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 
@@ -110,7 +115,8 @@ def _cmd_grade_course(args) -> int:
     out.print(f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
                   f"{len(todo)} to grade on the {backend} with {workers} worker(s); results in {book.path}")
     grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
-                        private=[course.root], task_timeout=args.task_timeout)
+                        private=[course.root], task_timeout=args.task_timeout,
+                        unsandboxed=args.unsandboxed)
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)
@@ -127,6 +133,8 @@ def register(sub) -> None:
     grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
     grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    grade.add_argument("--unsandboxed", action="store_true",
+                       help="grade without bubblewrap (every result says so); see docs/SECURITY.md")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     grade.add_argument("--task-timeout", type=float,
                        help="seconds one submission may take in all before the grader ends it as "

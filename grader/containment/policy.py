@@ -62,6 +62,15 @@ CUDA_FORBIDDEN = {
     "pinned_array": "shares host memory with the device",
     "managed_array": "shares host memory with the device",
 }
+NUMBA_PUBLIC_MODULES = ("numba", "numba.cuda", "numba.cuda.random", "numba.cuda.libdevice", "numba.types")
+"""numba's modules a kernel file may import; the rest re-export os, sys, ctypes and numpy
+(`from numba.core.utils import os`), which would walk around every other rule."""
+NUMBA_INTERNALS = {"core", "np", "misc", "typed", "experimental", "parfors", "pycc", "stencils", "testing",
+                   "tests", "cpython", "extending", "scripts", "typeinfer", "simulator", "cudadrv", "cudaimpl",
+                   "cudamath", "compiler", "dispatcher", "kernels", "memory_management", "utils", "serialize",
+                   "config", "ctypes_utils", "numpy_support", "_helperlib", "runtime", "targets"}
+"""Attributes of numba and numba.cuda that lead into numba's machinery rather than its kernel API."""
+
 FORBIDDEN_METHODS = {
     "copy_to_host": "copies device data to the host, where the answer could be computed",
     "tofile": "writes files",
@@ -95,6 +104,8 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
         hit = next((part for part in dotted.split(".") if part in CUDA_FORBIDDEN), None)
         if hit and dotted.startswith("numba"):
             self.flag(node, "cuda", f"`{dotted}` {CUDA_FORBIDDEN[hit]}")
+        elif (dotted == "numba" or dotted.startswith("numba.")) and dotted not in NUMBA_PUBLIC_MODULES:
+            self.flag(node, "numba", f"`{dotted}` is numba's machinery, not its kernel API (use `from numba import cuda`)")
 
     def _library(self, node, dotted: str) -> bool:
         key = refused_call(dotted, self.cuda_names | {"cuda"}, self.allowed_calls)
@@ -154,6 +165,8 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
                 self.flag(node, "numpy", f"`{module}` would do the work outside your kernel")
             elif module == "numpy" and alias.name not in NUMPY_ALLOWED:
                 self.flag(node, "numpy", f"`numpy.{alias.name}` would do the work outside your kernel")
+            if module in ("numba.cuda", "numba") and alias.name in NUMBA_INTERNALS:
+                self.flag(node, "numba", f"`{module}.{alias.name}` is numba's machinery, not its kernel API")
             if module in ("numba.cuda", "numba") and alias.name in CUDA_FORBIDDEN:
                 self.flag(node, "cuda", f"`{alias.name}` {CUDA_FORBIDDEN[alias.name]}")
         self.generic_visit(node)
@@ -178,6 +191,8 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
                 self.flag(node, "numpy", f"`{base.id}.{node.attr}` would do the work outside your kernel")
         if node.attr in CUDA_FORBIDDEN and _dotted(base).split(".")[-1] in self.cuda_names | {"cuda"}:
             self.flag(node, "cuda", f"`{_dotted(base)}.{node.attr}` {CUDA_FORBIDDEN[node.attr]}")
+        if node.attr in NUMBA_INTERNALS and _dotted(base).split(".")[0] in {"numba"} | self.cuda_names | {"cuda"}:
+            self.flag(node, "numba", f"`{_dotted(base)}.{node.attr}` is numba's machinery, not its kernel API")
         if node.attr in FORBIDDEN_METHODS:
             self.flag(node, "host", f"`.{node.attr}()` {FORBIDDEN_METHODS[node.attr]}")
         self.generic_visit(node)
@@ -190,6 +205,9 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
     def visit_Global(self, node):
         self.flag(node, "state", "`global` keeps state between calls; each launch must compute afresh")
         self.generic_visit(node)
+
+
+TOO_DEEP = "an expression nested too deeply for the grader to read; split it into steps"
 
 
 def _dotted(node) -> str:
@@ -205,9 +223,12 @@ def _dotted(node) -> str:
 def violations(source: str, allowed_imports=DEFAULT_IMPORTS, allowed_library_calls=()) -> list[Violation]:
     """Every rule the source breaks (it must already parse)."""
     checker = _Checker(allowed_imports, allowed_library_calls)
-    tree = ast.parse(source)
-    checker.enter_scope(tree)
-    checker.visit(tree)
+    try:
+        tree = ast.parse(source)
+        checker.enter_scope(tree)
+        checker.visit(tree)
+    except (RecursionError, MemoryError):  # the walk recurses: a deep enough expression ends it
+        return [Violation(1, "nesting", TOO_DEEP)]
     return sorted(checker.violations, key=lambda v: v.line)
 
 
@@ -227,7 +248,11 @@ def shape_problems(source: str) -> list[Violation]:
     The simulator accepts any shape; Numba on a GPU needs a compile-time constant: an integer
     literal, a global constant, or a tuple of those — not arithmetic like `TILE + 1`."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    try:
+        tree = ast.parse(source)
+    except (RecursionError, MemoryError):
+        return [Violation(1, "nesting", TOO_DEEP)]
+    for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         name = _dotted(node.func)

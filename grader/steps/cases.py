@@ -32,11 +32,17 @@ def secret_file() -> Path:
     return Path(os.environ.get("ZEROGPU_SECRET_FILE") or data_dir() / "grading-secret")
 
 
+_SECRET_FROM_ENV = None
+
+
 def load_secret() -> int:
     """The grading host's secret, mixed into every graded input. From $ZEROGPU_SECRET, else
     the secret file (created on first use, readable by its owner only; safe when many graders
     start together: all of them read the one file that won). Never in a notebook."""
-    text = os.environ.get("ZEROGPU_SECRET")
+    global _SECRET_FROM_ENV
+    # taken out of the environment at once: no process this one starts may inherit it
+    text = os.environ.pop("ZEROGPU_SECRET", None) or _SECRET_FROM_ENV
+    _SECRET_FROM_ENV = text
     if not text:
         text = create_once(secret_file(), lambda: f"{secrets.randbits(64)}\n").strip()
         if not text:

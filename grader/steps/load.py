@@ -5,7 +5,7 @@ import inspect
 import linecache
 
 from grader.steps.explain import explain_exception
-from grader.containment.policy import shape_problems, violations
+from grader.containment.policy import TOO_DEEP, shape_problems, violations
 from grader.authoring.spec import Spec
 
 
@@ -37,6 +37,8 @@ def load_namespace(source: str, filename: str, allowed_imports=None, allowed_lib
         text = (exc.text or "").rstrip()
         message = f"Python cannot read line {exc.lineno}: {exc.msg}."
         raise SubmissionError("syntax_error", message, exc.lineno, text.strip()) from None
+    except (RecursionError, MemoryError):  # the compiler recurses too: refused, never a crash
+        raise SubmissionError("forbidden", f"Not allowed: {TOO_DEEP}.", 1, "") from None
     if allowed_imports is not None:
         enforce_policy(source, allowed_imports, allowed_library_calls)
     problems = shape_problems(source)

@@ -1,0 +1,129 @@
+"""The operating system's wall (grader/containment/sandbox.py), tested for real: a probe
+script, not held back by the static policy or the guard, runs inside the very bwrap command a
+graded child gets and reports what it could reach."""
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.checking.isolate import contained
+from grader.containment import sandbox
+from grader.containment.guard import scrubbed_env
+from grader.paths import ROOT
+
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+
+PROBE = r'''
+import ctypes, errno, json, os, socket, subprocess, sys, time
+out = {}
+pids = [p for p in os.listdir("/proc") if p.isdigit()]
+out["pids"] = pids
+environs = b""
+for p in pids:
+    try:
+        environs += open(f"/proc/{p}/environ", "rb").read()
+    except OSError:
+        pass
+out["environs"] = environs.decode(errors="replace")
+out["env"] = dict(os.environ)
+def tries(f):
+    try:
+        f()
+        return "ok"
+    except Exception as e:
+        return type(e).__name__
+out["solution"] = tries(lambda: open(sys.argv[1]).read())
+def read_secret():
+    out["secret_text"] = open(sys.argv[2]).read()
+out["secret_file"] = tries(read_secret)
+out["connect"] = tries(lambda: socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=2))
+out["write_root"] = tries(lambda: open(sys.argv[4], "w").write("x"))
+out["write_tmp_host"] = tries(lambda: open("/var/tmp/zerogpu-escape", "w").write("x"))
+open(os.path.join(sys.argv[5], "inside"), "w").write("x")
+libc = ctypes.CDLL(None, use_errno=True)
+out["ptrace"] = (libc.ptrace(0, 0, 0, 0), ctypes.get_errno())
+out["unshare"] = (libc.unshare(0x20000), ctypes.get_errno())
+# a daemon in a new session that would outlive the check
+if os.fork() == 0:
+    os.setsid()
+    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", sys.argv[6]])
+print(json.dumps(out))
+'''
+
+
+def _run(tmp_path):
+    task = tmp_path / "task"
+    (task / "work").mkdir(parents=True)
+    probe = task / "probe.py"
+    probe.write_text(PROBE)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    token = f"zerogpu-leftover-{os.getpid()}-{tmp_path.name}"
+    env = scrubbed_env(task / "work", ROOT, "simulator")
+    secret_file = tmp_path / "grading-secret"
+    secret_file.write_text("s3cr3t-file\n")
+    contain = contained("vector_add", ROOT / "solutions" / "vector_add.py", private=[str(secret_file)])
+    contain["shown_files"] = contain["shown_files"][:-1]  # the probe plays the submission, not the solution
+    fd = sandbox.seccomp_fd()
+    try:
+        command = sandbox.command([sys.executable, str(probe), str(ROOT / "solutions" / "vector_add.py"),
+                                   str(secret_file), str(listener.getsockname()[1]), str(ROOT / "escape"),
+                                   str(task), token], task, env, fd=fd, **contain)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, pass_fds=(fd,),
+                              env=env)  # as isolate.py starts it: bwrap's own environment is the child's
+    finally:
+        os.close(fd)
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), token, task
+
+
+def test_the_child_is_walled_in(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROGPU_SECRET", "s3cr3t-env")  # in this process's environment, as a grader's
+    out, token, task = _run(tmp_path)
+    assert len(out["pids"]) <= 3, out["pids"]  # bwrap's init, the probe: no process of the host
+    assert "s3cr3t" not in out["environs"] and "s3cr3t" not in json.dumps(out["env"])
+    assert out["solution"] == "FileNotFoundError"
+    assert out["secret_file"] != "ok" or out["secret_text"] == ""
+    assert out["connect"] in ("ConnectionRefusedError", "OSError", "TimeoutError"), out["connect"]
+    assert out["write_root"] == "OSError" and not (ROOT / "escape").exists()
+    assert out["write_tmp_host"] in ("OSError", "PermissionError")
+    assert not Path("/var/tmp/zerogpu-escape").exists()
+    assert (task / "inside").exists()  # the task folder is the one writable place
+    assert out["ptrace"] == [-1, 1] and out["unshare"] == [-1, 1]  # seccomp: EPERM
+
+
+def test_no_process_outlives_the_sandbox(tmp_path):
+    _, token, _ = _run(tmp_path)
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                left.append(pid)
+        except OSError:
+            pass
+    assert not left
+
+
+def test_the_secret_is_removed_from_the_environment_when_read(monkeypatch):
+    from grader.steps.cases import load_secret
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "s3cr3t-env")
+    first = load_secret()
+    assert "ZEROGPU_SECRET" not in os.environ
+    assert load_secret() == first  # still the same secret for the next check
+
+
+def test_bwrap_missing_gives_one_line(monkeypatch):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.unavailable.cache_clear()
+    try:
+        reason = sandbox.unavailable()
+    finally:
+        sandbox.unavailable.cache_clear()
+    assert "bubblewrap" in reason and "--unsandboxed" in reason and "\n" not in reason
