@@ -6,12 +6,13 @@ from numba import cuda, uint32
 from grader.authoring.ptx import count_bytes, load_pair, shared_address
 
 ROWS, COLUMNS = 256, 32
+TABLE_WORDS = ROWS * COLUMNS  # a shared shape must be a name of a constant on a GPU
 
 
 @cuda.jit
 def _count_into_table(words, table_out):
     """Each of 32 threads counts its uint32 words into its own column of a shared table."""
-    table = cuda.shared.array(ROWS * COLUMNS, uint32)
+    table = cuda.shared.array(TABLE_WORDS, uint32)
     t = cuda.threadIdx.x
     for w in range(t, ROWS * COLUMNS, COLUMNS):
         table[w] = 0

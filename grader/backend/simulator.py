@@ -20,6 +20,9 @@ import numpy as np
 
 _lock = threading.Lock()
 _installed = False
+ON_INSTALL: list = []
+"""More patches to apply with ours (the facade adds grader/compiler's launch hook; this layer
+never imports the compiler, which sits far above it)."""
 
 
 def garbage(shape, dtype) -> np.ndarray:
@@ -69,6 +72,8 @@ def install() -> None:
 
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
+    for patch in ON_INSTALL:
+        patch()
     _installed = True
 
 

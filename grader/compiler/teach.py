@@ -7,7 +7,7 @@ import linecache
 import re
 import textwrap
 
-from grader.steps.explain import ErrorInfo
+from grader.steps.explain import ErrorInfo, missing_attribute
 
 _FILE_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 _DURING_AT = re.compile(r"During: typing of .* at (.*) \((\d+)\)")
@@ -100,7 +100,9 @@ def refusal(py_func, answer: dict) -> ErrorInfo:
     line = _return_line(py_func) if returns else _refused_line(text, py_func)
     source = linecache.getline(filename, line).strip() if line else ""
     where = f" (line {line})" if line and not source else ""
-    message = (f"A GPU would not compile your kernel `{name}`{where}: {_why(name, text, returns)} "
+    misspelt = None if returns else missing_attribute(None, text)  # `cuda.threadidx`: a suggestion
+    why, hint = misspelt if misspelt else (_why(name, text, returns), "")
+    message = (f"A GPU would not compile your kernel `{name}`{where}: {why} "
                "(Checked with Numba's CUDA compiler before running: what a GPU refuses, the "
                "CPU refuses too.)")
-    return ErrorInfo("exception", message, answer.get("error_type", "CompileError"), line, source)
+    return ErrorInfo("exception", message, answer.get("error_type", "CompileError"), line, source, hint=hint)

@@ -164,7 +164,7 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
                         "every index stay within its array's shape?")
         return ErrorInfo("crashed", message, error_type, line, source, thread, block)
 
-    missing = _missing_attribute(exc, text)
+    missing = missing_attribute(exc, text)
     if missing is not None:
         message, hint = missing
         return ErrorInfo("exception", f"{who}: {message}", error_type, line, source, thread, block, hint)
@@ -202,7 +202,7 @@ def _public_names(obj) -> list:
     return [n for n in dir(obj) if not n.startswith("_")] if obj is not None else []
 
 
-def _missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
+def missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
     """("cuda has no `threadidx`; did you mean `threadIdx`?", hint) for a misspelt attribute of
     numba.cuda (or of any object), in the project's words rather than the simulator's class names."""
     import difflib
