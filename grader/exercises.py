@@ -24,6 +24,7 @@ LADDER = (
     "matmul_naive",
     "matmul_tiled",
     "softmax_fused",
+    "warp_reduce",
 )
 
 
