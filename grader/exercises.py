@@ -25,6 +25,7 @@ LADDER = (
     "matmul_tiled",
     "softmax_fused",
     "warp_reduce",
+    "scan",
 )
 
 
