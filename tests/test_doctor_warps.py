@@ -181,3 +181,21 @@ def test_popc_counts_the_bits_of_its_type():
 
     assert FAKE_CUDA.popc(np.int32(-1)) == 32 and FAKE_CUDA.popc(np.int64(-1)) == 64
     assert FAKE_CUDA.popc(int32(5)) == 2
+
+
+@pytest.mark.parametrize("exercise_id", ["warp_reduce", "scan"])
+def test_warp_rungs_run_on_the_doctor(exercise_id):
+    """The warp rungs without a GPU: does the solution pass and the starter fail, in a child
+    like the CLI, with the kernel doctor (not Numba's simulator, which has no shuffles)
+    running every case?"""
+    from grader.check import check_file
+    from grader.doctor.integration import as_report
+    from grader.exercises import exercise
+
+    ex = exercise(exercise_id)
+    solved = check_file(exercise_id, ex.solution_file, seed=13)
+    assert solved.verdict == "passed", solved.message
+    assert as_report(solved.doctor).ran_on_doctor, as_report(solved.doctor).reason
+    starter = check_file(exercise_id, ex.starter_file, seed=13)
+    assert not starter.passed and starter.verdict in ("wrong_result", "unwritten_output")
+    assert as_report(starter.doctor).ran_on_doctor, as_report(starter.doctor).reason

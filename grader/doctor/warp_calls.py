@@ -45,9 +45,26 @@ class WarpCall:
         self.site, self.op, self.mask, self.value, self.arg = site, op, mask, value, arg
 
 
+_PLAIN = frozenset((int, float, np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64))
+"""Types of the values a shuffle moves (bools only as predicates)."""
+_PREDICATES = _PLAIN | {bool, np.bool_}
+_SHUFFLE_SET = frozenset(SHUFFLES)
+_VOTES = frozenset(("all", "any", "eq", "ballot"))
+
+
 def warp_call(site, op, *args, **kwargs) -> WarpCall:
     """`_zg_warp(...)`: the arguments checked as Numba would when it compiles the call (a
-    wrong one raises TypeError in the learner's own line)."""
+    wrong one raises TypeError in the learner's own line). Called once per lane and call:
+    the common form (positional, an int mask, a plain number) takes the short way."""
+    if not kwargs and args and args[0].__class__ is int:
+        if len(args) == 3 and op in _SHUFFLE_SET and args[2].__class__ is int and args[1].__class__ in _PLAIN:
+            return WarpCall(site, op, args[0] & FULL, args[1], args[2])
+        if len(args) == 2 and op in _VOTES and args[1].__class__ in _PREDICATES:
+            return WarpCall(site, op, args[0] & FULL, args[1], None)
+    return _checked_call(site, op, args, kwargs)
+
+
+def _checked_call(site, op, args, kwargs) -> WarpCall:
     names = SIGNATURES[op]
     bound = dict(zip(names, args))
     if len(args) > len(names) or set(kwargs) - set(names) or set(bound) & set(kwargs):

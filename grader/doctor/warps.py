@@ -124,8 +124,10 @@ def _meet(waits, gone, sends, n, s, order, force: bool) -> list:
     released = []
     for (warp, site, mask), lins in groups.items():
         base = warp * WARP
-        named = [base + k for k in range(WARP) if mask is not None and mask >> k & 1 and base + k < n]
-        missing = [m for m in named if not gone[m] and m not in lins]
+        missing = ()
+        if len(lins) < WARP and mask is not None:  # a whole warp present misses nobody
+            missing = [base + k for k in range(min(WARP, n - base))
+                       if mask >> k & 1 and not gone[base + k] and base + k not in lins]
         if missing and not force:
             continue
         if missing:
