@@ -52,7 +52,7 @@ SPEC = Spec(
         Case("one past a warp", {"n": 33}),
         Case("one past a block", {"n": 257}),
         Case("prime length, several blocks", {"n": 1031}),
-        Case("more blocks than a block has threads", {"n": 70001}),
+        Case("more blocks than a block has threads", {"n": 17011}),
     ),
     tolerance=tolerance,
     hints={

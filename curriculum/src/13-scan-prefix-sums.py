@@ -90,9 +90,9 @@ plt.show()
 # %% [markdown]
 # ## From warps to a block
 #
-# A block of 256 threads is 8 warps, each scanned on its own. Lane 31 of each warp then holds
-# its warp's total: it writes it to a shared array of 8; after `cuda.syncthreads()`, warp 0
-# scans those 8 totals (another warp scan, lanes 8–31 with 0) and writes them back; after a
+# A block of 128 threads is 4 warps, each scanned on its own. Lane 31 of each warp then holds
+# its warp's total: it writes it to a shared array of 4; after `cuda.syncthreads()`, warp 0
+# scans those 4 totals (another warp scan, lanes 4–31 with 0) and writes them back; after a
 # second barrier, every warp but the first adds the scanned total of the warp before it.
 # The block's last thread now holds the block's total.
 
@@ -153,7 +153,7 @@ plt.show()
 
 # %% [markdown]
 # **If it says "Not yet":** look at the index of the first wrong element. Inside the first
-# 32: the warp scan. Inside the first 256: the warps' totals. At 256 and beyond: the carry
+# 32: the warp scan. Inside the first 128: the warps' totals. At 128 and beyond: the carry
 # between blocks (is block `b` adding the total of block `b - 1`, and is the last case, with
 # more blocks than a block has threads, scanning its totals with `scan` itself?). *Race* with
 # a message about a mask: a shuffle inside the `if lane >= offset`.

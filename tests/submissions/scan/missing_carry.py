@@ -3,7 +3,7 @@
 before it, so from the second block on every prefix sum starts again from 0."""
 from numba import cuda
 
-THREADS_PER_BLOCK = 256  # a multiple of 32: whole warps
+THREADS_PER_BLOCK = 128  # a multiple of 32: whole warps
 WARPS_PER_BLOCK = THREADS_PER_BLOCK // 32
 FULL_MASK = 0xFFFFFFFF  # all 32 lanes of the warp
 

@@ -3,7 +3,7 @@
 the totals: warp 0 reads slots the other warps have not written yet."""
 from numba import cuda
 
-THREADS_PER_BLOCK = 256  # a multiple of 32: whole warps
+THREADS_PER_BLOCK = 128  # a multiple of 32: whole warps
 WARPS_PER_BLOCK = THREADS_PER_BLOCK // 32
 FULL_MASK = 0xFFFFFFFF  # all 32 lanes of the warp
 

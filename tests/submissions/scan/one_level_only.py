@@ -1,9 +1,9 @@
 # expect: wrong_result
-"""The block totals are scanned in place by one block of 256 threads, not by `scan` itself:
-past 256 blocks (n > 65536) the later totals are never scanned."""
+"""The block totals are scanned in place by one block of 128 threads, not by `scan` itself:
+past 128 blocks the later totals are never scanned, and blocks 130 on add them raw."""
 from numba import cuda
 
-THREADS_PER_BLOCK = 256  # a multiple of 32: whole warps
+THREADS_PER_BLOCK = 128  # a multiple of 32: whole warps
 WARPS_PER_BLOCK = THREADS_PER_BLOCK // 32
 FULL_MASK = 0xFFFFFFFF  # all 32 lanes of the warp
 

@@ -3,7 +3,7 @@
 others wait at it for them (its mask names all 32 lanes)."""
 from numba import cuda
 
-THREADS_PER_BLOCK = 256  # a multiple of 32: whole warps
+THREADS_PER_BLOCK = 128  # a multiple of 32: whole warps
 WARPS_PER_BLOCK = THREADS_PER_BLOCK // 32
 FULL_MASK = 0xFFFFFFFF  # all 32 lanes of the warp
 
