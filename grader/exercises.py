@@ -23,6 +23,8 @@ LADDER = (
     "matmul_naive",
     "matmul_tiled",
     "softmax_fused",
+    "warp_reduce",
+    "scan",
 )
 
 

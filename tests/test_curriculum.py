@@ -87,9 +87,9 @@ def shown_html(cell) -> str:
     raise AssertionError(f"the check cell displayed no HTML result; outputs: {cell.get('outputs')}")
 
 
-def test_there_are_twelve_notebooks():
-    """Are lessons 00 to 11 all there, one notebook each?"""
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(12)]
+def test_there_are_fourteen_notebooks():
+    """Are lessons 00 to 13 all there, one notebook each?"""
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(14)]
 
 
 def test_build_output_equals_committed_notebooks(tmp_path):

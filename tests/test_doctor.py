@@ -98,23 +98,25 @@ def _module(tmp_path, body):
 
 
 def test_what_it_cannot_run_goes_to_the_simulator(tmp_path):
-    """A warp shuffle: Unsupported from the doctor; the fallback says which back end and why."""
+    """A grid-wide sync (cooperative groups): Unsupported from the doctor; the fallback says
+    which back end and why."""
     ns, path = _module(tmp_path, """
         from numba import cuda
 
         @cuda.jit
         def k(x, out):
             i = cuda.grid(1)
-            out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1)
+            out[i] = x[i]
+            cuda.cg.this_grid().sync()
 
         def launch(x, out):
             k[1, 64](x, out)
         """)
     inputs = {"x": np.arange(64, dtype=np.float32)}
-    with pytest.raises(Unsupported, match="shfl_down_sync"):
+    with pytest.raises(Unsupported, match="cuda.cg"):
         execute(_spec(), ns["launch"], inputs, {"n": 64}, (path,))
     outcome = execute_or_simulate(_spec(), ns["launch"], inputs, {"n": 64}, (path,))
-    assert outcome.report.executor == "simulator" and "shfl_down_sync" in outcome.report.reason
+    assert outcome.report.executor == "simulator" and "cuda.cg" in outcome.report.reason
 
 
 def test_barrier_reductions_helpers_and_device_functions(tmp_path):

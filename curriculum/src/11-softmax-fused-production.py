@@ -283,6 +283,7 @@ widgets.progress()
 # 7. Arithmetic intensity and the roofline say which limit to attack.
 # 8. Correct first, then measure.
 #
-# **Where next:** warp-level primitives (`cuda.shfl_down_sync`) for faster reductions,
-# streams to overlap copies with kernels, and libraries (cuBLAS, CuPy, CUTLASS, Triton) for
-# the kernels someone has already tuned.
+# **Next:** [12 · Warp shuffles](12-warp-reduce-shuffles.ipynb): warp-level primitives
+# (`cuda.shfl_down_sync`) for reductions without shared memory. After that: streams to overlap
+# copies with kernels, and libraries (cuBLAS, CuPy, CUTLASS, Triton) for the kernels someone
+# has already tuned.

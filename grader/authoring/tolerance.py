@@ -32,3 +32,13 @@ def summed(length: int, abs_terms: np.ndarray, extra_ops: int = 2) -> np.ndarray
     """Bound for a float32 sum of `length` terms in any order, plus a few more roundings."""
     factor = LAMBDA * math.sqrt(max(length, 1)) + 2.0 * extra_ops
     return factor * U32 * np.asarray(abs_terms, dtype=np.float64) + TINY
+
+
+def scanned(abs_terms: np.ndarray, extra_ops: int = 2) -> np.ndarray:
+    """Bound for each float32 prefix sum of a scan: element i sums the i + 1 terms up to it,
+    in any order (a warp's shuffles, a block's partial sums, the totals of the blocks before),
+    so it gets summed(i + 1, Σ_{j<=i} |t_j|)."""
+    terms = np.asarray(abs_terms, dtype=np.float64)
+    lengths = np.arange(1, terms.size + 1, dtype=np.float64)
+    factor = LAMBDA * np.sqrt(lengths) + 2.0 * extra_ops
+    return factor * U32 * np.cumsum(terms) + TINY

@@ -135,7 +135,8 @@ class FakeCuda:
 
     @staticmethod
     def popc(val):
-        return bin(int(val) & 0xFFFFFFFFFFFFFFFF).count("1")
+        bits = 8 * val.dtype.itemsize if isinstance(val, np.generic) else 64  # popc(int32(-1)) is 32
+        return bin(int(val) & ((1 << bits) - 1)).count("1")
 
     @staticmethod
     def brev(val):

@@ -304,3 +304,10 @@ def _as_tuple(index):
     if isinstance(index, tuple):
         return tuple(int(i) for i in index)
     return (int(index),)
+
+
+WARP_VERDICT = {"warp_divergence": "race", "warp_mask": "race", "warp_inactive_lane": "wrong_result",
+                "warp_lane_range": "wrong_result"}
+"""Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's."""
+ORDER += tuple(WARP_VERDICT)
+VERDICT.update(WARP_VERDICT)

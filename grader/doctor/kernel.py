@@ -4,7 +4,8 @@ and every thread of a block in this one OS thread.
 A kernel without barriers is a plain function: each thread runs to its end, one after the
 other. A kernel with barriers is a generator (grader/doctor/transform.py): the scheduler steps
 every thread of the block to its next `yield` (a barrier) round-robin, checks that they all
-reached the same barrier (or all finished), starts a new epoch, and goes on. Epochs are what
+reached the same barrier (or all finished), starts a new epoch, and goes on. A kernel with warp
+collectives (shuffles, votes, `syncwarp`) has its own scheduler, grader/doctor/warps.py. Epochs are what
 the shadow memory compares to find races (grader/doctor/memory.py).
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.doctor.spaces import global_array, read_only
 from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
 from grader.compiler.client import verify_launch
+from grader.doctor.warps import run_warps
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_THREADS_PER_LAUNCH = 1 << 24
@@ -179,7 +181,9 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
                     if profiler is not None and profiler.wants_block():
                         watch = BLOCK.views = [a for a in args if isinstance(a, View)]
                     try:
-                        if code.is_generator:
+                        if code.uses_warp:
+                            run_warps(code.func, args, threads, s, watch, _barrier)
+                        elif code.is_generator:
                             _run_stepped(code.func, args, threads, s, watch)
                         else:
                             _run_plain(code.func, args, threads, s, watch)

@@ -14,6 +14,7 @@ from grader.doctor.fakecuda import FAKE_CUDA, numpy_dtype
 from grader.doctor.memory import View
 from grader.doctor.spaces import global_array, local_array, shared_array
 from grader.doctor.sites import SITES
+from grader.doctor.warp_calls import lanemask_lt, warp_call
 
 
 class Block:
@@ -213,6 +214,6 @@ def const(array, site):
 
 
 HELPERS = {"_zg_cuda": FAKE_CUDA, "_zg_atomic": atomic, "_zg_cas": cas, "_zg_shared": shared, "_zg_local": local,
-           "_zg_const": const}
+           "_zg_const": const, "_zg_warp": warp_call, "_zg_lanemask_lt": lanemask_lt}
 HELPERS.update({f"_zg_{f.__name__}": f for f in (ld1, ld2, ld3, ldn, st1, st2, st3, stn, upd1, upd2,
                                                  upd3, updn)})

@@ -9,7 +9,10 @@ Read from `inspect.getsource` of the function numba wraps, the body is changed i
   `a[i]` -> `_zg_ld(a, i, SITE)`, `a[i] = v` -> `_zg_st(v, a, i, SITE)`,
   `a[i] += v` -> `_zg_upd(a, i, add, v, SITE)`;
 - `cuda.atomic.op(a, i, v)`, `cuda.shared.array`, `cuda.local.array` and `cuda.const.array_like`
-  become calls carrying their site (line, array name).
+  become calls carrying their site (line, array name);
+- a warp collective (`cuda.shfl_down_sync(mask, v, d)`, a vote, `cuda.syncwarp()`...) becomes
+  `(yield _zg_warp(SITE, "shfl_down", mask, v, d))`: the lanes of a warp meet in the scheduler
+  (grader/doctor/warps.py), which sends each one its result.
 Line numbers are kept, so tracebacks and messages point at the learner's own lines. Anything
 the doctor cannot follow raises Unsupported before the kernel runs.
 """
@@ -35,9 +38,15 @@ CUDA_OK = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "
            "laneid", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
            "atomic", "shared.array", "local.array", "const.array_like", "threadfence",
            "threadfence_block", "threadfence_system", "fma", "selp", "cbrt", "popc", "brev",
-           "clz", "ffs")
+           "clz", "ffs", "lanemask_lt")
 CUDA_OK += ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
             "uint32", "uint64", "boolean", "intp", "uintp")  # numba.cuda's scalar types: casts
+WARP_COLLECTIVES = {"shfl_sync": "shfl", "shfl_up_sync": "shfl_up", "shfl_down_sync": "shfl_down",
+                    "shfl_xor_sync": "shfl_xor", "all_sync": "all", "any_sync": "any",
+                    "eq_sync": "eq", "ballot_sync": "ballot", "match_any_sync": "match_any",
+                    "match_all_sync": "match_all", "syncwarp": "syncwarp", "activemask": "activemask"}
+"""numba.cuda's warp functions -> the scheduler's names for them (grader/doctor/warps.py)."""
+CUDA_OK += tuple(WARP_COLLECTIVES)
 BARRIER_REDUCTIONS = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
 OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
              ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
@@ -62,6 +71,9 @@ class Transformed:
     """Array parameters that nothing in the kernel can write (no store, update or atomic
     names them, none is handed to a device function, and every write goes to a name we know):
     their loads need no shadow."""
+    uses_warp: bool = False
+    """It calls a warp collective (itself or through a device function): the warp-aware
+    scheduler steps it (grader/doctor/warps.py)."""
 
 
 _CACHE: dict = {}
@@ -148,7 +160,7 @@ class _Builder(ast.NodeTransformer):
             self.free = {n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, cells)}
         except ValueError:
             raise Unsupported(f"`{fn.__name__}` uses a variable that is not set yet") from None
-        self.uses_yield = self.uses_threadfence = False
+        self.uses_yield = self.uses_threadfence = self.uses_warp = False
         self.scope_depth = 0
         self.assign_target = ""
         self.devices: list[Transformed] = []
@@ -237,7 +249,7 @@ class _Builder(ast.NodeTransformer):
             p for p in params if p in self.array_params and p not in self.written)
         return Transformed(made, self.uses_yield, self.fn.__name__, self.filename, envs,
                            self.uses_threadfence or any(d.uses_threadfence for d in self.devices),
-                           read_only)
+                           read_only, self.uses_warp or any(d.uses_warp for d in self.devices))
 
     def note_write(self, target) -> None:
         """The array expression of a store, an update or an atomic."""
@@ -334,6 +346,14 @@ class _Builder(ast.NodeTransformer):
             site = ast.Constant(self.site("barrier", node, text))
             value = ast.Tuple([site, ast.Constant(BARRIER_REDUCTIONS[api]), *args], ast.Load())
             return ast.copy_location(self.yield_here(node, ast.Yield(value)), node)
+        if api in WARP_COLLECTIVES:
+            self.uses_warp = True
+            site = ast.Constant(self.site("warp", node, text))
+            call = self.helper("_zg_warp", [site, ast.Constant(WARP_COLLECTIVES[api]), *args], node)
+            call.keywords = [ast.keyword(k, v) for k, v in kwargs.items()]
+            return ast.copy_location(self.yield_here(node, ast.Yield(call)), node)
+        if api == "lanemask_lt":
+            return self.helper("_zg_lanemask_lt", args, node)
         if api in ("grid", "gridsize") and len(args) == 1 and not kwargs:
             fast = _grid_expression(api, args[0])
             if fast is not None:

@@ -1,0 +1,36 @@
+# expect: race
+"""A warp-synchronous tree in shared memory with no cuda.syncwarp() between its steps: a lane
+reads a partial sum that its neighbour has not written yet (lanes of a warp are not in
+lockstep on Volta and later GPUs)."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (2,), role="out"))
+DIMS = {"n": 64}
+
+
+@cuda.jit
+def per_warp(x, out):
+    partial = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    lane = t % 32
+    partial[t] = x[t]
+    cuda.syncwarp()
+    offset = 16
+    while offset > 0:
+        if lane < offset:
+            partial[t] += partial[t + offset]  # <- here
+        offset //= 2
+    if lane == 0:
+        out[t // 32] = partial[t]
+
+
+def launch(x, out):
+    per_warp[1, 64](x, out)
+
+
+def expected(x):
+    x = x.astype(np.float64)
+    return {"out": np.array([x[:32].sum(), x[32:].sum()])}

@@ -1,0 +1,45 @@
+# expect: warp_divergence
+"""The warp reduction sits inside `if i < x.size:`: in the last warp, the lanes past the end
+skip the shuffles and wait at cuda.syncthreads() while the others wait for them at a shuffle
+whose mask names all 32 lanes."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
+DIMS = {"n": 50}
+THREADS = 64
+WARPS = THREADS // 32
+FULL = 0xFFFFFFFF
+
+
+@cuda.jit(device=True)
+def warp_sum(value):
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(FULL, value, offset)  # <- here
+        offset //= 2
+    return value
+
+
+@cuda.jit
+def total(x, out):
+    per_warp = cuda.shared.array(WARPS, float32)
+    i = cuda.grid(1)
+    lane = cuda.threadIdx.x % 32
+    if i < x.size:
+        value = warp_sum(x[i])
+        if lane == 0:
+            per_warp[cuda.threadIdx.x // 32] = value
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(out, 0, per_warp[0] + per_warp[1])
+
+
+def launch(x, out):
+    total[1, THREADS](x, out)
+
+
+def expected(x):
+    return {"out": np.array([x.astype(np.float64).sum()])}

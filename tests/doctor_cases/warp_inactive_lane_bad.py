@@ -1,0 +1,33 @@
+# expect: warp_inactive_lane
+"""Threads past the end return before the warp reduction: the lanes still running read the
+values of lanes that have left the kernel (undefined on a GPU)."""
+import numpy as np
+from numba import cuda
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
+DIMS = {"n": 40}
+FULL = 0xFFFFFFFF
+
+
+@cuda.jit
+def total(x, out):
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    value = x[i]
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(FULL, value, offset)  # <- here
+        offset //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, value)
+
+
+def launch(x, out):
+    total[2, 32](x, out)
+
+
+def expected(x):
+    return {"out": np.array([x.astype(np.float64).sum()])}

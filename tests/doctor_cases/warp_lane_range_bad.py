@@ -1,0 +1,33 @@
+# expect: warp_lane_range
+"""The shared-memory tree's strides carried over to shuffles: blockDim.x // 2 = 64 is past
+the warp, and a GPU keeps its low 5 bits (0): every lane adds its own value to itself."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
+DIMS = {"n": 128}
+FULL = 0xFFFFFFFF
+
+
+@cuda.jit
+def total(x, out):
+    i = cuda.grid(1)
+    value = float32(0.0)
+    if i < x.size:
+        value = x[i]
+    offset = cuda.blockDim.x // 2
+    while offset > 0:
+        value += cuda.shfl_down_sync(FULL, value, offset)  # <- here
+        offset //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, value)
+
+
+def launch(x, out):
+    total[1, 128](x, out)
+
+
+def expected(x):
+    return {"out": np.array([x.astype(np.float64).sum()])}

@@ -1,0 +1,32 @@
+# expect: clean
+"""Fixed: (1 << 32) - 1 names all 32 lanes."""
+import numpy as np
+from numba import cuda, float32
+
+from grader.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
+DIMS = {"n": 64}
+MASK = (1 << 32) - 1
+
+
+@cuda.jit
+def total(x, out):
+    i = cuda.grid(1)
+    value = float32(0.0)
+    if i < x.size:
+        value = x[i]
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(MASK, value, offset)
+        offset //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, value)
+
+
+def launch(x, out):
+    total[2, 32](x, out)
+
+
+def expected(x):
+    return {"out": np.array([x.astype(np.float64).sum()])}
