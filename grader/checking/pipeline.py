@@ -242,15 +242,16 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
                case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
-               device: int | None = None, private=()) -> CheckResult:
+               device: int | None = None, private=(), secret: int | None = None) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
-    the grading host's secret into every input; the child only ever sees derived values."""
+    the grading host's secret into every input (`secret`: a task's own, derived by a class
+    coordinator on another machine); the child only ever sees derived values."""
     from grader.checking.isolate import run_in_child
 
     started = time.perf_counter()
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
-    secret = load_secret() if graded else None
+    secret = (load_secret() if secret is None else secret) if graded else None
     private = [str(p) for p in private] + ([str(secret_file())] if graded else [])
     backend = _backend.current()
     path = Path(path)
