@@ -2,6 +2,7 @@
 in-process pool, from a LocalCluster and from workers started with Dask's own command line;
 a worker or the coordinator killed mid-run loses nothing and records nothing twice."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -150,6 +151,22 @@ class Cluster:
         with Client(self.address, timeout="60s") as client:
             client.wait_for_workers(count, timeout=120)
 
+    def busy_worker(self) -> subprocess.Popen:
+        """The `dask worker` process whose worker is grading a task right now."""
+        from distributed import Client
+
+        with Client(self.address, timeout="30s") as client:
+            pid_of = client.run(os.getpid)  # worker address -> its process
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                pids = {pid_of[address] for address, keys in client.processing().items()
+                        if keys and address in pid_of}
+                for worker in self.workers:
+                    if pids & {worker.pid, *descendants(worker.pid)}:
+                        return worker
+                time.sleep(0.05)
+        raise AssertionError("no worker was grading")
+
     def stop(self) -> None:
         for proc in [*self.workers, self.scheduler]:
             stop(proc)
@@ -201,12 +218,13 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
     proc = grade(class_dir, db, cluster.address)
     try:
         wait_for_rows(db, 2, proc)  # the missing file's row, and one graded task
-        stop(cluster.workers[0])  # the worker, its nanny and the children it was grading with
+        stop(cluster.busy_worker())  # its nanny, the worker, and the children it grades with
         assert len(verdicts(db)) < len(EXPECTED), "the kill should land mid-run"
         output = proc.communicate(timeout=300)[0].decode()
     finally:
         stop(proc)
     assert proc.returncode == 0, output
+    assert len(re.findall(r"^\[\d+/\d+\] ", output, re.M)) == len(EXPECTED), "each task finished once"
     assert verdicts(db) == EXPECTED
 
 
@@ -230,3 +248,27 @@ def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, t
     assert verdicts(db) == EXPECTED
     after = graded_at(db)
     assert all(after[key] == when for key, when in before.items()), "a finished row was graded again"
+
+
+def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
+    """Does a worker end an endless loop at the task deadline, record `timeout`, and go on?"""
+    class_dir = tmp_path / "class"
+    for student in ("ann", "ben"):
+        (class_dir / student).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions/vector_add.py", class_dir / "ann" / "vector_add.py")
+    (class_dir / "ben" / "vector_add.py").write_text(
+        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n")
+    db = tmp_path / "book.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader.cli", "grade", str(class_dir), "--db", str(db), "--timeout", "600",
+         "--task-timeout", "10", "--scheduler", cluster.address], cwd=ROOT,
+        env={**os.environ, "ZEROGPU_SECRET": "class-secret"}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output = proc.communicate(timeout=300)[0].decode()
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, output
+    rows = {r["student"]: r for r in Gradebook(db).rows()}
+    assert (rows["ann"]["verdict"], rows["ben"]["verdict"]) == ("passed", "timeout")
+    assert "no result within 10 s" in rows["ben"]["result"]["message"]
