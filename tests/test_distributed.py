@@ -74,7 +74,8 @@ def test_a_task_carries_its_own_secret_never_the_hosts(class_dir, secret):
     assert load_secret() not in {j.secret for j in jobs}
 
 
-def test_a_local_cluster_gives_the_verdicts_of_the_in_process_pool(class_dir, tmp_path, secret):
+def test_a_local_cluster_gives_the_verdicts_of_the_in_process_pool(class_dir, tmp_path, secret, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the workers' copies of hand-ins
     tasks = discover(class_dir, EXERCISES)
     pool = Gradebook(tmp_path / "pool.sqlite")
     grade_class(tasks, pool, workers=2, case_timeout=30, backend="simulator", private=[class_dir])
@@ -136,8 +137,9 @@ class Cluster:
 
     def _start(self, name: str, *args) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "wb")
+        (self.log_dir / "tmp").mkdir(exist_ok=True)  # the workers' copies of hand-ins go here
         return subprocess.Popen([str(DASK), *args], stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, env=os.environ.copy())
+                                start_new_session=True, env={**os.environ, "TMPDIR": str(self.log_dir / "tmp")})
 
     def add_worker(self) -> subprocess.Popen:
         worker = self._start(f"worker-{len(self.workers)}", "worker", self.address, "--nworkers", "1",
@@ -272,3 +274,19 @@ def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
     rows = {r["student"]: r for r in Gradebook(db).rows()}
     assert (rows["ann"]["verdict"], rows["ben"]["verdict"]) == ("passed", "timeout")
     assert "no result within 10 s" in rows["ben"]["result"]["message"]
+
+
+def test_a_worker_keeps_one_copy_per_submission_content(class_dir, secret, tmp_path, monkeypatch):
+    """Is a hand-in written once, by content, where only this user can look (the compile cache
+    keys kernels by path, so a regrade or an identical hand-in compiles nothing again)?"""
+    from grader.classroom.distributed import submission_file
+    from grader.steps.cases import load_secret
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    ada, dee = (next(t for t in discover(class_dir, ["vector_add"]) if t.student == s) for s in ("ada", "dee"))
+    jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in (ada, dee)]
+    paths = [submission_file(j) for j in jobs]
+    assert paths[0] == paths[1] and paths[0].read_bytes() == ada.path.read_bytes()
+    assert paths[0].name == "vector_add.py"
+    assert (paths[0].parent.parent.stat().st_mode & 0o777) == 0o700

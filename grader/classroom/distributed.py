@@ -89,15 +89,28 @@ def _prepare_worker() -> str:
         return _worker_ready["backend"]
 
 
+def submission_file(job: RemoteTask) -> Path:
+    """The worker's copy of a submission, named by its content: the compile cache keys a
+    kernel by its file's path too, so a regrade or an identical hand-in (the starter, a shared
+    solution) compiles nothing again. Kept under a folder only this user can enter."""
+    folder = Path(tempfile.gettempdir()) / f"zerogpu-tasks-{os.getuid()}" / job.sha256
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder.parent, 0o700)
+    path = folder / f"{job.exercise}.py"
+    if not path.is_file():
+        partial = folder / f".{uuid.uuid4().hex}"
+        partial.write_bytes(job.source)
+        os.replace(partial, path)  # whole or not at all: another worker may read it now
+    return path
+
+
 def grade_on_worker(job: RemoteTask):
     """What a Dask worker runs: (CheckResult, the machine and GPU that ran it)."""
     backend = _prepare_worker()
-    with tempfile.TemporaryDirectory(prefix="zerogpu-task-") as folder:
-        path = Path(folder) / f"{job.exercise}.py"
-        path.write_bytes(job.source)
-        result = grade_before_deadline(Task(job.student, job.exercise, path), None, backend, job.limit,
-                                       case_timeout=job.case_timeout, private=job.private,
-                                       secret=job.secret)
+    path = submission_file(job)
+    private = (*job.private, str(path.parent.parent))  # other hand-ins copied to this worker
+    result = grade_before_deadline(Task(job.student, job.exercise, path), None, backend, job.limit,
+                                   case_timeout=job.case_timeout, private=private, secret=job.secret)
     return result, machine_name(backend)
 
 
