@@ -1,6 +1,7 @@
 """Grade a synthetic class and report checks per second: the stall test of class grading.
 
     python bench/class_scale.py [--students 24] [--repeats 5] [--workers N] [--out FILE.json]
+                                [--scheduler local|tcp://HOST:8786] [--exercises vector_add,...]
 
 The class mixes what a real one hands in, for vector_add and matmul_tiled: solutions, valid
 alternatives (a grid-stride vector add, a matmul of 8 x 8 tiles), kernels without a bounds guard
@@ -8,6 +9,8 @@ alternatives (a grid-stride vector add, a matmul of 8 x 8 tiles), kernels withou
 students who handed in one exercise only, and a hostile file that calls os._exit. Each repeat
 grades it from scratch (a new gradebook) in graded mode with the default workers (one per GPU,
 or one per CPU core without a GPU) and checks that every (student, exercise) row arrived.
+With --scheduler the same class is graded on a Dask cluster instead (docs/CLUSTER.md): `local`
+starts one on this machine (--workers of them), once, before the first repeat.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 os.environ.setdefault("ZEROGPU_SECRET", "class-scale-bench")
@@ -82,29 +86,50 @@ def make_class(folder: Path, students: int) -> None:
             (student / "matmul_tiled.py").write_text(source("matmul_tiled", mm_kind))
 
 
+def cluster(args, workers: int, backend: str):
+    """A Dask client for --scheduler, else nothing (the in-process pool)."""
+    if not args.scheduler:
+        return nullcontext()
+    from grader.classroom.distributed import dask_client
+
+    return dask_client(args.scheduler, workers, backend)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workers", type=int)
     parser.add_argument("--out", default="bench/results/class_scale.json")
+    parser.add_argument("--scheduler", help="grade on a Dask cluster: local, or tcp://HOST:8786")
+    parser.add_argument("--exercises", default="vector_add,matmul_tiled",
+                        help="of vector_add and matmul_tiled (default: both)")
     args = parser.parse_args()
     backend = current()
     workers = args.workers or default_workers(backend)
-    if backend == "gpu":
+    if backend == "gpu" and not args.scheduler:  # a cluster's workers measure their own
         from grader.gpu.ceilings import ceilings
 
         ceilings()
     runs = []
-    with tempfile.TemporaryDirectory(prefix="zerogpu-class-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="zerogpu-class-") as tmp, cluster(args, workers, backend) as client:
+        if client is not None:
+            from grader.classroom.distributed import worker_count
+
+            workers = worker_count(client)
         folder = Path(tmp) / "class"
         make_class(folder, args.students)
-        tasks = discover(folder, ["vector_add", "matmul_tiled"])
+        tasks = discover(folder, args.exercises.split(","))
         for repeat in range(args.repeats):
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()
-            grade_class(tasks, book, workers=workers, case_timeout=60, backend=backend,
-                        private=[folder])
+            if client is None:
+                grade_class(tasks, book, workers=workers, case_timeout=60, backend=backend,
+                            private=[folder])
+            else:
+                from grader.classroom.distributed import grade_class_on
+
+                grade_class_on(client, tasks, book, case_timeout=60, backend=backend, private=[folder])
             wall = time.perf_counter() - started
             rows = book.rows()
             verdicts = Counter(r["verdict"] for r in rows)
@@ -115,7 +140,8 @@ def main() -> None:
             assert len(rows) == len(tasks), "every (student, exercise) row must arrive"
         shutil.rmtree(folder)
     report = {"date": time.strftime("%Y-%m-%d %H:%M"), "backend": backend, "workers": workers,
-              "students": args.students, "runs": runs}
+              "scheduler": args.scheduler or "in-process pool", "students": args.students,
+              "exercises": args.exercises, "runs": runs}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
 
