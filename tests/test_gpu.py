@@ -123,3 +123,28 @@ def test_one_wave_is_whole_blocks_per_sm():
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     blocks = one_wave(T._transpose_pairs, (a64, out64), 256)
     assert blocks % sms == 0 and sms <= blocks <= 8 * sms, (blocks, sms)
+
+
+def test_a_class_with_unguarded_writes_before_correct_ones_completes_on_every_gpu(tmp_path):
+    """Do kernels that write past their arrays, graded first on every GPU of the host, leave
+    the workers able to grade the correct submissions after them (every row arrives)?"""
+    import shutil
+
+    from grader.backend import gpu_count
+    from grader.classroom.gradebook import Gradebook
+    from grader.classroom.grading import discover, grade_class
+    from grader.paths import ROOT
+
+    gpus = max(gpu_count(), 1)
+    unguarded = ROOT / "tests" / "submissions" / "vector_add" / "no_bounds_guard.py"
+    for k in range(4 * gpus):
+        folder = tmp_path / "class" / f"s{k:02d}"
+        folder.mkdir(parents=True)
+        shutil.copy(unguarded if k < 2 * gpus else exercise("vector_add").solution_file, folder / "vector_add.py")
+    book = Gradebook(tmp_path / "book.sqlite")
+    tasks = discover(tmp_path / "class", ["vector_add"])
+    grade_class(tasks, book, workers=gpus, case_timeout=60, backend="gpu", task_timeout=300)
+    verdicts = [r["verdict"] for r in book.rows()]
+    assert len(verdicts) == len(tasks)
+    assert verdicts[2 * gpus:] == ["passed"] * (2 * gpus)
+    assert all(v != "passed" for v in verdicts[: 2 * gpus])

@@ -214,7 +214,8 @@ def test_thousands_of_rows_take_seconds(tmp_path):
             rows.append((f"s{s:04}", exercise, "sha", verdict, r.score, r.max_score, r.backend,
                          r.to_json(), time.time()))
     with sqlite3.connect(book.path) as db:
-        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
+                           "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     started = time.perf_counter()
     written = write_report(book.path, tmp_path / "out")
     assert time.perf_counter() - started < 8
@@ -312,7 +313,8 @@ def test_an_untouched_starter_is_not_attempted_not_wrong(tmp_path):
             rows.append((student, exercise, starter if untouched else f"sha-{student}", verdict,
                          r.score, r.max_score, r.backend, r.to_json(), time.time()))
     with sqlite3.connect(book.path) as db:
-        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
+                           "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     report = analyse(book.rows())
     saxpy = next(e for e in report.exercises if e.id == "saxpy")
     assert saxpy.not_attempted == 2 and saxpy.submitted == 1 and saxpy.pass_rate == 1.0
@@ -321,3 +323,40 @@ def test_an_untouched_starter_is_not_attempted_not_wrong(tmp_path):
     assert {s.name: s.verdicts["saxpy"] for s in report.students}["ann"] == NOT_ATTEMPTED
     page = (write_report(book.path, tmp_path / "out")["html"]).read_text()
     assert "Handed in the starter unchanged" in page and "not attempted (starter unchanged)" in page
+
+
+def test_results_timed_on_different_gpus_say_which_gpu_timed_each(tmp_path):
+    """Does a class timed on two GPU models (a cluster) name the GPU of every timed result,
+    and a class timed on one name none per result?"""
+    from dataclasses import replace
+
+    book = Gradebook(tmp_path / "book.sqlite")
+    fill(book, GPU_SPEEDUPS)
+    a100 = gpu_speed(1.5)
+    a100 = replace(a100, details={**a100.details, "device": "NVIDIA A100"})
+    book.record("ada", "saxpy", "sha", result("saxpy", "passed", "gpu", a100), graded_on="NVIDIA A100 on n2")
+    written = write_report(book.path, tmp_path / "out")
+    students = {r["student"]: r for r in csv.DictReader(open(written["students_csv"], encoding="utf-8"))}
+    assert students["ada"]["timed_on"] == "vector_add: NVIDIA H200; saxpy: NVIDIA A100"
+    assert students["bob"]["timed_on"] == "", "a wrong answer's time was not counted"
+    html = written["html"].read_text()
+    assert "5 submissions timed by more than one GPU model (1 on NVIDIA A100, 4 on NVIDIA H200;" in html
+    one_model = Gradebook(tmp_path / "one.sqlite")
+    fill(one_model, GPU_SPEEDUPS)
+    written = write_report(one_model.path, tmp_path / "out1")
+    assert "timed_on" not in open(written["students_csv"], encoding="utf-8").readline()
+    assert "5 submissions timed on NVIDIA H200;" in written["html"].read_text()
+
+
+def test_a_gradebook_without_graded_on_gains_it(tmp_path):
+    """Does a gradebook written before rows said where they were graded still open and take rows?"""
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE results (student TEXT NOT NULL, exercise TEXT NOT NULL, "
+                   "submission_sha256 TEXT, verdict TEXT NOT NULL, score REAL NOT NULL, max_score REAL "
+                   "NOT NULL, backend TEXT, result_json TEXT, graded_at REAL NOT NULL, "
+                   "PRIMARY KEY (student, exercise))")
+        db.execute("INSERT INTO results VALUES ('ada', 'vector_add', 'x', 'passed', 10, 10, 'gpu', NULL, 1)")
+    book = Gradebook(path)
+    book.record("bob", "vector_add", "y", result("vector_add", "passed"), graded_on="simulator on n1")
+    assert {r["student"]: r["graded_on"] for r in book.rows()} == {"ada": None, "bob": "simulator on n1"}

@@ -242,11 +242,13 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
 
 def check_file(exercise_id: str, path, *, seed: int | None = None,
                case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
-               device: int | None = None, private=(), unsandboxed: bool = False) -> CheckResult:
+               device: int | None = None, private=(), secret: int | None = None,
+               unsandboxed: bool = False) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
-    the grading host's secret into every input; the child only ever sees derived values, and
-    runs in bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every
-    result then says)."""
+    the grading host's secret into every input (`secret`: a task's own, derived by a class
+    coordinator on another machine); the child only ever sees derived values, and runs in
+    bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
+    then says)."""
     from grader.checking.isolate import run_in_child
     from grader.containment import sandbox
 
@@ -257,7 +259,7 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     started = time.perf_counter()
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
-    secret = load_secret() if graded else None
+    secret = (load_secret() if secret is None else secret) if graded else None
     private = [str(p) for p in private] + ([str(secret_file())] if graded else [])
     backend = _backend.current()
     path = Path(path)

@@ -22,11 +22,14 @@ CREATE TABLE IF NOT EXISTS results (
     backend TEXT,
     result_json TEXT,
     graded_at REAL NOT NULL,
+    graded_on TEXT,
     PRIMARY KEY (student, exercise)
 )
 """
 NOT_SUBMITTED = "not_submitted"
 """Status of an exercise a student never handed in (not a verdict: nothing was run)."""
+COLUMNS = ("student", "exercise", "submission_sha256", "verdict", "score", "max_score", "backend",
+           "result_json", "graded_at", "graded_on")
 
 
 class Gradebook:
@@ -36,6 +39,9 @@ class Gradebook:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as db, db:
                 db.execute(SCHEMA)
+                known = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+                if "graded_on" not in known:  # a gradebook written before results said where
+                    db.execute("ALTER TABLE results ADD COLUMN graded_on TEXT")
         except (OSError, sqlite3.Error) as err:
             raise cannot_write(self.path, err) from None
 
@@ -44,15 +50,18 @@ class Gradebook:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def record(self, student: str, exercise: str, sha256: str | None, result) -> None:
-        """Insert or replace one row, atomically. `result` is a CheckResult or None (missing)."""
+    def record(self, student: str, exercise: str, sha256: str | None, result,
+               graded_on: str | None = None) -> None:
+        """Insert or replace one row, atomically. `result` is a CheckResult or None (missing);
+        `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3")."""
         if result is None:
-            row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time())
+            row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time(), None)
         else:
             row = (student, exercise, sha256, result.verdict, result.score, result.max_score,
-                   result.backend, result.to_json(), time.time())
+                   result.backend, result.to_json(), time.time(), graded_on)
         with closing(self._connect()) as db, db:
-            db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            db.execute(f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS)}) "
+                       f"VALUES ({', '.join('?' * len(COLUMNS))})", row)
 
     def graded_hashes(self) -> dict:
         """(student, exercise) -> submission hash of every finished row."""

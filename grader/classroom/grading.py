@@ -90,14 +90,57 @@ def default_workers(backend: str) -> int:
     return max(os.cpu_count() or 1, 1)
 
 
-def grade_task(task: Task, device, *, case_timeout: float, private, unsandboxed: bool = False):
-    """One task in graded mode: a CheckResult, or None for a missing file."""
+def machine_name(backend: str) -> str:
+    """What ran a check, for the gradebook's graded_on: "NVIDIA H200 on node3", or
+    "simulator on laptop". The GPU's model comes from the driver alone (no CUDA context)."""
+    import socket
+
+    engine = backend
+    if backend == "gpu":
+        from grader.gpu.ceilings import identity
+
+        try:
+            engine = identity()["name"]
+        except RuntimeError:
+            engine = "an unnamed GPU"
+    return f"{engine} on {socket.gethostname()}"
+
+
+def grade_task(task: Task, device, *, case_timeout: float, private, secret: int | None = None,
+               unsandboxed: bool = False):
+    """One task in graded mode: a CheckResult, or None for a missing file. `secret`: the
+    task's own (distributed.py), else the host's."""
     from grader.checking.pipeline import check_file
 
     if task.path is None:
         return None
     return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
-                      device=device, private=private, unsandboxed=unsandboxed)
+                      device=device, private=private, secret=secret,
+                      unsandboxed=unsandboxed)
+
+
+def timed_out(task: Task, backend: str, limit: float):
+    """The result of a task ended at its deadline."""
+    from grader.checking.pipeline import stopped_by_grader
+
+    return stopped_by_grader(exercise(task.exercise), backend, "timeout", (
+        f"The grader stopped this submission: no result within {limit:.0f} s of "
+        "starting it. Look for an endless loop, or work that never finishes."))
+
+
+def grade_before_deadline(task: Task, device, backend: str, limit: float, **options):
+    """One task in a thread of its own, ended as `timeout` (its children killed) if it has no
+    result within `limit` seconds: what a grading worker on another machine runs."""
+    from grader.checking.isolate import TaskProcesses
+
+    processes, results = TaskProcesses(), queue.Queue()
+    threading.Thread(target=_work, name=f"zerogpu-grade-{task.student}-{task.exercise}",
+                     args=(task, device, processes, results, backend), kwargs=options, daemon=True).start()
+    try:
+        return results.get(timeout=limit)[1]
+    except queue.Empty:
+        processes.cancel()
+        return timed_out(task, backend, limit)
 
 
 def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
@@ -129,18 +172,19 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
     """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
     folders no submission may read (the class folder: other students' work, the gradebook).
     `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
-    from grader.checking.pipeline import stopped_by_grader, time_limit
+    from grader.checking.pipeline import time_limit
     from grader.checking.isolate import TaskProcesses, keep_warm
 
     load_secret()  # made here once, before any worker could race to create it
     slots = list(range(workers)) if backend == "gpu" else [None] * workers
     todo, running, results, graded = deque(tasks), {}, queue.Queue(), 0
     options = {"case_timeout": case_timeout, "private": private, "unsandboxed": unsandboxed}
+    here = machine_name(backend)
 
     def finish(task: Task, result) -> None:
         nonlocal graded
         slots.append(running.pop(task).device)
-        book.record(task.student, task.exercise, task.sha256, result)
+        book.record(task.student, task.exercise, task.sha256, result, graded_on=here)
         graded += 1
         if on_done:
             on_done(task, result)
@@ -165,7 +209,5 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
             for task in [t for t, r in running.items() if now > r.deadline]:
                 state = running[task]
                 state.processes.cancel()
-                finish(task, stopped_by_grader(exercise(task.exercise), backend, "timeout", (
-                    f"The grader stopped this submission: no result within {state.limit:.0f} s of "
-                    "starting it. Look for an endless loop, or work that never finishes.")))
+                finish(task, timed_out(task, backend, state.limit))
     return graded

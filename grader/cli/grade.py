@@ -22,13 +22,11 @@ def grading_backend(requested_workers):
     return backend, requested_workers or default_workers(backend)
 
 
-def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, private,
-                        task_timeout=None, unsandboxed=False) -> None:
-    """grade_class with a progress bar (count, ETA, the latest verdict) in a terminal; one plain
-    line per finished task when the output goes to a file or a pipe (a log stays readable)."""
+def grade_with_progress(out, todo, grade) -> None:
+    """`grade(on_done)` (grading.grade_class or distributed.grade_class_on) with a progress
+    bar (count, ETA, the latest verdict) in a terminal; one plain line per finished task when
+    the output goes to a file or a pipe (a log stays readable)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from grader.classroom.grading import grade_class
 
     if not out.is_terminal:
         count = [0]
@@ -39,8 +37,7 @@ def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, priv
             out.print(f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
                       markup=False, highlight=False, soft_wrap=True)
 
-        grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
-                    on_done=line, private=private, task_timeout=task_timeout, unsandboxed=unsandboxed)
+        grade(line)
         return
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -51,9 +48,31 @@ def grade_with_progress(out, todo, book, *, backend, workers, case_timeout, priv
             verdict = result.verdict if result else "not submitted"
             progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
 
-        grade_class(todo, book, workers=workers, case_timeout=case_timeout, backend=backend,
-                    on_done=done, private=private, task_timeout=task_timeout,
-                    unsandboxed=unsandboxed)
+        grade(done)
+
+
+def grade_all(out, todo, book, args, private, heading: str) -> None:
+    """Grade `todo` here (a pool of worker threads) or, with --scheduler, on a Dask cluster;
+    `heading` starts the line that says how many tasks, where, and with how many workers."""
+    options = {"case_timeout": args.timeout, "private": private, "task_timeout": args.task_timeout,
+               "unsandboxed": args.unsandboxed}
+    if not args.scheduler:
+        from grader.classroom.grading import grade_class
+
+        backend, workers = grading_backend(args.workers)
+        out.print(f"{heading} on the {backend} with {workers} worker(s); results in {book.path}")
+        grade_with_progress(out, todo, lambda done: grade_class(
+            todo, book, workers=workers, backend=backend, on_done=done, **options))
+        return
+    from grader.backend import current
+    from grader.classroom.distributed import dask_client, grade_class_on, worker_count
+
+    backend = current()
+    with dask_client(args.scheduler, args.workers, backend) as client:
+        out.print(f"{heading} on the Dask cluster at {client.scheduler.address} with "
+                  f"{worker_count(client)} worker(s) now; results in {book.path}")
+        grade_with_progress(out, todo, lambda done: grade_class_on(
+            client, todo, book, backend=backend, on_done=done, **options))
 
 
 def cmd_grade(args) -> int:
@@ -73,21 +92,18 @@ def cmd_grade(args) -> int:
     tasks = discover(class_dir, exercises)
     book = Gradebook(gradebook_file(class_dir, args.db))
     todo = pending(tasks, book)
-    backend, workers = grading_backend(args.workers)
     out = console()
     for path, reason in unrecognised(class_dir, exercises):
         out.print(f"not graded: {path.relative_to(class_dir)} — {reason}", markup=False, highlight=False)
-    out.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade "
-              f"on the {backend} with {workers} worker(s); results in {book.path}")
-    grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
-                        private=[class_dir.resolve(), book.path.parent.resolve()],
-                        task_timeout=args.task_timeout, unsandboxed=args.unsandboxed)
+    grade_all(out, todo, book, args, [class_dir.resolve(), book.path.parent.resolve()],
+              f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade")
     out.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 
 
 def _cmd_grade_course(args) -> int:
     """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
+    from grader.backend import current
     from grader.classroom.gradebook import Gradebook
     from grader.classroom.grading import pending
     from grader.course.build import CourseError
@@ -109,14 +125,12 @@ def _cmd_grade_course(args) -> int:
         return error(str(err))
     exercises = args.exercises.split(",") if args.exercises else None
     book = Gradebook(gradebook_file(course.root, args.db))
-    backend, workers = grading_backend(args.workers)
     tasks = [t for name in names for t in course_tasks(course, name, exercises)]
-    todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if backend == "gpu" else [])
-    out.print(f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
-                  f"{len(todo)} to grade on the {backend} with {workers} worker(s); results in {book.path}")
-    grade_with_progress(out, todo, book, backend=backend, workers=workers, case_timeout=args.timeout,
-                        private=[course.root], task_timeout=args.task_timeout,
-                        unsandboxed=args.unsandboxed)
+    on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
+    todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
+    grade_all(out, todo, book, args, [course.root],
+              f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
+              f"{len(todo)} to grade")
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)
@@ -131,7 +145,11 @@ def register(sub) -> None:
     grade.add_argument("assignment", nargs="?",
                        help="nbgrader course only: the assignment to grade (default: every one)")
     grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
-    grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU)")
+    grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU); "
+                       "with --scheduler local, the cluster's workers")
+    grade.add_argument("--scheduler", metavar="local|tcp://HOST:8786",
+                       help="grade on a Dask cluster (docs/CLUSTER.md): 'local' starts one on this "
+                       "machine, an address joins a running scheduler; the gradebook stays here")
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
     grade.add_argument("--unsandboxed", action="store_true",
                        help="grade without bubblewrap (every result says so); see docs/SECURITY.md")

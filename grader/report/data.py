@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.exercises import LADDER
@@ -127,6 +127,13 @@ class ClassReport:
     """GPU names the speed figures were measured on."""
     graded_between: tuple | None
     """(first, last) grading time, seconds since the epoch."""
+    timed_on: dict = field(default_factory=dict)
+    """(student, exercise) -> the GPU that timed that result (a cluster may mix models)."""
+
+    @property
+    def timed_per_device(self) -> dict:
+        """GPU -> how many results it timed."""
+        return dict(Counter(self.timed_on.values()))
 
     @property
     def submissions(self) -> int:
@@ -214,7 +221,7 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
     by_exercise = {e: {"verdicts": Counter(), "scores": [], "max": 0.0, "speedups": [],
                        "required": None, "tiers": Counter(), "rejected": 0} for e in exercise_ids}
     by_student: dict = {}
-    backends, devices, times = Counter(), set(), []
+    backends, devices, times, timed_on = Counter(), set(), [], {}
     starters = _starter_hashes(exercise_ids)
     for row in rows:
         acc, verdict = by_exercise[row["exercise"]], row["verdict"]
@@ -230,6 +237,8 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         acc["scores"].append(row["score"])
         acc["max"] = max(acc["max"], row["max_score"])
         _add_speed(acc, row, devices)
+        if (trusted_speed(row) or {}).get("device"):
+            timed_on[(row["student"], row["exercise"])] = trusted_speed(row)["device"]
     for marks in by_student.values():  # a gradebook may lack rows for work never handed in
         for e in exercise_ids:
             if e not in marks:
@@ -239,7 +248,7 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
     students = tuple(_student_stats(name, by_student[name], exercise_ids, possible)
                      for name in sorted(by_student))
     return ClassReport(source, exercises, students, dict(backends), tuple(sorted(devices)),
-                       (min(times), max(times)) if times else None)
+                       (min(times), max(times)) if times else None, timed_on)
 
 
 def _starter_hashes(exercise_ids) -> dict:

@@ -200,8 +200,13 @@ def _speed_sentence(report: ClassReport) -> str:
         return escape(NO_GPU)
     timed = sum(len(e.speedups) for e in report.exercises)
     meeting = sum(e.meeting_requirement for e in report.exercises)
-    return (f"{timed:,} submissions timed on {escape(', '.join(report.devices) or 'a GPU')}; "
-            f"{meeting:,} reach their exercise's required speedup.")
+    if len(report.devices) > 1:  # a cluster of mixed GPUs: say which timed how many
+        counts = ", ".join(f"{n:,} on {escape(d)}" for d, n in sorted(report.timed_per_device.items()))
+        on = (f"by more than one GPU model ({counts}; each against its own GPU's baseline and "
+              "target; students.csv names the GPU of each result)")
+    else:
+        on = f"on {escape(', '.join(report.devices) or 'a GPU')}"
+    return f"{timed:,} submissions timed {on}; {meeting:,} reach their exercise's required speedup."
 
 
 def _exercises(report: ClassReport) -> str:

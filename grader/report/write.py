@@ -41,15 +41,18 @@ def write_exercises_csv(report: ClassReport, path: Path) -> None:
 
 def write_students_csv(report: ClassReport, path: Path) -> None:
     ids = [e.id for e in report.exercises]
+    mixed = len(report.devices) > 1  # which GPU timed each result, only when they differ
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
         out.writerow(["student", "submitted", "passed", "exercises", "score", "max_score",
-                      "percent", "stuck_on", "stuck_on_verdict", *ids])
+                      "percent", "stuck_on", "stuck_on_verdict", *ids, *(["timed_on"] if mixed else [])])
         for s in report.students:
+            timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids
+                              if (s.name, e) in report.timed_on)
             out.writerow([s.name, s.submitted, s.passed, len(ids), round(s.score, 2),
                           round(s.max_score, 2), round(s.percent, 1), s.stuck_on or "",
                           s.verdicts[s.stuck_on] if s.stuck_on else "",
-                          *(s.verdicts[e] for e in ids)])
+                          *(s.verdicts[e] for e in ids), *([timed] if mixed else [])])
 
 
 # ---- the whole report -------------------------------------------------------------------

@@ -50,6 +50,14 @@ def load_secret() -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def task_secret(secret: int, student: str, exercise_id: str) -> int:
+    """The secret one class-grading task's inputs are drawn with, for a grading worker on
+    another machine: it opens that task's inputs only, never the host secret or another
+    task's (SHA-256 is one-way)."""
+    text = f"{secret}:{student}:{exercise_id}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
 def derived_seed(seed: int, secret: int | None) -> int:
     """A seed the child may see: it reveals nothing about the secret."""
     if secret is None:
