@@ -4,15 +4,15 @@ amounts_scan[i] = amounts[0] + ... + amounts[i] (float32), for any n, across man
 Tolerance: the int32 sums are exact (counts are 0..7, so every prefix fits up to n ~ 3·10^8).
 A float32 prefix of i + 1 terms in any order (a warp's shuffles, a block's partial sums, the
 totals of the blocks before) is within summed(i + 1, Σ_{j<=i} |amounts_j|):
-|amounts_scan[i] - exact| <= scanned(|amounts|)[i] (grader/tolerance.py).
+|amounts_scan[i] - exact| <= scanned(|amounts|)[i] (grader/authoring/tolerance.py).
 Inputs: counts uniform in 0..7, amounts uniform in [-1, 1).
 """
 import numpy as np
 from numba import cuda, int32
 
-from grader import bulk_random
-from grader.spec import Array, Benchmark, Case, Spec
-from grader.tolerance import scanned
+from grader.authoring import bulk_random
+from grader.authoring.spec import Array, Benchmark, Case, Spec
+from grader.authoring.tolerance import scanned
 
 COUNTS_HIGH = 8
 

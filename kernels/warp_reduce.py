@@ -3,15 +3,15 @@ a warp add their values register to register (cuda.shfl_down_sync), one shared v
 
 The problem of reduce_sum, solved a rung higher: its inputs, oracle, tolerance and baseline
 (one global atomic per element) come from kernels/reduce_sum.py. Tolerance: a float32 sum of n
-terms in any order, |out[0] - exact| <= summed(n, Σ|x_i|) (grader/tolerance.py).
+terms in any order, |out[0] - exact| <= summed(n, Σ|x_i|) (grader/authoring/tolerance.py).
 """
 from numba import cuda, float32
 
-from grader.exercises import reference_module
-from grader.occupancy import one_wave
-from grader.spec import Benchmark, Case, Spec
+from grader.authoring.references import reference
+from grader.authoring.occupancy import one_wave
+from grader.authoring.spec import Benchmark, Case, Spec
 
-_REDUCE_SUM = reference_module("reduce_sum")
+_REDUCE_SUM = reference("reduce_sum")
 make_inputs = _REDUCE_SUM.make_inputs
 oracle = _REDUCE_SUM.oracle
 tolerance = _REDUCE_SUM.tolerance
@@ -106,7 +106,7 @@ def _sum_shuffles(x, out):
 def target(x, out):
     """reduce_sum's target (grid-stride loads into 8 register sums per thread, 0.248 ms = 98% of
     cupy.sum at 2**28 on an H200) with its shared-memory tree (8 barriers) replaced by warp
-    shuffles (one barrier), on one wave of blocks (grader/occupancy.py) so that no SM idles
+    shuffles (one barrier), on one wave of blocks (grader/authoring/occupancy.py) so that no SM idles
     through a last partial wave. Not yet timed on a GPU."""
     blocks = one_wave(_sum_shuffles, (x, out), TARGET_THREADS)
     blocks = max(1, min(blocks, (x.size + TARGET_THREADS - 1) // TARGET_THREADS))

@@ -7,7 +7,7 @@ from numba import cuda, int32
 
 from grader.doctor.efficiency import forget
 from grader.doctor.execute import execute
-from grader.spec import Array, Case, Spec
+from grader.authoring.spec import Array, Case, Spec
 
 FULL = 0xFFFFFFFF
 COLUMNS = ("shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "popc_ballot", "all", "any",
@@ -188,7 +188,7 @@ def test_warp_rungs_run_on_the_doctor(exercise_id):
     """The warp rungs without a GPU: does the solution pass and the starter fail, in a child
     like the CLI, with the kernel doctor (not Numba's simulator, which has no shuffles)
     running every case?"""
-    from grader.check import check_file
+    from grader.checking.pipeline import check_file
     from grader.doctor.integration import as_report
     from grader.exercises import exercise
 

@@ -5,7 +5,7 @@ whose mask names all 32 lanes."""
 import numpy as np
 from numba import cuda, float32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
 DIMS = {"n": 50}

@@ -4,7 +4,7 @@ values of lanes that have left the kernel (undefined on a GPU)."""
 import numpy as np
 from numba import cuda
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
 DIMS = {"n": 40}

@@ -4,7 +4,7 @@ the warp, and a GPU keeps its low 5 bits (0): every lane adds its own value to i
 import numpy as np
 from numba import cuda, float32
 
-from grader.spec import Array
+from grader.authoring.spec import Array
 
 PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros"))
 DIMS = {"n": 128}
