@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lab gpu-test bench clean
+.PHONY: test lint lab gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml
 # kernel must compile to PTX (tests/test_gpucompile.py), which proves the [cu12] pieces work.
 test: $(STAMP)
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --durations=10
+
+# ruff: lint and format check (CI runs it before the tests).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
 lab: $(STAMP)

@@ -53,6 +53,8 @@ def sm_count() -> int:
 
 BUNDLED = {exercise_id: {"baseline": "baseline", "solution": None} for exercise_id in LADDER}
 BUNDLED["reduce_sum"]["cupy.sum"] = "peer"
+BUNDLED["warp_reduce"]["cupy.sum"] = "peer"
+BUNDLED["scan"]["cupy.cumsum"] = "peer"
 BUNDLED["transpose"]["torch a.T copy"] = "peer"
 
 
@@ -114,13 +116,21 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
 
 def library_peer(name):
     """A library call with the exercise's signature, by its variant name, or None without the
-    library: "cupy.sum" (reduce_sum), "torch a.T copy" (transpose, PyTorch's own kernel)."""
+    library: "cupy.sum" (reduce_sum, warp_reduce), "cupy.cumsum" (scan, CUB), "torch a.T copy"
+    (transpose, PyTorch's own kernel)."""
     try:
+        import cupy
+
         if name == "cupy.sum":
-            import cupy
 
             def peer(x, out):
                 cupy.sum(cupy.asarray(x), out=cupy.asarray(out).reshape(()))
+            return peer
+        if name == "cupy.cumsum":  # CUB's scan, both arrays in place
+
+            def peer(counts, amounts, counts_scan, amounts_scan):
+                cupy.cumsum(cupy.asarray(counts), dtype=cupy.int32, out=cupy.asarray(counts_scan))
+                cupy.cumsum(cupy.asarray(amounts), dtype=cupy.float32, out=cupy.asarray(amounts_scan))
             return peer
         if name == "torch a.T copy":
             import torch

@@ -11,6 +11,7 @@ from grader.steps.explain import ErrorInfo, missing_attribute
 
 _FILE_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 _DURING_AT = re.compile(r"During: typing of .* at (.*) \((\d+)\)")
+_ARGUMENT_COUNT = re.compile(r"(\w+)\(\) takes (\d+) positional arguments? but (\d+) (?:was|were) given")
 _NO_IMPLEMENTATION = re.compile(r"No implementation of function Function\(<[^>]*?(\w+)(?: at 0x\w+)?>\) "
                                 r"found for signature:\s*>>> ([^\n]*)")
 _NOISE = ("Failed in cuda mode pipeline", "During:", "No implementation of function", ">>>",
@@ -28,6 +29,15 @@ def _why(name: str, text: str, returns: bool) -> str:
         return (f"`{name}` returns a value, and a CUDA kernel cannot: on a GPU it ends with "
                 "nothing to give back (Numba: \"CUDA kernel must have void return type\"). Write "
                 "the results into an output array and end the kernel with a bare `return`, or none.")
+    found = _ARGUMENT_COUNT.search(text)
+    if found:
+        called, takes, given = found.group(1), int(found.group(2)) - 1, int(found.group(3)) - 1
+        why = f"`cuda.{called}` takes {takes} arguments, and the kernel gives {given}."
+        if called.startswith("shfl") and given > takes:
+            why += (" Numba's shuffles have no `width` argument (CUDA C's __shfl_*_sync do): a "
+                    "shuffle always spans the 32 lanes of a warp; to work in groups of 16 lanes, "
+                    "compute the source lane yourself or stop the offsets at 8.")
+        return why
     if re.search(r"\blist\(|reflected list|List\(", text):
         return ("Python lists do not exist in a kernel (a GPU thread cannot allocate them). "
                 "Use separate variables, or a `cuda.local.array(N, float32)` of a constant size.")
@@ -80,7 +90,7 @@ def _refused_line(text: str, py_func) -> int | None:
         for path, line in pattern.findall(text):
             if path.endswith(filename.rsplit("/", 1)[-1]):
                 return int(line)
-    found = _NO_IMPLEMENTATION.search(text)  # Numba gave no line: the first call of that name
+    found = _NO_IMPLEMENTATION.search(text) or _ARGUMENT_COUNT.search(text)  # no line: the first call
     if found:
         try:
             lines, first = inspect.getsourcelines(py_func)

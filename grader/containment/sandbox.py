@@ -30,14 +30,14 @@ class SandboxUnavailable(RuntimeError):
 
 def install_command() -> str:
     """The line that installs what the sandbox needs, for this system's package manager."""
-    for tool, line in (("apt-get", "sudo apt-get install bubblewrap python3-seccomp"),
-                       ("dnf", "sudo dnf install bubblewrap python3-libseccomp"),
-                       ("yum", "sudo yum install bubblewrap python3-libseccomp"),
-                       ("zypper", "sudo zypper install bubblewrap python3-seccomp"),
-                       ("pacman", "sudo pacman -S bubblewrap python-libseccomp")):
+    for tool, line in (("apt-get", "sudo apt-get install bubblewrap libseccomp2"),
+                       ("dnf", "sudo dnf install bubblewrap libseccomp"),
+                       ("yum", "sudo yum install bubblewrap libseccomp"),
+                       ("zypper", "sudo zypper install bubblewrap libseccomp2"),
+                       ("pacman", "sudo pacman -S bubblewrap libseccomp")):
         if shutil.which(tool):
             return line
-    return "install bubblewrap and libseccomp's Python binding with your package manager"
+    return "install bubblewrap and libseccomp with your package manager"
 
 
 @lru_cache(maxsize=1)

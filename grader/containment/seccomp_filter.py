@@ -1,8 +1,10 @@
-"""The seccomp filter of the sandbox, built with libseccomp's own Python binding.
+"""The seccomp filter of the sandbox, built with libseccomp (the C library every Linux
+distribution ships), through its own Python binding where the grading Python has it, else
+through pyseccomp (a dependency: the same API over the same library, by ctypes).
 
-Standalone on purpose (imports nothing of the grader): when the grading Python cannot import
-`seccomp` (a pyenv or conda Python beside the system's binding), grader/containment/sandbox.py
-runs this file with the system's python3, which writes the BPF program to stdout.
+Standalone on purpose (imports nothing of the grader): when neither imports here,
+grader/containment/sandbox.py runs this file with the system's python3, which writes the BPF
+program to stdout.
 """
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ def program() -> bytes:
     import os
     import tempfile
 
-    import seccomp
+    try:
+        import seccomp  # libseccomp's own binding (Debian/Ubuntu python3-seccomp)
+    except ImportError:  # the same API over the same C library, through ctypes (pip: pyseccomp)
+        import pyseccomp as seccomp
 
     flt = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     for name in DENIED:

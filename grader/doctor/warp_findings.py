@@ -19,14 +19,14 @@ KEEP_ALIVE = ("Keep every lane of the warp alive until its shuffles are done: in
               "shuffle it too.")
 
 
-def _finding(findings, kind, severity, message, call, lin, other_lin=None, other_line=None):
+def _finding(findings, kind, severity, message, call, lin, other_lin=None, other_line=None, fix=""):
     site = SITES[call.site]
     launch = findings.launch
     block = findings.current_block[: launch.rank]
     return Finding(kind, severity, message, launch.kernel, site.filename, site.line,
                    site.statement, other_line, launch.thread(lin), block,
                    None if other_lin is None else launch.thread(other_lin),
-                   None if other_lin is None else block)
+                   None if other_lin is None else block, fix=fix)
 
 
 def _who(findings, lin) -> str:
@@ -54,7 +54,10 @@ def divergence(findings, call, lin, missing, where: str, other_line) -> None:
             "only the lanes that get there (mask = cuda.ballot_sync(0xffffffff, condition) "
             "before the branch).")
         return _finding(findings, "warp_divergence", SEVERITY_ERROR, message, call, lin,
-                        missing, other_line)
+                        missing, other_line, fix=(
+                            "Call it where every lane its mask names arrives (outside the `if`, before "
+                            "any `return`; lanes without work take part with a neutral value such as "
+                            "0), or name only the lanes that get there (a ballot before the branch)."))
 
     findings._add(("warp_divergence", call.site, other_line), make)
 
@@ -70,7 +73,9 @@ def own_lane(findings, call, lin) -> None:
             f"{lin % WARP}: CUDA leaves the result undefined. The mask names the lanes that "
             "take part, the caller included: 0xffffffff for a whole warp, or the mask of the "
             "lanes that reach this line (cuda.activemask(), or a ballot taken before the branch).")
-        return _finding(findings, "warp_mask", SEVERITY_ERROR, message, call, lin)
+        return _finding(findings, "warp_mask", SEVERITY_ERROR, message, call, lin, fix=(
+            "Name the calling lane in the mask: 0xffffffff for a whole warp, or the lanes that "
+            "reach this line (cuda.activemask(), or a ballot taken before the branch)."))
 
     findings._add(("warp_mask", call.site), make)
 
@@ -90,7 +95,7 @@ def inactive_source(findings, call, lin, source: int, why: str, reason: str) -> 
             f"{_Who(findings, lin)} read lane {source}'s "
             f"value with `{site.text}` (line {site.line}), but lane {source} {reason}: on a "
             f"GPU that value is undefined (garbage). {fix}")
-        return _finding(findings, "warp_inactive_lane", SEVERITY_ERROR, message, call, lin)
+        return _finding(findings, "warp_inactive_lane", SEVERITY_ERROR, message, call, lin, fix=fix)
 
     findings._add(("warp_inactive_lane", call.site, why), make)
 
@@ -111,6 +116,8 @@ def lane_range(findings, call, lin) -> None:
             f"GPU keeps only the low 5 bits ({arg} & 31 = {kept}), {effect}. Lanes are "
             "numbered 0-31 within each warp (cuda.laneid, or threadIdx.x % 32), and a warp "
             "reduction's offsets are 16, 8, 4, 2, 1; combine warps through shared memory.")
-        return _finding(findings, "warp_lane_range", SEVERITY_WARNING, message, call, lin)
+        return _finding(findings, "warp_lane_range", SEVERITY_WARNING, message, call, lin, fix=(
+            "Keep lanes within 0-31 (cuda.laneid, or threadIdx.x % 32) and a reduction's offsets "
+            "at 16, 8, 4, 2, 1; combine warps through shared memory."))
 
     findings._add(("warp_lane_range", call.site), make)

@@ -222,6 +222,13 @@ def missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
 
         candidates = list(dict.fromkeys([*KERNEL_NAMES, *_public_names(numba.cuda), *candidates]))
     owner = owner or (module.rsplit(".", 1)[-1] if module else f"a {type_name}")
+    if name in candidates:  # not a misspelling: numba.cuda has it, the simulator that ran does not
+        if owner != "cuda":
+            return None
+        return (f"`cuda.{name}` exists on a GPU, but Numba's CUDA simulator, which ran this kernel "
+                "because the kernel doctor could not, does not have it.",
+                "The result's doctor section says why the doctor did not run the kernel; on a GPU, "
+                f"`cuda.{name}` works as written.")
     same = [c for c in candidates if c.lower() == name.lower()]
     close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     guess = f"; did you mean `{close[0]}`?" if close else "."
