@@ -18,7 +18,6 @@ from pathlib import Path
 os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grader  # noqa: E402
 import numpy as np  # noqa: E402
 
 from grader.gpu import statistics as timing  # noqa: E402

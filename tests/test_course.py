@@ -312,7 +312,7 @@ def test_released_cell_is_the_starter_with_stubs(exercise_id):
     assert all(todo in cell for todo in todos)
     added = {line.strip() for line in solution.splitlines()} - {line.strip() for line in starter.splitlines()}
     code = [line for line in added if line and not line.startswith("#")]
-    assert not any(line in {l.strip() for l in cell.splitlines()} for line in code)
+    assert not any(line in {text.strip() for text in cell.splitlines()} for line in code)
 
 
 def test_regions_keep_safe_starter_lines_and_comment_the_rest():

@@ -17,7 +17,7 @@ from grader.doctor.execute import execute, execute_or_simulate
 from grader.doctor.report import DoctorReport, merge
 from grader.exercises import LADDER, exercise
 from grader.steps.load import load_launch
-from grader.authoring.spec import Array, Case, Spec
+from grader.authoring.spec import Array, Spec
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 

@@ -10,7 +10,7 @@ import pytest
 
 from grader.steps.cases import prepare
 from grader.doctor.execute import execute_or_simulate
-from grader.exercises import LADDER, ROOT, exercise
+from grader.exercises import LADDER, exercise
 from grader.compiler import client
 from grader.steps.load import load_launch
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from grader.checking.pipeline import check, check_file
-from grader.exercises import LADDER, ROOT, exercise
+from grader.exercises import LADDER, exercise
 from grader.steps.load import load_launch
 from grader.result import VERDICTS
 

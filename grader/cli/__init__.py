@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from grader.cli.console import EXIT_USAGE, error
+from grader.cli.console import error
 
 COMMANDS = (
     "grader.cli.ladder",  # zerogpu list

@@ -27,7 +27,6 @@ DENIED = (
 def program() -> bytes:
     """Allow everything but DENIED, which fails with EPERM (not a kill: a library probing a
     syscall gets an error it can handle, and the submission gets a normal verdict)."""
-    import os
     import tempfile
 
     try:

@@ -207,4 +207,4 @@ def released(annotated: str, stub: str = STUB) -> str:
 
 def without_markers(annotated: str) -> str:
     """The instructor's cell as code: the same text without the region marker lines."""
-    return "\n".join(l for l in annotated.split("\n") if l.strip() not in (BEGIN, END))
+    return "\n".join(line for line in annotated.split("\n") if line.strip() not in (BEGIN, END))

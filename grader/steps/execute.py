@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.sentinels import PAD, fenced_buffer, output_view
+from grader.sentinels import PAD, fenced_buffer
 from grader.steps.explain import ErrorInfo, explain_exception
 from grader.authoring.spec import Dims, Spec
 
