@@ -12,6 +12,7 @@ or one per CPU core without a GPU) and checks that every (student, exercise) row
 With --scheduler the same class is graded on a Dask cluster instead (docs/CLUSTER.md): `local`
 starts one on this machine (--workers of them), once, before the first repeat.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -102,8 +103,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int)
     parser.add_argument("--out", default="bench/results/class_scale.json")
     parser.add_argument("--scheduler", help="grade on a Dask cluster: local, or tcp://HOST:8786")
-    parser.add_argument("--exercises", default="vector_add,matmul_tiled",
-                        help="of vector_add and matmul_tiled (default: both)")
+    parser.add_argument(
+        "--exercises", default="vector_add,matmul_tiled", help="of vector_add and matmul_tiled (default: both)"
+    )
     args = parser.parse_args()
     backend = current()
     workers = args.workers or default_workers(backend)
@@ -124,8 +126,7 @@ def main() -> None:
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()
             if client is None:
-                grade_class(tasks, book, workers=workers, case_timeout=60, backend=backend,
-                            private=[folder])
+                grade_class(tasks, book, workers=workers, case_timeout=60, backend=backend, private=[folder])
             else:
                 from grader.classroom.distributed import grade_class_on
 
@@ -133,15 +134,31 @@ def main() -> None:
             wall = time.perf_counter() - started
             rows = book.rows()
             verdicts = Counter(r["verdict"] for r in rows)
-            runs.append({"wall_s": round(wall, 1), "rows": len(rows), "tasks": len(tasks),
-                         "per_check_s": round(wall / len(tasks), 2), "verdicts": dict(verdicts)})
-            print(f"run {repeat + 1}: {len(rows)}/{len(tasks)} rows in {wall:.1f} s "
-                  f"({wall / len(tasks):.2f} s a check) {dict(sorted(verdicts.items()))}", flush=True)
+            runs.append(
+                {
+                    "wall_s": round(wall, 1),
+                    "rows": len(rows),
+                    "tasks": len(tasks),
+                    "per_check_s": round(wall / len(tasks), 2),
+                    "verdicts": dict(verdicts),
+                }
+            )
+            print(
+                f"run {repeat + 1}: {len(rows)}/{len(tasks)} rows in {wall:.1f} s "
+                f"({wall / len(tasks):.2f} s a check) {dict(sorted(verdicts.items()))}",
+                flush=True,
+            )
             assert len(rows) == len(tasks), "every (student, exercise) row must arrive"
         shutil.rmtree(folder)
-    report = {"date": time.strftime("%Y-%m-%d %H:%M"), "backend": backend, "workers": workers,
-              "scheduler": args.scheduler or "in-process pool", "students": args.students,
-              "exercises": args.exercises, "runs": runs}
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "backend": backend,
+        "workers": workers,
+        "scheduler": args.scheduler or "in-process pool",
+        "students": args.students,
+        "exercises": args.exercises,
+        "runs": runs,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
 

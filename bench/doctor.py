@@ -9,6 +9,7 @@ judging is the same for both and not timed) for all correctness cases of each so
 simulator and on the doctor with every diagnosis switched on, and checks both pass. `sizes` times one launch at growing sizes until
 one executor passes TIME_CAP seconds. Run it on an idle machine; it prints the load average.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,10 @@ def ladder(ids, seed, repeats) -> None:
         sim, doc = min(sims), min(docs)
         total_sim, total_doc = total_sim + sim, total_doc + doc
         ok = all(v == "passed" for v in sim_v + doc_v)
-        print(f"| {eid} | {len(prepared)} | {sim:.2f} s | {doc:.3f} s | {sim / doc:.0f}× | {'yes' if ok else sim_v + doc_v} |",
-              flush=True)
+        print(
+            f"| {eid} | {len(prepared)} | {sim:.2f} s | {doc:.3f} s | {sim / doc:.0f}× | {'yes' if ok else sim_v + doc_v} |",
+            flush=True,
+        )
     print(f"| all 11 | | {total_sim:.1f} s | {total_doc:.2f} s | {total_sim / total_doc:.0f}× | |")
     print(f"load average after: {os.getloadavg()}")
 

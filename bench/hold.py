@@ -6,6 +6,7 @@ hold, launch code outlasts the hold and the hold should grow.
 
     python bench/hold.py [--only saxpy,rgb_to_gray]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,13 @@ def main():
         for hold in (1000, grader_hold, None):
             gpu_timing.HOLD_MICROSECONDS = hold or grader_hold
             gpu_timing.hold_gpu = held if hold else cuda.synchronize  # none: the GPU idles
-            s = gpu_timing.measure(ex.spec, {"baseline": ex.baseline, "target": ex.target}, inputs,
-                                   flush=ex.spec.benchmark.bound == "memory", cap_seconds=2.0)
+            s = gpu_timing.measure(
+                ex.spec,
+                {"baseline": ex.baseline, "target": ex.target},
+                inputs,
+                flush=ex.spec.benchmark.bound == "memory",
+                cap_seconds=2.0,
+            )
             base, target = (float(np.median(s.seconds[k])) * 1e3 for k in ("baseline", "target"))
             ratio = timing.paired_ratio(s.seconds["baseline"], s.seconds["target"]).median
             label = f"{hold} us" if hold else "none"

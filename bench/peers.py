@@ -1,4 +1,5 @@
 """Library peers timed the same way (CUDA events, median): CuPy and cuBLAS."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,14 +30,19 @@ def time_peer(exercise_id: str, inputs: dict, dims: dict):
         "saxpy": ("cupy alpha*x+y", lambda: inputs["alpha"] * g["x"] + g["y"]),
         "reduce_sum": ("cupy.sum", lambda: g["x"].sum()),
         "warp_reduce": ("cupy.sum", lambda: g["x"].sum()),
-        "scan": ("cupy.cumsum (CUB), both arrays", lambda: (cp.cumsum(g["counts"], dtype=cp.int32),
-                                                           cp.cumsum(g["amounts"]))),
+        "scan": (
+            "cupy.cumsum (CUB), both arrays",
+            lambda: (cp.cumsum(g["counts"], dtype=cp.int32), cp.cumsum(g["amounts"])),
+        ),
         "histogram": ("cupy.bincount", lambda: cp.bincount(g["values"], minlength=256)),
         "transpose": ("cupy a.T copy", lambda: cp.ascontiguousarray(g["a"].T)),
         "matmul_naive": ("cuBLAS (cupy)", lambda: g["a"] @ g["b"]),
         "matmul_tiled": ("cuBLAS (cupy)", lambda: g["a"] @ g["b"]),
         "softmax_fused": ("cupy composed", lambda: _softmax(cp, g["x"])),
-        "rgb_to_gray": ("cupy composed", lambda: g["image"][..., 0] * 0.299 + g["image"][..., 1] * 0.587 + g["image"][..., 2] * 0.114),
+        "rgb_to_gray": (
+            "cupy composed",
+            lambda: g["image"][..., 0] * 0.299 + g["image"][..., 1] * 0.587 + g["image"][..., 2] * 0.114,
+        ),
     }
     if exercise_id not in peers:
         return None

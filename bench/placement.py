@@ -6,6 +6,7 @@ atomics on the hot bin, whose L2 slice depends on its address); vector_add's did
 
     python bench/placement.py [--only histogram] [--shifts-mib 0,1,2,3,5,8,13]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,13 @@ def main():
         inputs = benchmark_inputs(ex, 1)
         for shift in (int(m) for m in args.shifts_mib.split(",")):
             scratch = cuda.device_array(max(shift << 20, 1), np.uint8)  # held until timed
-            s = measure(ex.spec, {"solution": solution, "baseline": ex.baseline}, inputs,
-                        flush=ex.spec.benchmark.bound == "memory", cap_seconds=2.0)
+            s = measure(
+                ex.spec,
+                {"solution": solution, "baseline": ex.baseline},
+                inputs,
+                flush=ex.spec.benchmark.bound == "memory",
+                cap_seconds=2.0,
+            )
             sol, base = (float(np.median(s.seconds[k])) * 1e3 for k in ("solution", "baseline"))
             ratio = timing.paired_ratio(s.seconds["baseline"], s.seconds["solution"]).median
             print(f"{exercise_id:<14}{shift:>10}{sol:13.4f}{base:13.4f}{ratio:9.2f}", flush=True)

@@ -5,6 +5,7 @@
 Prints one table and writes a JSON with every figure. Uses the grader's own timing harness
 (grader/gpu/harness.py), so the figures are the ones learners are graded against.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,15 +48,22 @@ def bench_exercise(ex, ceil, seed=1):
     peer = peers.time_peer(ex.id, inputs[0], dims)
     sol = samples.seconds["solution"]
     row = {
-        "exercise": ex.id, "dims": dims, "bound": bench.bound, "ms": ms,
+        "exercise": ex.id,
+        "dims": dims,
+        "bound": bench.bound,
+        "ms": ms,
         "throughput": rates,
         "solution_speedup_vs_baseline": vars(timing.paired_ratio(samples.seconds["baseline"], sol)),
         "solution_fraction_of_target": vars(timing.paired_ratio(samples.seconds["target"], sol)),
-        "baseline_fraction_of_target": vars(timing.paired_ratio(samples.seconds["target"], samples.seconds["baseline"])),
+        "baseline_fraction_of_target": vars(
+            timing.paired_ratio(samples.seconds["target"], samples.seconds["baseline"])
+        ),
         "target_speedup_vs_baseline": vars(timing.paired_ratio(samples.seconds["baseline"], samples.seconds["target"])),
         "required_speedup": bench.required_speedup,
-        "rounds": samples.rounds, "stop_reason": samples.stop_reason,
-        "peer": peer, "seconds": round(time.perf_counter() - t0, 2),
+        "rounds": samples.rounds,
+        "stop_reason": samples.stop_reason,
+        "peer": peer,
+        "seconds": round(time.perf_counter() - t0, 2),
     }
     if peer:
         row["target_vs_peer"] = peer["ms"] / ms["target"]
@@ -66,8 +74,12 @@ def versions() -> dict:
     import numba
     import numba_cuda
 
-    out = {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-           "numba_cuda": numba_cuda.__version__}
+    out = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "numba_cuda": numba_cuda.__version__,
+    }
     try:
         import cupy
 
@@ -78,18 +90,22 @@ def versions() -> dict:
 
 
 def print_table(rows, ceil):
-    print(f"\nGPU {ceil['name']}, driver {ceil['driver']}: copy {ceil['copy_bandwidth']/1e9:.0f} GB/s, "
-          f"fp32 FMA {ceil['fp32_flops']/1e12:.1f} TFLOP/s")
+    print(
+        f"\nGPU {ceil['name']}, driver {ceil['driver']}: copy {ceil['copy_bandwidth'] / 1e9:.0f} GB/s, "
+        f"fp32 FMA {ceil['fp32_flops'] / 1e12:.1f} TFLOP/s"
+    )
     head = f"{'exercise':<14}{'base ms':>9}{'sol ms':>9}{'tgt ms':>9}{'sol/base':>9}{'sol%tgt':>8}{'tgt rate':>16}{'%ceil':>7}{'peer':>22}{'tgt/peer':>9}"
     print(head)
     for r in rows:
         t = r["throughput"]["target"]
         peer = r.get("peer") or {}
-        print(f"{r['exercise']:<14}{r['ms']['baseline']:>9.3f}{r['ms']['solution']:>9.3f}{r['ms']['target']:>9.3f}"
-              f"{r['solution_speedup_vs_baseline']['median']:>9.2f}{r['solution_fraction_of_target']['median']:>8.0%}"
-              f"{t['achieved']:>10.1f} {t['unit']:<5}{(t['fraction_of_ceiling'] or 0):>7.0%}"
-              f"{(peer.get('name','-') + ' ' + format(peer.get('ms', 0), '.3f')) if peer else '-':>22}"
-              f"{r.get('target_vs_peer', float('nan')):>9.2f}")
+        print(
+            f"{r['exercise']:<14}{r['ms']['baseline']:>9.3f}{r['ms']['solution']:>9.3f}{r['ms']['target']:>9.3f}"
+            f"{r['solution_speedup_vs_baseline']['median']:>9.2f}{r['solution_fraction_of_target']['median']:>8.0%}"
+            f"{t['achieved']:>10.1f} {t['unit']:<5}{(t['fraction_of_ceiling'] or 0):>7.0%}"
+            f"{(peer.get('name', '-') + ' ' + format(peer.get('ms', 0), '.3f')) if peer else '-':>22}"
+            f"{r.get('target_vs_peer', float('nan')):>9.2f}"
+        )
 
 
 def main():
@@ -105,8 +121,13 @@ def main():
         rows.append(row)
         print(f"{exercise_id}: done in {row['seconds']} s", flush=True)
     peak = peers.cublas_sgemm_tflops()
-    result = {"date": time.strftime("%Y-%m-%d"), "ceilings": ceil, "versions": versions(),
-              "cublas_sgemm_4096_tflops": peak, "rows": rows}
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "ceilings": ceil,
+        "versions": versions(),
+        "cublas_sgemm_4096_tflops": peak,
+        "rows": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, default=float))
     print_table(rows, ceil)

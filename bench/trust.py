@@ -8,6 +8,7 @@
 Grading runs as `zerogpu grade` runs it: a spare child process is started ahead of each check
 (grader/checking/isolate.py keep_warm); --cold starts each check's process only when it is needed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="")
     parser.add_argument("--out", default="bench/results/trust.json")
-    parser.add_argument("--cold", action="store_true", help="no spare child started ahead (one process start per check)")
+    parser.add_argument(
+        "--cold", action="store_true", help="no spare child started ahead (one process start per check)"
+    )
     args = parser.parse_args()
     ids = args.only.split(",") if args.only else list(LADDER)
     if args.cold:
@@ -48,36 +51,55 @@ def measure(ids, args):
         t0 = time.perf_counter()
         r = check_file(exercise_id, exercise(exercise_id).solution_file)
         first[exercise_id] = (r, time.perf_counter() - t0)
-        print(f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}", flush=True)
+        print(
+            f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}",
+            flush=True,
+        )
         phases = r.speed.details.get("phase_seconds", {})
         rest = time.perf_counter() - t0 - sum(phases.values())
-        print(" " * 15 + "phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items())
-              + f"; the rest {rest:.2f} s", flush=True)
+        print(
+            " " * 15 + "phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()) + f"; the rest {rest:.2f} s",
+            flush=True,
+        )
     total = time.perf_counter() - started
     print(f"\nGrading all {len(ids)} solutions once (child processes, JIT included): {total:.1f} s wall")
 
     repeats = {}
     for exercise_id in ids:
         gradings = [first[exercise_id][0]] + [
-            check_file(exercise_id, exercise(exercise_id).solution_file) for _ in range(args.repeats - 1)]
+            check_file(exercise_id, exercise(exercise_id).solution_file) for _ in range(args.repeats - 1)
+        ]
         details = [r.speed.details for r in gradings]
         speedups = [d.get("speedup_vs_baseline", {}).get("median") for d in details]
         ok = [s for s in speedups if s]
         # the medians of each contender too: which one moved when a speedup moved
-        repeats[exercise_id] = {"speedups": speedups, "max_over_min": max(ok) / min(ok) if ok else None,
-                                **{f"{who}_ms": [d.get(f"{who}_ms") for d in details]
-                                   for who in ("yours", "baseline", "target")}}
-        print(f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  max/min {repeats[exercise_id]['max_over_min']:.3f}", flush=True)
+        repeats[exercise_id] = {
+            "speedups": speedups,
+            "max_over_min": max(ok) / min(ok) if ok else None,
+            **{f"{who}_ms": [d.get(f"{who}_ms") for d in details] for who in ("yours", "baseline", "target")},
+        }
+        print(
+            f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  max/min {repeats[exercise_id]['max_over_min']:.3f}",
+            flush=True,
+        )
         for who in ("yours", "baseline"):
             ms = [m for m in repeats[exercise_id][f"{who}_ms"] if m]
             print(f"{'':<14} {who:>8} ms {', '.join(f'{m:.4f}' for m in ms)}", flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({
-        "date": time.strftime("%Y-%m-%d"), "grade_all_seconds": total, "spare_children": not args.cold,
-        "per_exercise_seconds": {k: v[1] for k, v in first.items()},
-        "phase_seconds": {k: v[0].speed.details.get("phase_seconds") for k, v in first.items()},
-        "verdicts": {k: v[0].verdict for k, v in first.items()},
-        "repeats": repeats}, indent=1))
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d"),
+                "grade_all_seconds": total,
+                "spare_children": not args.cold,
+                "per_exercise_seconds": {k: v[1] for k, v in first.items()},
+                "phase_seconds": {k: v[0].speed.details.get("phase_seconds") for k, v in first.items()},
+                "verdicts": {k: v[0].verdict for k, v in first.items()},
+                "repeats": repeats,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

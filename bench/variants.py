@@ -14,6 +14,7 @@ The candidates tried until 2026-11-30 (about 1,200 lines: transposes, histograms
 softmaxes, grays) are kept at the git tag `bench-variants-archive` (commit a21df83), with the
 figures docs/BENCHMARKS-LOG.md quotes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,16 +102,23 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
             rows.append({"exercise": exercise_id, "variant": name, "error": verdict})
     if not check_on_gpu():
         return rows
-    samples = measure(ex.spec, candidates, benchmark_inputs(ex, 1), flush=bench.bound == "memory",
-                      cap_seconds=4.0)
+    samples = measure(ex.spec, candidates, benchmark_inputs(ex, 1), flush=bench.bound == "memory", cap_seconds=4.0)
     bytes_moved, flops = bench.bytes_moved(dims), bench.flops(dims)
     for name, secs in samples.seconds.items():
         ms = float(np.median(secs)) * 1e3
         rate = statistics.throughput(bench.bound, bytes_moved, flops, ms / 1e3, ceil)
         vs = statistics.paired_ratio(secs, samples.seconds["target"])  # >1: faster than the target
-        rows.append({"exercise": exercise_id, "variant": name, "ms": ms, "rate": rate["achieved"],
-                     "unit": rate["unit"], "of_ceiling": rate["fraction_of_ceiling"],
-                     "speed_vs_target": vs.median})
+        rows.append(
+            {
+                "exercise": exercise_id,
+                "variant": name,
+                "ms": ms,
+                "rate": rate["achieved"],
+                "unit": rate["unit"],
+                "of_ceiling": rate["fraction_of_ceiling"],
+                "speed_vs_target": vs.median,
+            }
+        )
     return rows
 
 
@@ -125,18 +133,21 @@ def library_peer(name):
 
             def peer(x, out):
                 cupy.sum(cupy.asarray(x), out=cupy.asarray(out).reshape(()))
+
             return peer
         if name == "cupy.cumsum":  # CUB's scan, both arrays in place
 
             def peer(counts, amounts, counts_scan, amounts_scan):
                 cupy.cumsum(cupy.asarray(counts), dtype=cupy.int32, out=cupy.asarray(counts_scan))
                 cupy.cumsum(cupy.asarray(amounts), dtype=cupy.float32, out=cupy.asarray(amounts_scan))
+
             return peer
         if name == "torch a.T copy":
             import torch
 
             def peer(a, out):  # both on the legacy default stream, as Numba's launches
                 torch.as_tensor(out, device="cuda").copy_(torch.as_tensor(a, device="cuda").t())
+
             return peer
     except ImportError:
         return None
@@ -149,14 +160,30 @@ def check_on_gpu() -> bool:
 
 # Even sizes where a candidate needs them (word views), never multiples of a block or tile;
 # the histogram's large enough for the grid-stride loops of its candidates to take many steps.
-SMALL = {"thread_ids": {"n": 5003}, "vector_add": {"n": 5003}, "saxpy": {"n": 5003},
-         "rgb_to_gray": {"h": 36, "w": 130}, "transpose": {"m": 70, "n": 130},
-         "stencil_1d": {"n": 3000}, "softmax_fused": {"rows": 5, "cols": 3000},
-         "histogram": {"n": 4099}, "reduce_sum": {"n": 5000}, "matmul_tiled": {"m": 33, "k": 20, "n": 17}}
-LARGE = {"thread_ids": {"n": 1_000_003}, "vector_add": {"n": 1_000_003}, "saxpy": {"n": 1_000_003},
-         "rgb_to_gray": {"h": 1030, "w": 2052}, "transpose": {"m": 1030, "n": 2050},
-         "stencil_1d": {"n": 1_000_003}, "softmax_fused": {"rows": 67, "cols": 8192},
-         "histogram": {"n": 20_000_003}, "reduce_sum": {"n": 1_000_003}, "matmul_tiled": {"m": 257, "k": 300, "n": 129}}
+SMALL = {
+    "thread_ids": {"n": 5003},
+    "vector_add": {"n": 5003},
+    "saxpy": {"n": 5003},
+    "rgb_to_gray": {"h": 36, "w": 130},
+    "transpose": {"m": 70, "n": 130},
+    "stencil_1d": {"n": 3000},
+    "softmax_fused": {"rows": 5, "cols": 3000},
+    "histogram": {"n": 4099},
+    "reduce_sum": {"n": 5000},
+    "matmul_tiled": {"m": 33, "k": 20, "n": 17},
+}
+LARGE = {
+    "thread_ids": {"n": 1_000_003},
+    "vector_add": {"n": 1_000_003},
+    "saxpy": {"n": 1_000_003},
+    "rgb_to_gray": {"h": 1030, "w": 2052},
+    "transpose": {"m": 1030, "n": 2050},
+    "stencil_1d": {"n": 1_000_003},
+    "softmax_fused": {"rows": 67, "cols": 8192},
+    "histogram": {"n": 20_000_003},
+    "reduce_sum": {"n": 1_000_003},
+    "matmul_tiled": {"m": 257, "k": 300, "n": 129},
+}
 
 
 def main():
@@ -183,8 +210,10 @@ def main():
         if "error" in r:
             print(f"{r['exercise']:<14}{r['variant']:<20} FAILED {r['error']}")
         else:
-            print(f"{r['exercise']:<14}{r['variant']:<20}{r['ms']:9.3f} ms {r['rate']:9.1f} {r['unit']:<8}"
-                  f"{(r['of_ceiling'] or 0):6.0%}  x{r['speed_vs_target']:.3f} vs target")
+            print(
+                f"{r['exercise']:<14}{r['variant']:<20}{r['ms']:9.3f} ms {r['rate']:9.1f} {r['unit']:<8}"
+                f"{(r['of_ceiling'] or 0):6.0%}  x{r['speed_vs_target']:.3f} vs target"
+            )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1))
 

@@ -5,6 +5,7 @@ or Numba's CUDA simulator).
 own namespace is the notebook's facade: `grader.check(id, launch)` checks and records the
 learner's progress; `grader.widgets` and `grader.doctor` are what the lessons use.
 """
+
 from grader.backend import activate as _activate
 
 BACKEND = _activate()

@@ -1,4 +1,5 @@
 """The ladder: the ordered exercise ids and where each one's three files live."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,9 +31,7 @@ LADDER = (
 
 class UnknownExercise(LookupError):
     def __init__(self, exercise_id: str):
-        super().__init__(
-            f"There is no exercise {exercise_id!r}. Exercises: {', '.join(LADDER)}."
-        )
+        super().__init__(f"There is no exercise {exercise_id!r}. Exercises: {', '.join(LADDER)}.")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ threads touching a file for the first time together is safe.
 A folder or disk that refuses a write raises `DataDirError`, whose message is one line a user
 can act on (which path, what to do); the CLI prints it instead of a traceback.
 """
+
 from __future__ import annotations
 
 import errno

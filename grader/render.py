@@ -1,4 +1,5 @@
 """How a CheckResult looks: HTML for notebooks, plain text, and rich text for the terminal."""
+
 from __future__ import annotations
 
 import html
@@ -56,8 +57,11 @@ def result_text(r: CheckResult) -> str:
 
 def result_html(r: CheckResult) -> str:
     colour = _COLOURS.get(r.verdict, _FAIL_COLOUR)
-    head = ("Passed" + (" — but " + r.warnings[0] if r.warnings else "") if r.passed
-            else f"Not yet — {r.verdict.replace('_', ' ')}")
+    head = (
+        "Passed" + (" — but " + r.warnings[0] if r.warnings else "")
+        if r.passed
+        else f"Not yet — {r.verdict.replace('_', ' ')}"
+    )
     if r.passed and r.warnings:
         colour = _COLOURS["too_slow"]
     esc = html.escape
@@ -69,7 +73,9 @@ def result_html(r: CheckResult) -> str:
     )
     table = (
         "<table style='border-collapse:collapse;margin:6px 0'><tr><th></th><th>case</th>"
-        f"<th>sizes</th><th>verdict</th></tr>{rows}</table>" if rows else ""
+        f"<th>sizes</th><th>verdict</th></tr>{rows}</table>"
+        if rows
+        else ""
     )
     hint = f"<p><b>Hint:</b> {esc(r.hint)}</p>" if r.hint else ""
     hint += "".join(f"<p><b>Warning:</b> {esc(w)}</p>" for w in r.warnings[1:])
@@ -93,9 +99,12 @@ def result_rich(r: CheckResult):
 
     ok = r.passed
     style = ("yellow" if r.warnings else "green") if ok else "red"
-    title = Text.assemble((f"{r.exercise}", "bold"), f" — {r.title}: ",
-                          (headline(r), f"bold {style}"),
-                          f"   score {r.score:g}/{r.max_score:g}")
+    title = Text.assemble(
+        (f"{r.exercise}", "bold"),
+        f" — {r.title}: ",
+        (headline(r), f"bold {style}"),
+        f"   score {r.score:g}/{r.max_score:g}",
+    )
     parts = [title, Text(r.message)]
     if r.hint:
         parts.append(Text.assemble(("Hint: ", "bold yellow"), r.hint))
@@ -106,8 +115,13 @@ def result_rich(r: CheckResult):
             table.add_column(col)
         for c in r.cases:
             err = "" if c.max_abs_error is None else f"{c.max_abs_error:.2g}"
-            table.add_row("✓" if c.passed else "✗", c.name, _dims(c.dims),
-                          Text(c.verdict, style="green" if c.passed else "red"), err)
+            table.add_row(
+                "✓" if c.passed else "✗",
+                c.name,
+                _dims(c.dims),
+                Text(c.verdict, style="green" if c.passed else "red"),
+                err,
+            )
         parts.append(table)
     if as_report(r.doctor) is not None:
         from grader.doctor.report import report_rich

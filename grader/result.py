@@ -1,4 +1,5 @@
 """Results as data: what the notebook renders, the CLI prints, nbgrader records and tests read."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -148,7 +149,8 @@ class CheckResult:
         if self.backend == "gpu":
             return "gpu"
         executor = getattr(self.doctor, "executor", None) or (
-            self.doctor.get("executor") if isinstance(self.doctor, dict) else None)
+            self.doctor.get("executor") if isinstance(self.doctor, dict) else None
+        )
         return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
 
     def to_json(self, **kwargs) -> str:

@@ -4,6 +4,7 @@ Each output lives in the middle of a larger buffer: PAD canary elements before a
 the output itself poisoned (or zeroed for accumulators). The judge finds a canary that
 changed (a write out of bounds) and poison still in place (an element nobody wrote).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ the rest are uniform over 0..255. The hot bin makes many threads update the same
 same time, which is what atomics are for; the uniform half has values at and above 128, which
 catch code that treats the bytes as signed.
 """
+
 import numpy as np
 from numba import cuda, int32, uint32, uint64
 
@@ -46,8 +47,7 @@ SPEC = Spec(
     id="histogram",
     stage=5,
     title="Histogram of bytes",
-    lesson="Atomics and privatisation: count in a per-block shared-memory histogram, then "
-    "merge it into the global one",
+    lesson="Atomics and privatisation: count in a per-block shared-memory histogram, then merge it into the global one",
     params=(
         Array("values", "uint8", ("n",)),
         Array("bins", "int32", (BINS,), role="out", init="zeros"),
@@ -76,8 +76,7 @@ SPEC = Spec(
         "counting, and another between counting and merging), or the shared histogram was "
         "never set to 0: shared memory starts with whatever the last user left there.",
     },
-    benchmark=Benchmark(dims={"n": 1 << 28}, bound="memory",
-                        bytes_moved=lambda d: 1.0 * d["n"] + 4.0 * BINS),
+    benchmark=Benchmark(dims={"n": 1 << 28}, bound="memory", bytes_moved=lambda d: 1.0 * d["n"] + 4.0 * BINS),
 )
 
 

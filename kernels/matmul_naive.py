@@ -5,6 +5,7 @@ order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·
 few roundings (grader/authoring/tolerance.py). Any summation order passes: a sequential loop, a
 split-k, a tree, float32 or float64 accumulators.
 """
+
 import numpy as np
 from numba import cuda, float32
 
@@ -35,8 +36,7 @@ SPEC = Spec(
     id="matmul_naive",
     stage=8,
     title="Matrix multiply, one thread per output",
-    lesson="2-D indexing (x walks columns, y walks rows) and arithmetic intensity: "
-    "2 flops for every 2 numbers loaded",
+    lesson="2-D indexing (x walks columns, y walks rows) and arithmetic intensity: 2 flops for every 2 numbers loaded",
     params=(
         Array("a", "float32", ("m", "k")),
         Array("b", "float32", ("k", "n")),

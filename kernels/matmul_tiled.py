@@ -5,6 +5,7 @@ order, so |c - exact| <= summed(k, (|A| @ |B|)[i, j]) per element: λ·√k·u·
 few roundings (grader/authoring/tolerance.py); inputs, oracle and tolerance are matmul_naive's. Any tile shape, any summation order and either
 accumulator precision passes; the zeros that pad partial tiles add nothing.
 """
+
 from numba import cuda, float32
 
 from grader.authoring.references import reference

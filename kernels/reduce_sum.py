@@ -5,6 +5,7 @@ Tolerance: a float32 sum of n terms in any order (tree, atomics, sequential) is 
 |out[0] - exact| <= summed(n, Σ|x_i|) (grader/authoring/tolerance.py). The inputs have mixed signs, so
 the bound is relative to Σ|x_i|, not to the (smaller) sum itself.
 """
+
 import numpy as np
 from numba import cuda, float32
 
@@ -31,8 +32,7 @@ SPEC = Spec(
     id="reduce_sum",
     stage=4,
     title="Sum a vector",
-    lesson="Shared memory, cuda.syncthreads() and atomics: a tree reduction per block, "
-    "one atomic add per block",
+    lesson="Shared memory, cuda.syncthreads() and atomics: a tree reduction per block, one atomic add per block",
     params=(
         Array("x", "float32", ("n",)),
         Array("out", "float32", (1,), role="out", init="zeros"),

@@ -10,6 +10,7 @@ Tolerance, with S = 0.299·R + 0.587·G + 0.114·B (every term is ≥ 0, so S is
 Together |gray - exact| <= 10·u·S (≈ 1.5e-4 for a white pixel). Any wrong weight or channel
 is off by far more (≥ 1e-3·S).
 """
+
 import numpy as np
 from numba import cuda, float32
 
@@ -71,7 +72,8 @@ SPEC = Spec(
         "the value is not truncated to an integer.",
     },
     benchmark=Benchmark(
-        dims={"h": 8192, "w": 8192}, bound="memory",
+        dims={"h": 8192, "w": 8192},
+        bound="memory",
         bytes_moved=lambda d: (3.0 + 4.0) * d["h"] * d["w"],  # 3 uint8 in, 1 float32 out
     ),
 )
@@ -81,8 +83,7 @@ SPEC = Spec(
 def _gray_crossed(image, gray):
     row, col = cuda.grid(2)  # x down the rows: a warp touches 32 rows, w pixels apart
     if row < gray.shape[0] and col < gray.shape[1]:
-        gray[row, col] = (0.299 * image[row, col, 0] + 0.587 * image[row, col, 1]
-                          + 0.114 * image[row, col, 2])
+        gray[row, col] = 0.299 * image[row, col, 0] + 0.587 * image[row, col, 1] + 0.114 * image[row, col, 2]
 
 
 def baseline(image, gray):
@@ -97,8 +98,7 @@ def baseline(image, gray):
 def _gray_coalesced(image, gray):
     col, row = cuda.grid(2)  # x along a row: a warp reads 96 contiguous bytes, writes 128
     if row < gray.shape[0] and col < gray.shape[1]:
-        gray[row, col] = (0.299 * image[row, col, 0] + 0.587 * image[row, col, 1]
-                          + 0.114 * image[row, col, 2])
+        gray[row, col] = 0.299 * image[row, col, 0] + 0.587 * image[row, col, 1] + 0.114 * image[row, col, 2]
 
 
 @cuda.jit
@@ -109,14 +109,26 @@ def _gray_words(words, gray):
         a = words[3 * q]  # bytes R0 G0 B0 R1 (little-endian)
         b = words[3 * q + 1]  # G1 B1 R2 G2
         c = words[3 * q + 2]  # B2 R3 G3 B3
-        gray[4 * q] = (float32(0.299) * float32(a & 0xFF) + float32(0.587) * float32((a >> 8) & 0xFF)
-                       + float32(0.114) * float32((a >> 16) & 0xFF))
-        gray[4 * q + 1] = (float32(0.299) * float32(a >> 24) + float32(0.587) * float32(b & 0xFF)
-                           + float32(0.114) * float32((b >> 8) & 0xFF))
-        gray[4 * q + 2] = (float32(0.299) * float32((b >> 16) & 0xFF) + float32(0.587) * float32(b >> 24)
-                           + float32(0.114) * float32(c & 0xFF))
-        gray[4 * q + 3] = (float32(0.299) * float32((c >> 8) & 0xFF) + float32(0.587) * float32((c >> 16) & 0xFF)
-                           + float32(0.114) * float32(c >> 24))
+        gray[4 * q] = (
+            float32(0.299) * float32(a & 0xFF)
+            + float32(0.587) * float32((a >> 8) & 0xFF)
+            + float32(0.114) * float32((a >> 16) & 0xFF)
+        )
+        gray[4 * q + 1] = (
+            float32(0.299) * float32(a >> 24)
+            + float32(0.587) * float32(b & 0xFF)
+            + float32(0.114) * float32((b >> 8) & 0xFF)
+        )
+        gray[4 * q + 2] = (
+            float32(0.299) * float32((b >> 16) & 0xFF)
+            + float32(0.587) * float32(b >> 24)
+            + float32(0.114) * float32(c & 0xFF)
+        )
+        gray[4 * q + 3] = (
+            float32(0.299) * float32((c >> 8) & 0xFF)
+            + float32(0.587) * float32((c >> 16) & 0xFF)
+            + float32(0.114) * float32(c >> 24)
+        )
 
 
 def target(image, gray):

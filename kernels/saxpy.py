@@ -3,6 +3,7 @@
 Tolerance: alpha·x is rounded once, the sum once (or both at once with a fused multiply-add),
 so |out - exact| <= 2 roundings: 2·2·u·(|alpha·x| + |y|) (grader/authoring/tolerance.py's few_ops(2)).
 """
+
 import numpy as np
 from numba import cuda
 

@@ -15,6 +15,7 @@ rows with large values and gives NaN, which is never within tolerance.
 Inputs: rows cycle through three kinds: 0 — values ~ N(0, 4²) with one 90.0 (exp(90)
 overflows float32); 1 — uniform in [-100, 100); 2 — N(0, 4²). A 1×1 input is [[90.0]].
 """
+
 import math
 
 import numpy as np
@@ -85,8 +86,9 @@ SPEC = Spec(
         "thread had overwritten it: a cuda.syncthreads() is missing after filling the shared "
         "array or after a step of a tree.",
     },
-    benchmark=Benchmark(dims={"rows": 8192, "cols": 8192}, bound="memory",
-                        bytes_moved=lambda d: 8.0 * d["rows"] * d["cols"]),
+    benchmark=Benchmark(
+        dims={"rows": 8192, "cols": 8192}, bound="memory", bytes_moved=lambda d: 8.0 * d["rows"] * d["cols"]
+    ),
 )
 
 

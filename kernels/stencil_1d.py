@@ -12,6 +12,7 @@ flight per thread, and the block waits at the barrier). The lesson's solution th
 makes 4 outputs per thread (1.07-1.09x the baseline, measured) and the target also keeps
 the weights in registers.
 """
+
 import numpy as np
 from numba import cuda, float32
 
@@ -70,8 +71,7 @@ SPEC = Spec(
     id="stencil_1d",
     stage=6,
     title="1-D stencil",
-    lesson="Shared-memory tiles with halos: load each input once per block, then read "
-    "neighbours from shared memory",
+    lesson="Shared-memory tiles with halos: load each input once per block, then read neighbours from shared memory",
     params=(
         Array("x", "float32", ("n",)),
         Array("weights", "float32", (WIDTH,)),
@@ -99,7 +99,9 @@ SPEC = Spec(
         "cuda.syncthreads() between loading the tile (halo included) and computing.",
     },
     benchmark=Benchmark(
-        dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 8.0 * d["n"],
+        dims={"n": 1 << 27},
+        bound="memory",
+        bytes_moved=lambda d: 8.0 * d["n"],
         # On an H200 the L1 cache already serves the 7-fold reuse of the naive kernel: the
         # solution (a tile, 4 outputs per thread) ran at 1.074-1.080x the baseline in five
         # gradings (2026-11-29), 1.091-1.093x once the launch's dispatch was no longer timed,

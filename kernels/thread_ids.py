@@ -6,6 +6,7 @@ array); the oracle builds 0, 1, …, n-1 from it.
 Tolerance: exact. The answer is an integer that every correct thread computes without
 rounding (grader/authoring/tolerance.py).
 """
+
 import numpy as np
 from numba import cuda
 
@@ -26,8 +27,7 @@ SPEC = Spec(
     id="thread_ids",
     stage=0,
     title="Every thread writes its own index",
-    lesson="Grid, block, thread: the global index blockIdx.x × blockDim.x + threadIdx.x, "
-    "and a bounds guard",
+    lesson="Grid, block, thread: the global index blockIdx.x × blockDim.x + threadIdx.x, and a bounds guard",
     params=(Array("out", "int32", ("n",), role="out"),),
     make_inputs=make_inputs,
     cases=(

@@ -3,6 +3,7 @@
 Tolerance: exact. A transpose only copies values; no arithmetic, so no rounding
 (grader/authoring/tolerance.py).
 """
+
 import numpy as np
 from numba import cuda, float32, uint32, uint64
 
@@ -72,7 +73,8 @@ SPEC = Spec(
         "tile (ty, ty + 8, ty + 16, ty + 24).",
     },
     benchmark=Benchmark(
-        dims={"m": 16384, "n": 16384}, bound="memory",
+        dims={"m": 16384, "n": 16384},
+        bound="memory",
         bytes_moved=lambda d: 2 * 4.0 * d["m"] * d["n"],  # read once, write once
     ),
 )
@@ -194,5 +196,4 @@ def target(a, out):
 def pair_views(a, out):
     """`a` (m × n) and `out` (n × m), both even-sized, as uint64 pairs of float32 bit patterns."""
     m, n = a.shape
-    return (a.reshape(m * n).view(np.uint64).reshape(m, n // 2),
-            out.reshape(m * n).view(np.uint64).reshape(n, m // 2))
+    return (a.reshape(m * n).view(np.uint64).reshape(m, n // 2), out.reshape(m * n).view(np.uint64).reshape(n, m // 2))

@@ -3,6 +3,7 @@
 Tolerance: one float32 rounding per element, so |c - exact| <= 2·u·(|a| + |b|)
 (grader/authoring/tolerance.py).
 """
+
 import numpy as np
 from numba import cuda
 
@@ -48,8 +49,7 @@ SPEC = Spec(
     ),
     tolerance=tolerance,
     hints={
-        "unwritten_output": "Use enough blocks: blocks = (n + threads - 1) // threads, so "
-        "blocks × threads ≥ n.",
+        "unwritten_output": "Use enough blocks: blocks = (n + threads - 1) // threads, so blocks × threads ≥ n.",
     },
     benchmark=Benchmark(dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 12.0 * d["n"]),
 )

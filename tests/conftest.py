@@ -1,4 +1,5 @@
 """Tests run on Numba's CUDA simulator unless ZEROGPU_BACKEND=gpu (the device runs `-m gpu`)."""
+
 import os
 import tempfile
 

@@ -1,5 +1,6 @@
 """docs/ARCHITECTURE.md's layer table stays true to grader/: every folder and file it names
 exists, and every module of grader/ is named in it."""
+
 import re
 from pathlib import Path
 

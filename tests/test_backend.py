@@ -1,4 +1,5 @@
 """The back end is chosen before numba loads, and a wrong import order is explained."""
+
 import subprocess
 import sys
 
@@ -10,8 +11,9 @@ def python(code, **env):
 
     full_env = {k: v for k, v in os.environ.items() if k not in ("ZEROGPU_BACKEND", "NUMBA_ENABLE_CUDASIM")}
     full_env.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env=full_env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=full_env, timeout=120
+    )
 
 
 def test_without_a_gpu_the_simulator_is_chosen():
@@ -20,7 +22,9 @@ def test_without_a_gpu_the_simulator_is_chosen():
 
 
 def test_numba_imported_first_but_not_numba_cuda_is_still_fine():
-    proc = python("import numba, grader; from numba import cuda; print(grader.BACKEND, cuda.simulator_is_available if hasattr(cuda, 'simulator_is_available') else '')")
+    proc = python(
+        "import numba, grader; from numba import cuda; print(grader.BACKEND, cuda.simulator_is_available if hasattr(cuda, 'simulator_is_available') else '')"
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("simulator"), proc.stderr
 
 

@@ -1,4 +1,5 @@
 """A child's output is kept within bounds: its first and last 64 KiB and a count of the rest."""
+
 import subprocess
 import sys
 
@@ -6,10 +7,16 @@ from grader.checking.capture import KEEP, CappedOutput
 
 
 def test_a_flood_is_capped_and_counted():
-    flood = subprocess.Popen([sys.executable, "-c",
-                              "import sys\nsys.stdout.write('H' * 1000)\n"
-                              "for _ in range(64): sys.stdout.write('x' * (1 << 20))\n"
-                              "sys.stdout.write('THE END')"], stdout=subprocess.PIPE)
+    flood = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nsys.stdout.write('H' * 1000)\n"
+            "for _ in range(64): sys.stdout.write('x' * (1 << 20))\n"
+            "sys.stdout.write('THE END')",
+        ],
+        stdout=subprocess.PIPE,
+    )
     out = CappedOutput(flood.stdout)
     flood.wait(timeout=60)
     out.wait(10)

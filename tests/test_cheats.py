@@ -1,5 +1,6 @@
 """Graded mode against hostile and broken submissions: every one in tests/cheats/ must get
 its expected verdict, never `passed`, and never crash the grader."""
+
 import os
 import re
 import subprocess
@@ -87,11 +88,21 @@ def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_
     env["ZEROGPU_CHEAT_MARK"] = token = f"cheat-{os.getpid()}-{path.stem}"
     fd = sandbox.seccomp_fd()
     try:
-        inner = sandbox.command([sys.executable, str(task / "inside.py"), str(path), str(task)], task, env, fd=fd,
-                                **contained(exercise_id, path))
-        proc = subprocess.Popen([sys.executable, "-c", RUN_CHEAT, str(fd), *inner], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, pass_fds=(fd,), start_new_session=True,
-                                env={**env, "ZEROGPU_SECRET": "test-secret"})
+        inner = sandbox.command(
+            [sys.executable, str(task / "inside.py"), str(path), str(task)],
+            task,
+            env,
+            fd=fd,
+            **contained(exercise_id, path),
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUN_CHEAT, str(fd), *inner],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(fd,),
+            start_new_session=True,
+            env={**env, "ZEROGPU_SECRET": "test-secret"},
+        )
     finally:
         os.close(fd)
     output = CappedOutput(proc.stdout)

@@ -1,5 +1,6 @@
 """Grading a class: one row per student and exercise, right verdicts for good and bad
 submissions mixed together, and a grader killed mid-run loses and duplicates nothing."""
+
 import os
 import shutil
 import signal
@@ -50,9 +51,27 @@ def rows(db):
 
 def grade(class_dir, db, env):
     return subprocess.Popen(
-        [sys.executable, "-m", "grader.cli", "grade", str(class_dir), "--db", str(db),
-         "--workers", "2", "--timeout", "10", "--exercises", "vector_add"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "grade",
+            str(class_dir),
+            "--db",
+            str(db),
+            "--workers",
+            "2",
+            "--timeout",
+            "10",
+            "--exercises",
+            "vector_add",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def test_discover_gives_every_student_every_exercise(class_dir):
@@ -106,7 +125,8 @@ def test_reading_files_in_class_grading_is_refused(class_dir, tmp_path):
         "from numba import cuda\n"
         "import numpy as np\n"
         "COPIED = np.fromfile  # the policy refuses this before anything runs\n"
-        "def launch(a, b, c):\n    pass\n")
+        "def launch(a, b, c):\n    pass\n"
+    )
     book = Gradebook(tmp_path / "b.sqlite")
     tasks = [t for t in discover(class_dir, ["vector_add"]) if t.student == "zed"]
     grade_class(tasks, book, workers=1, case_timeout=10, backend="simulator", private=[class_dir])
@@ -148,11 +168,11 @@ def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatc
         monkeypatch.setenv("ZEROGPU_HOME", str(home))
         seen.clear()
         book = Gradebook(tmp_path / f"book-{attempt}.sqlite")
-        graded = grade_class(discover(class_dir, ["vector_add"]), book, workers=4, case_timeout=30,
-                             backend="simulator")
+        graded = grade_class(discover(class_dir, ["vector_add"]), book, workers=4, case_timeout=30, backend="simulator")
         assert graded == FRESH_CLASS_SIZE
         assert [(r["student"], r["verdict"]) for r in book.rows() if r["verdict"] != "passed"] == [], [
-            r["result"]["message"] for r in book.rows() if r["verdict"] != "passed"]
+            r["result"]["message"] for r in book.rows() if r["verdict"] != "passed"
+        ]
         text = (home / "grading-secret").read_text().strip()
         assert [p.name for p in home.iterdir()] == ["grading-secret"]
         secret = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
@@ -163,10 +183,24 @@ def test_two_graders_started_together_on_a_fresh_data_dir(tmp_path):
     """Do two `zerogpu grade` commands started at once on one new data dir both finish?"""
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
     env["ZEROGPU_HOME"] = str(tmp_path / "home")
-    procs = [subprocess.Popen([sys.executable, "-m", "grader.cli", "grade",
-                               str(small_class(tmp_path / f"class-{k}", students=2)), "--workers", "2"],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-             for k in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader.cli",
+                "grade",
+                str(small_class(tmp_path / f"class-{k}", students=2)),
+                "--workers",
+                "2",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        for k in range(2)
+    ]
     outputs = [p.communicate(timeout=300)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert all("Traceback" not in out for out in outputs)
@@ -192,11 +226,13 @@ def test_a_child_that_stops_answering_is_ended_by_the_coordinator(tmp_path):
     `timeout`, kill its child and let the rest of the class be graded?"""
     class_dir = small_class(tmp_path / "class", students=2)
     (class_dir / "s1" / "vector_add.py").write_text(
-        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n")
+        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n"
+    )
     book = Gradebook(tmp_path / "b.sqlite")
     started = time.monotonic()
-    grade_class(discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=600,
-                backend="simulator", task_timeout=20)
+    grade_class(
+        discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=600, backend="simulator", task_timeout=20
+    )
     assert time.monotonic() - started < 120
     verdicts = {r["student"]: r for r in book.rows()}
     assert verdicts["s0"]["verdict"] == "passed"
@@ -226,10 +262,14 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
 
     monkeypatch.setattr(classroom, "grade_task", sometimes_stuck)
     book = Gradebook(tmp_path / "b.sqlite")
-    grade_class(discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=30,
-                backend="simulator", task_timeout=15)
+    grade_class(
+        discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=30, backend="simulator", task_timeout=15
+    )
     assert [(r["student"], r["verdict"]) for r in book.rows()] == [
-        ("s0", "passed"), ("s1", "timeout"), ("s2", "passed")]
+        ("s0", "passed"),
+        ("s1", "timeout"),
+        ("s2", "passed"),
+    ]
 
 
 def test_grade_names_files_it_does_not_grade_and_logs_plain_lines(tmp_path):
@@ -243,13 +283,27 @@ def test_grade_names_files_it_does_not_grade_and_logs_plain_lines(tmp_path):
     shutil.copy(ROOT / "solutions/saxpy.py", folder / "SAXPY.py")
     (folder / "notes.py").write_text("# my notes\n")
     found = {p.name: reason for p, reason in unrecognised(tmp_path / "class")}
-    assert found == {"SAXPY.py": "not an exercise id: rename it saxpy.py to grade it",
-                     "notes.py": "not an exercise id"}
+    assert found == {"SAXPY.py": "not an exercise id: rename it saxpy.py to grade it", "notes.py": "not an exercise id"}
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "grade", str(tmp_path / "class"), "--db",
-         str(tmp_path / "book.sqlite"), "--workers", "1", "--timeout", "30"],
-        cwd=ROOT, env={**os.environ, "ZEROGPU_SECRET": "class-secret"}, capture_output=True,
-        text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "grade",
+            str(tmp_path / "class"),
+            "--db",
+            str(tmp_path / "book.sqlite"),
+            "--workers",
+            "1",
+            "--timeout",
+            "30",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ZEROGPU_SECRET": "class-secret"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "not graded: ann/SAXPY.py — not an exercise id: rename it saxpy.py to grade it" in proc.stdout
     assert "not graded: ann/notes.py — not an exercise id" in proc.stdout

@@ -1,4 +1,5 @@
 """The `zerogpu` command: exit codes, JSON, and submissions that hang or crash."""
+
 import json
 import os
 import signal
@@ -17,8 +18,9 @@ from grader.exercises import ROOT
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_solution_passes_with_exit_0():
@@ -41,7 +43,11 @@ def test_json_has_the_documented_fields(capsys):
     assert data["exercise"] == "vector_add" and data["backend"] == "simulator"
     assert data["engine"] == "doctor" and data["doctor"]["executor"] == "kernel doctor"
     assert data["passed"] is True and data["verdict"] == "passed" and data["seed"] == 4
-    assert len(data["cases"]) == 7 and data["cases"][-1]["name"].endswith("fresh inputs") and data["cases"][0]["verdict"] == "passed"
+    assert (
+        len(data["cases"]) == 7
+        and data["cases"][-1]["name"].endswith("fresh inputs")
+        and data["cases"][0]["verdict"] == "passed"
+    )
     assert data["speed"]["measured"] is False and "no GPU" in data["speed"]["reason"]
 
 
@@ -55,10 +61,13 @@ def test_same_seed_gives_the_same_inputs(capsys):
     assert outputs[0] == outputs[1]
 
 
-@pytest.mark.parametrize("args", [
-    ["check", "no_such_exercise", "solutions/vector_add.py"],
-    ["check", "vector_add", "does/not/exist.py"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "no_such_exercise", "solutions/vector_add.py"],
+        ["check", "vector_add", "does/not/exist.py"],
+    ],
+)
 def test_usage_errors_exit_2_with_a_message(args):
     proc = run_cli(*args)
     assert proc.returncode == 2
@@ -135,12 +144,15 @@ def test_process_that_dies_is_crashed(tmp_path):
 
 
 def test_a_forbidden_call_is_refused_before_running(tmp_path, capsys):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         import os
 
         def launch(a, b, c):
             os._exit(3)
-        """)
+        """,
+    )
     code = main(["check", "vector_add", path, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 1 and data["verdict"] == "forbidden"
@@ -161,11 +173,19 @@ def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkey
     import grader.backend
     import grader.gpu.ceilings
 
-    measured = {"name": "Some GPU", "driver": "1.0", "sms": 132, "compute_capability": [9, 0],
-                "measured_at": "2026-11-29 12:00:00", "copy_bandwidth": 4.2e12,
-                "copy_parts": {"cudaMemcpy": 3.9e12, "copy kernel": 4.2e12},
-                "copy_runs": {"cudaMemcpy": [3.7e12, 3.9e12], "copy kernel": [4.2e12, 4.1e12]},
-                "read_bandwidth": 4.4e12, "fp32_flops": 53e12, "method": grader.gpu.ceilings.METHOD}
+    measured = {
+        "name": "Some GPU",
+        "driver": "1.0",
+        "sms": 132,
+        "compute_capability": [9, 0],
+        "measured_at": "2026-11-29 12:00:00",
+        "copy_bandwidth": 4.2e12,
+        "copy_parts": {"cudaMemcpy": 3.9e12, "copy kernel": 4.2e12},
+        "copy_runs": {"cudaMemcpy": [3.7e12, 3.9e12], "copy kernel": [4.2e12, 4.1e12]},
+        "read_bandwidth": 4.4e12,
+        "fp32_flops": 53e12,
+        "method": grader.gpu.ceilings.METHOD,
+    }
     monkeypatch.setattr(grader.backend, "current", lambda: "gpu")
     monkeypatch.setattr(grader.gpu.ceilings, "cached_ceilings", lambda: None)  # measured now
     monkeypatch.setattr(grader.gpu.ceilings, "ceilings", lambda refresh=False: measured)
@@ -179,8 +199,11 @@ def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkey
 def test_json_engine_is_the_simulator_for_what_the_doctor_cannot_run(tmp_path, capsys):
     """Dynamic shared memory (a 4th launch parameter) is beyond the doctor: Numba's simulator runs it."""
     path = tmp_path / "dynamic.py"
-    path.write_text((ROOT / "solutions/vector_add.py").read_text().replace(
-        "[blocks, threads_per_block]", "[blocks, threads_per_block, 0, 16]"))
+    path.write_text(
+        (ROOT / "solutions/vector_add.py")
+        .read_text()
+        .replace("[blocks, threads_per_block]", "[blocks, threads_per_block, 0, 16]")
+    )
     assert "0, 16]" in path.read_text()
     main(["check", "vector_add", str(path), "--json", "--seed", "4"])
     data = json.loads(capsys.readouterr().out)
@@ -202,8 +225,10 @@ def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
     assert main(["progress", "--reset", "--yes"]) == 0
     assert not stored.exists() and "deleted" in capsys.readouterr().out
     main(["progress", "--json"])
-    assert all(entry is None or entry.get("status") != "passed"
-               for entry in json.loads(capsys.readouterr().out)["exercises"].values())
+    assert all(
+        entry is None or entry.get("status") != "passed"
+        for entry in json.loads(capsys.readouterr().out)["exercises"].values()
+    )
     helped = run_cli("progress", "--help").stdout
     assert "ZEROGPU_HOME" in helped and "~/.local/share/zerogpu" in helped and "per clone" in helped
 

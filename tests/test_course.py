@@ -4,6 +4,7 @@ submission we keep, a missing and a broken notebook, an edited and a deleted aut
 deleted exercise cell, an endless kernel), autograded by nbgrader (a subset) and by `zerogpu
 grade` (everyone, killed mid-run and restarted), and exported; feedback shows our summaries but
 not the hidden autograder code."""
+
 from __future__ import annotations
 
 import csv
@@ -62,18 +63,26 @@ def the_class() -> dict:
         "cut": {"thread_ids": ("solution", "passed"), "vector_add": ("no exercise cell", NOT_SUBMITTED)},
         "spin": {"thread_ids": ("missing", NOT_SUBMITTED), "vector_add": (SPIN, "timeout")},
         # Claims full points in its (locked) correctness cell; the starter is graded anyway.
-        "edit": {"thread_ids": ("missing", NOT_SUBMITTED), "vector_add": ("starter", "unwritten_output"),
-                 "tweak": "edit vector_add_correctness"},
-        "del": {"thread_ids": ("solution", "passed"), "vector_add": ("missing", NOT_SUBMITTED),
-                "tweak": "delete thread_ids autograder cells"},
+        "edit": {
+            "thread_ids": ("missing", NOT_SUBMITTED),
+            "vector_add": ("starter", "unwritten_output"),
+            "tweak": "edit vector_add_correctness",
+        },
+        "del": {
+            "thread_ids": ("solution", "passed"),
+            "vector_add": ("missing", NOT_SUBMITTED),
+            "tweak": "delete thread_ids autograder cells",
+        },
     }
     wrong = {e: sorted((ROOT / "tests" / "submissions" / e).glob("*.py")) for e in NB}
     for k, (t, v) in enumerate(zip(wrong["thread_ids"], wrong["vector_add"])):
         people[f"wrong{k}"] = {"thread_ids": (t, expected_verdict(t)), "vector_add": (v, expected_verdict(v))}
     for path in sorted((ROOT / "tests" / "cheats").glob("*.py")):
         if path.read_text().startswith("# exercise: vector_add"):
-            people[f"cheat_{path.stem}"] = {"thread_ids": ("missing", NOT_SUBMITTED),
-                                           "vector_add": (path, expected_verdict(path))}
+            people[f"cheat_{path.stem}"] = {
+                "thread_ids": ("missing", NOT_SUBMITTED),
+                "vector_add": (path, expected_verdict(path)),
+            }
     return people
 
 
@@ -102,7 +111,9 @@ def hand_in(release: Path, folder: Path, work: dict) -> None:
         if what == "no exercise cell":
             nb.cells.remove(cell)
         elif what in ("solution", "starter"):
-            cell.source = (ROOT / ("solutions" if what == "solution" else "exercises") / f"{exercise_id}.py").read_text()
+            cell.source = (
+                ROOT / ("solutions" if what == "solution" else "exercises") / f"{exercise_id}.py"
+            ).read_text()
         elif isinstance(what, Path):
             cell.source = what.read_text()
         elif what != "released":
@@ -111,8 +122,11 @@ def hand_in(release: Path, folder: Path, work: dict) -> None:
         if tweak == f"edit {exercise_id}_correctness":
             cell_of(nb, f"{exercise_id}_correctness").source = "10  # full marks, please"
         if tweak == f"delete {exercise_id} autograder cells":
-            nb.cells = [c for c in nb.cells
-                        if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{exercise_id}_")]
+            nb.cells = [
+                c
+                for c in nb.cells
+                if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{exercise_id}_")
+            ]
         nbformat.write(nb, target)
     (folder / "timestamp.txt").write_text("2025-03-01 12:00:00.000000 UTC")
 
@@ -158,8 +172,12 @@ def points(result: dict | None, exercise_id: str) -> float:
 
 @pytest.fixture
 def env(tmp_path):
-    return {**os.environ, "ZEROGPU_SECRET": "course-secret", "ZEROGPU_CASE_TIMEOUT": CASE_TIMEOUT,
-            "ZEROGPU_BACKEND": "simulator"}
+    return {
+        **os.environ,
+        "ZEROGPU_SECRET": "course-secret",
+        "ZEROGPU_CASE_TIMEOUT": CASE_TIMEOUT,
+        "ZEROGPU_BACKEND": "simulator",
+    }
 
 
 def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
@@ -225,8 +243,9 @@ def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
     # zerogpu grade on everyone: killed mid-run, then restarted.
     started = time.perf_counter()
     command = zerogpu("grade", str(course), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT)
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(our_rows(book)) < len(after_autograde) + 6:
         assert proc.poll() is None, proc.stdout.read().decode()[-3000:]  # died instead of grading
@@ -297,6 +316,7 @@ def assert_feedback_hides_the_autograder_code(course: Path, env: dict) -> None:
 
 # -- the pieces, without nbgrader ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("exercise_id", LADDER)
 def test_released_cell_is_the_starter_with_stubs(exercise_id):
     """Does the released exercise cell compile, keep every TODO line of the starter, and hide
@@ -320,8 +340,10 @@ def test_regions_keep_safe_starter_lines_and_comment_the_rest():
     solution = "def f(out):\n    n = 2\n    for i in range(n):\n        out[i] = 1\n    g(n)\n"
     annotated = annotate(starter, solution)
     assert "    n = 1  # TODO: more\n    # out[0] = 0  # TODO: all\n    ### BEGIN SOLUTION\n" in annotated
-    assert released(annotated) == "def f(out):\n    n = 1  # TODO: more\n    # out[0] = 0  # TODO: all\n" \
-                                  "    pass  # YOUR CODE HERE\n    g(n)\n"
+    assert (
+        released(annotated) == "def f(out):\n    n = 1  # TODO: more\n    # out[0] = 0  # TODO: all\n"
+        "    pass  # YOUR CODE HERE\n    g(n)\n"
+    )
     compile(without_markers(annotated), "instructor", "exec")
 
 
@@ -347,13 +369,24 @@ def test_assignment_plans():
 
 def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
     spec = exercise("vector_add").spec
-    base = {"passed": True, "verdict": "passed", "score": 10.0, "max_score": 10.0, "backend": "simulator",
-            "speed": {"measured": False, "reason": "not measured: no GPU", "details": {}}}
+    base = {
+        "passed": True,
+        "verdict": "passed",
+        "score": 10.0,
+        "max_score": 10.0,
+        "backend": "simulator",
+        "speed": {"measured": False, "reason": "not measured: no GPU", "details": {}},
+    }
     scores = part_scores(base, spec)
     assert scores["correctness"].points == 10.0 and not scores["speed"].graded
     assert "needs manual grade" in scores["speed"].note
-    gpu = {**base, "backend": "gpu", "score": 12.0, "max_score": 13.0,
-           "speed": {"measured": True, "details": {"points": 2, "max_points": 3, "summary": "Speed: fast."}}}
+    gpu = {
+        **base,
+        "backend": "gpu",
+        "score": 12.0,
+        "max_score": 13.0,
+        "speed": {"measured": True, "details": {"points": 2, "max_points": 3, "summary": "Speed: fast."}},
+    }
     scores = part_scores(gpu, spec)
     assert (scores["correctness"].points, scores["speed"].points, scores["speed"].graded) == (10.0, 2.0, True)
     slow = {**gpu, "passed": False, "verdict": "too_slow", "score": 10.0}
@@ -381,5 +414,7 @@ def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
     nbformat.write(nb, folder / f"{NB['thread_ids']}.ipynb")
     nbgrader("autograde", ASSIGNMENT, "--student", "ada", cwd=course, env=env)
     grades = nbgrader_grades(course)
-    correctness = [score for (student, name), (score, _) in grades.items() if student == "ada" and "correctness" in name]
+    correctness = [
+        score for (student, name), (score, _) in grades.items() if student == "ada" and "correctness" in name
+    ]
     assert correctness and correctness[0] > 0

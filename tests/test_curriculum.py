@@ -1,5 +1,6 @@
 """The lesson notebooks: built from curriculum/src/, in step with the exercise files, and
 runnable top to bottom on the simulator both as shipped and with the solutions filled in."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -72,8 +73,9 @@ def with_solutions(nb):
 def execute(nb):
     """Run every cell in a fresh kernel started in curriculum/ (as `make lab` does); the
     kernel inherits ZEROGPU_BACKEND=simulator from tests/conftest.py. Returns seconds taken."""
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(CURRICULUM)}})
+    client = NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(CURRICULUM)}}
+    )
     started = time.perf_counter()
     client.execute()
     return time.perf_counter() - started
@@ -100,7 +102,8 @@ def test_build_output_equals_committed_notebooks(tmp_path):
     for path in written:
         committed = CURRICULUM / path.name
         assert path.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
-            f"{path.name} is out of date: run `python curriculum/build.py`")
+            f"{path.name} is out of date: run `python curriculum/build.py`"
+        )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -130,7 +133,8 @@ def test_exercise_cells_hold_the_exercise_files(path):
     for cell in exercise_cells(nb):
         ex = exercise_id(cell)
         assert cell.source == (ROOT / "exercises" / f"{ex}.py").read_text(encoding="utf-8"), (
-            f"{path.name}: the {ex} cell differs from exercises/{ex}.py: rebuild the notebooks")
+            f"{path.name}: the {ex} cell differs from exercises/{ex}.py: rebuild the notebooks"
+        )
     ids = [exercise_id(c) for c in exercise_cells(nb)]
     assert [checked_id(c) for c in check_cells(nb)] == ids
 
@@ -173,13 +177,20 @@ def test_runs_with_solutions(path):
 def test_builder_reads_every_kind_of_marker():
     """Does the source format give Markdown, tagged code, exercise and check cells?"""
     build = _load_build()
-    source = "\n".join([
-        "# a comment for editors, skipped",
-        "# %% [markdown]", "# # Title", "#", "# text",
-        '# %% tags=["setup"]', "import grader", "",
-        "# %% [exercise] vector_add",
-        "# %% [check] vector_add",
-    ])
+    source = "\n".join(
+        [
+            "# a comment for editors, skipped",
+            "# %% [markdown]",
+            "# # Title",
+            "#",
+            "# text",
+            '# %% tags=["setup"]',
+            "import grader",
+            "",
+            "# %% [exercise] vector_add",
+            "# %% [check] vector_add",
+        ]
+    )
     nb = build.to_notebook(build.parse(source))
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code", "code"]
     assert nb.cells[0].source == "# Title\n\ntext"
@@ -188,13 +199,17 @@ def test_builder_reads_every_kind_of_marker():
     assert nb.cells[3].source == 'grader.check("vector_add", launch)'
 
 
-@pytest.mark.parametrize("source", [
-    "# %% [exercise] vector_add\nprint('text under an exercise marker')",
-    "# %% [markdown]\nMarkdown without its '# ' prefix",
-    "# %% [exercise] no_such_exercise",
-    "# %% [slides]",
-    "no marker at all",
-], ids=["text-under-exercise", "bare-markdown", "unknown-exercise", "unknown-marker", "no-marker"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "# %% [exercise] vector_add\nprint('text under an exercise marker')",
+        "# %% [markdown]\nMarkdown without its '# ' prefix",
+        "# %% [exercise] no_such_exercise",
+        "# %% [slides]",
+        "no marker at all",
+    ],
+    ids=["text-under-exercise", "bare-markdown", "unknown-exercise", "unknown-marker", "no-marker"],
+)
 def test_builder_refuses_a_broken_source(source):
     """Is a malformed source refused with a SourceError rather than built wrongly?"""
     build = _load_build()

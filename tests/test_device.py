@@ -1,4 +1,5 @@
 """grader/gpu/ceilings.py without a GPU: how the copy ceiling combines its measurements."""
+
 import json
 import subprocess
 
@@ -10,11 +11,13 @@ def test_copy_ceiling_is_the_best_of_every_process_and_a_failed_child_loses_noth
     H200): the ceiling is the fastest figure of any process, each method's figures are kept
     per process, and a child that times out or prints nonsense only adds nothing."""
     here = {"cudaMemcpy": 3.70e12, "copy kernel": 3.84e12}
-    children = iter([
-        json.dumps({"cudaMemcpy": 4.27e12, "copy kernel": 3.85e12}),
-        subprocess.TimeoutExpired("python", 300),
-        "Traceback (most recent call last): ...",
-    ])
+    children = iter(
+        [
+            json.dumps({"cudaMemcpy": 4.27e12, "copy kernel": 3.85e12}),
+            subprocess.TimeoutExpired("python", 300),
+            "Traceback (most recent call last): ...",
+        ]
+    )
     calls = []
 
     def fake_run(cmd, **kwargs):
@@ -62,8 +65,13 @@ def test_ceilings_come_from_the_cache_or_from_a_child_process(monkeypatch, tmp_p
 def test_a_failed_measurement_says_why(monkeypatch, tmp_path):
     monkeypatch.setattr(device, "identity", lambda: {"name": "NVIDIA Test", "driver": "1"})
     monkeypatch.setattr(device, "data_dir", lambda: tmp_path)
-    monkeypatch.setattr(device.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
-        cmd, 1, stdout="", stderr="Traceback ...\nCudaAPIError: out of memory\n"))
+    monkeypatch.setattr(
+        device.subprocess,
+        "run",
+        lambda cmd, **kw: subprocess.CompletedProcess(
+            cmd, 1, stdout="", stderr="Traceback ...\nCudaAPIError: out of memory\n"
+        ),
+    )
     try:
         device.ceilings()
     except RuntimeError as err:

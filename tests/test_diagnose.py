@@ -1,6 +1,7 @@
 """Diagnoses that name the real mistake: does an unwritten or wrong output say which pattern it
 follows (nothing written, the tail, the same elements in every block, a whole-number multiple),
 with the fix of that mistake as the hint?"""
+
 from pathlib import Path
 
 import numpy as np
@@ -12,18 +13,40 @@ from grader.steps import diagnose
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
 
-@pytest.mark.parametrize("exercise_id, name, verdict, said, hinted", [
-    ("vector_add", "ignores_block_index", "unwritten_output",
-     "blocks wrote the same elements 0..255 (0..blockDim-1) — the index ignores cuda.blockIdx.x",
-     "cuda.grid(1)"),
-    ("vector_add", "floor_division_grid", "unwritten_output",
-     "The tail of `c` was never written: elements 128..250", "round up"),
-    ("vector_add", "never_stores", "unwritten_output", "Nothing was written to `c`", "stores its result"),
-    ("vector_add", "two_apart", "unwritten_output",
-     "The same elements are unwritten in every stretch of 2 of `c`: offsets 1 of each", "index arithmetic"),
-    ("reduce_sum", "every_thread_adds", "wrong_result",
-     "Every value is 256 x the expected: did 256 threads each add", ""),
-])
+@pytest.mark.parametrize(
+    "exercise_id, name, verdict, said, hinted",
+    [
+        (
+            "vector_add",
+            "ignores_block_index",
+            "unwritten_output",
+            "blocks wrote the same elements 0..255 (0..blockDim-1) — the index ignores cuda.blockIdx.x",
+            "cuda.grid(1)",
+        ),
+        (
+            "vector_add",
+            "floor_division_grid",
+            "unwritten_output",
+            "The tail of `c` was never written: elements 128..250",
+            "round up",
+        ),
+        ("vector_add", "never_stores", "unwritten_output", "Nothing was written to `c`", "stores its result"),
+        (
+            "vector_add",
+            "two_apart",
+            "unwritten_output",
+            "The same elements are unwritten in every stretch of 2 of `c`: offsets 1 of each",
+            "index arithmetic",
+        ),
+        (
+            "reduce_sum",
+            "every_thread_adds",
+            "wrong_result",
+            "Every value is 256 x the expected: did 256 threads each add",
+            "",
+        ),
+    ],
+)
 def test_message_names_the_mistake(exercise_id, name, verdict, said, hinted):
     result = check_file(exercise_id, SUBMISSIONS / exercise_id / f"{name}.py", seed=7, case_timeout=30)
     assert result.verdict == verdict
@@ -39,10 +62,10 @@ def test_wrong_result_shows_the_smallest_failing_cases_inputs():
     smallest = min(failing, key=lambda c: c.total)
     assert result.message.startswith(f"Case '{smallest.name}'")
     assert "Inputs: x = [" in result.message
-    assert diagnose.inputs_text({"x": np.arange(20.0)}) == (
-        " Inputs: x = [0, 1, 2, 3, 4, 5, 6, 7, ... (20 values)].")
+    assert diagnose.inputs_text({"x": np.arange(20.0)}) == (" Inputs: x = [0, 1, 2, 3, 4, 5, 6, 7, ... (20 values)].")
     assert diagnose.inputs_text({"x": np.array([1.5, -2.0], np.float32), "alpha": np.float32(3)}) == (
-        " Inputs: x = [1.5, -2]; alpha = 3.")
+        " Inputs: x = [1.5, -2]; alpha = 3."
+    )
 
 
 def test_relation_needs_a_real_pattern():

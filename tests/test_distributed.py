@@ -1,6 +1,7 @@
 """Class grading on a Dask cluster (grader/classroom/distributed.py): the verdicts of the
 in-process pool, from a LocalCluster and from workers started with Dask's own command line;
 a worker or the coordinator killed mid-run loses nothing and records nothing twice."""
+
 import os
 import re
 import shutil
@@ -22,14 +23,22 @@ from grader.exercises import ROOT
 DASK = Path(sys.executable).parent / "dask"
 WRONG = ROOT / "tests" / "submissions"
 CLASS = {  # student: {exercise: (file handed in, verdict)}
-    "ada": {"vector_add": (ROOT / "solutions/vector_add.py", "passed"),
-            "thread_ids": (ROOT / "solutions/thread_ids.py", "passed")},
-    "bob": {"vector_add": (ROOT / "exercises/vector_add.py", "unwritten_output"),
-            "thread_ids": (WRONG / "thread_ids/no_bounds_guard.py", "out_of_bounds")},
-    "cy": {"vector_add": (WRONG / "vector_add/ignores_block_index.py", "unwritten_output"),
-           "thread_ids": (None, NOT_SUBMITTED)},
-    "dee": {"vector_add": (ROOT / "solutions/vector_add.py", "passed"),
-            "thread_ids": (WRONG / "thread_ids/guard_off_by_one.py", "out_of_bounds")},
+    "ada": {
+        "vector_add": (ROOT / "solutions/vector_add.py", "passed"),
+        "thread_ids": (ROOT / "solutions/thread_ids.py", "passed"),
+    },
+    "bob": {
+        "vector_add": (ROOT / "exercises/vector_add.py", "unwritten_output"),
+        "thread_ids": (WRONG / "thread_ids/no_bounds_guard.py", "out_of_bounds"),
+    },
+    "cy": {
+        "vector_add": (WRONG / "vector_add/ignores_block_index.py", "unwritten_output"),
+        "thread_ids": (None, NOT_SUBMITTED),
+    },
+    "dee": {
+        "vector_add": (ROOT / "solutions/vector_add.py", "passed"),
+        "thread_ids": (WRONG / "thread_ids/guard_off_by_one.py", "out_of_bounds"),
+    },
 }
 EXPECTED = {(s, e): verdict for s, hand_in in CLASS.items() for e, (_, verdict) in hand_in.items()}
 EXERCISES = ["vector_add", "thread_ids"]
@@ -81,8 +90,7 @@ def test_a_local_cluster_gives_the_verdicts_of_the_in_process_pool(class_dir, tm
     grade_class(tasks, pool, workers=2, case_timeout=30, backend="simulator", private=[class_dir])
     cluster = Gradebook(tmp_path / "cluster.sqlite")
     with dask_client("local", 2, "simulator") as client:
-        graded = grade_class_on(client, tasks, cluster, case_timeout=30, backend="simulator",
-                                private=[class_dir])
+        graded = grade_class_on(client, tasks, cluster, case_timeout=30, backend="simulator", private=[class_dir])
     assert graded == len(tasks) == len(EXPECTED)
     assert verdicts(pool.path) == verdicts(cluster.path) == EXPECTED
     where = {r["graded_on"] for r in cluster.rows() if r["verdict"] != NOT_SUBMITTED}
@@ -132,18 +140,34 @@ class Cluster:
     def __init__(self, log_dir: Path):
         self.port, self.log_dir, self.workers = free_port(), log_dir, []
         self.address = f"tcp://127.0.0.1:{self.port}"
-        self.scheduler = self._start("scheduler", "scheduler", "--host", "127.0.0.1",
-                                     "--port", str(self.port), "--no-dashboard")
+        self.scheduler = self._start(
+            "scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"
+        )
 
     def _start(self, name: str, *args) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "wb")
         (self.log_dir / "tmp").mkdir(exist_ok=True)  # the workers' copies of hand-ins go here
-        return subprocess.Popen([str(DASK), *args], stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, env={**os.environ, "TMPDIR": str(self.log_dir / "tmp")})
+        return subprocess.Popen(
+            [str(DASK), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "TMPDIR": str(self.log_dir / "tmp")},
+        )
 
     def add_worker(self) -> subprocess.Popen:
-        worker = self._start(f"worker-{len(self.workers)}", "worker", self.address, "--nworkers", "1",
-                             "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard")
+        worker = self._start(
+            f"worker-{len(self.workers)}",
+            "worker",
+            self.address,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--no-dashboard",
+        )
         self.workers.append(worker)
         return worker
 
@@ -161,8 +185,7 @@ class Cluster:
             pid_of = client.run(os.getpid)  # worker address -> its process
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                pids = {pid_of[address] for address, keys in client.processing().items()
-                        if keys and address in pid_of}
+                pids = {pid_of[address] for address, keys in client.processing().items() if keys and address in pid_of}
                 for worker in self.workers:
                     if pids & {worker.pid, *descendants(worker.pid)}:
                         return worker
@@ -188,10 +211,27 @@ def cluster(tmp_path):
 
 def grade(class_dir, db, scheduler) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "grader.cli", "grade", str(class_dir), "--db", str(db), "--timeout", "30",
-         "--exercises", ",".join(EXERCISES), "--scheduler", scheduler],
-        cwd=ROOT, env={**os.environ, "ZEROGPU_SECRET": "class-secret"}, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "grade",
+            str(class_dir),
+            "--db",
+            str(db),
+            "--timeout",
+            "30",
+            "--exercises",
+            ",".join(EXERCISES),
+            "--scheduler",
+            scheduler,
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ZEROGPU_SECRET": "class-secret"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_for_rows(db, count: int, proc) -> None:
@@ -259,13 +299,31 @@ def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
         (class_dir / student).mkdir(parents=True)
     shutil.copy(ROOT / "solutions/vector_add.py", class_dir / "ann" / "vector_add.py")
     (class_dir / "ben" / "vector_add.py").write_text(
-        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n")
+        "from numba import cuda\n\n\ndef launch(a, b, c):\n    while True:\n        pass\n"
+    )
     db = tmp_path / "book.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader.cli", "grade", str(class_dir), "--db", str(db), "--timeout", "600",
-         "--task-timeout", "10", "--scheduler", cluster.address], cwd=ROOT,
-        env={**os.environ, "ZEROGPU_SECRET": "class-secret"}, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "grade",
+            str(class_dir),
+            "--db",
+            str(db),
+            "--timeout",
+            "600",
+            "--task-timeout",
+            "10",
+            "--scheduler",
+            cluster.address,
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ZEROGPU_SECRET": "class-secret"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         output = proc.communicate(timeout=300)[0].decode()
     finally:

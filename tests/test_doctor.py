@@ -1,6 +1,7 @@
 """The kernel doctor as the grader's CPU back end: no false alarms on the ladder's reference
 kernels, the corpus of wrong submissions gets its verdicts, what it cannot run goes to the
 simulator (and says why), and `zerogpu doctor` prints the report."""
+
 import json
 import re
 import textwrap
@@ -29,8 +30,14 @@ def _launch(ex, which):
     return getattr(ex, which), str(ex.reference_file)
 
 
-VIEWS_BYTES_AS_WORDS = {("histogram", "target"), ("rgb_to_gray", "target"), ("transpose", "target"),
-                        ("vector_add", "target"), ("saxpy", "target"), ("softmax_fused", "target")}
+VIEWS_BYTES_AS_WORDS = {
+    ("histogram", "target"),
+    ("rgb_to_gray", "target"),
+    ("transpose", "target"),
+    ("vector_add", "target"),
+    ("saxpy", "target"),
+    ("softmax_fused", "target"),
+}
 """Targets that read arrays as wider words (`.view`: uint8 as uint32, float32 pairs as uint64
 or complex64): the doctor hands them to the simulator and says why."""
 
@@ -85,8 +92,16 @@ def test_wrong_submission_verdict_on_the_doctor(exercise_id, path, expected):
 
 
 def _spec(n=64):
-    return Spec(id="t", stage=0, title="t", lesson="", make_inputs=None, cases=(), tolerance=None,
-                params=(Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out")))
+    return Spec(
+        id="t",
+        stage=0,
+        title="t",
+        lesson="",
+        make_inputs=None,
+        cases=(),
+        tolerance=None,
+        params=(Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out")),
+    )
 
 
 def _module(tmp_path, body):
@@ -100,7 +115,9 @@ def _module(tmp_path, body):
 def test_what_it_cannot_run_goes_to_the_simulator(tmp_path):
     """A grid-wide sync (cooperative groups): Unsupported from the doctor; the fallback says
     which back end and why."""
-    ns, path = _module(tmp_path, """
+    ns, path = _module(
+        tmp_path,
+        """
         from numba import cuda
 
         @cuda.jit
@@ -111,7 +128,8 @@ def test_what_it_cannot_run_goes_to_the_simulator(tmp_path):
 
         def launch(x, out):
             k[1, 64](x, out)
-        """)
+        """,
+    )
     inputs = {"x": np.arange(64, dtype=np.float32)}
     with pytest.raises(Unsupported, match="cuda.cg"):
         execute(_spec(), ns["launch"], inputs, {"n": 64}, (path,))
@@ -122,7 +140,9 @@ def test_what_it_cannot_run_goes_to_the_simulator(tmp_path):
 def test_barrier_reductions_helpers_and_device_functions(tmp_path):
     """syncthreads_count, a device function that synchronises (yield from), a host helper
     that launches, a tuple argument and a local array all run as on a GPU."""
-    ns, path = _module(tmp_path, """
+    ns, path = _module(
+        tmp_path,
+        """
         from numba import cuda, float32
 
         @cuda.jit(device=True)
@@ -150,13 +170,14 @@ def test_barrier_reductions_helpers_and_device_functions(tmp_path):
 
         def launch(x, out):
             go(x, out)
-        """)
+        """,
+    )
     x = np.linspace(-1, 1, 64).astype(np.float32)
     outcome = execute(_spec(), ns["launch"], {"x": x}, {"n": 64}, (path,))
     assert outcome.error is None and not outcome.report.findings, outcome.error
     from grader.sentinels import PAD
 
-    got = outcome.buffers["out"][PAD:PAD + 64]
+    got = outcome.buffers["out"][PAD : PAD + 64]
     np.testing.assert_allclose(got, np.full(64, 2 * x.sum() + (x > 0).sum()), rtol=1e-5, atol=1e-5)
 
 

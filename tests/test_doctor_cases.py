@@ -1,5 +1,6 @@
 """The kernel doctor's diagnoses, one defect at a time: does each defective kernel in
 tests/doctor_cases get its diagnosis at the marked line, and its fixed twin none at all?"""
+
 import re
 from pathlib import Path
 
@@ -40,9 +41,16 @@ def load_case(path: Path):
     namespace = load_namespace(source, str(path))
     params, dims = namespace["PARAMS"], namespace["DIMS"]
     inputs = _inputs(params, dims, np.random.default_rng(3))
-    spec = Spec(id="doctor_case", stage=0, title=path.stem, lesson="", params=params,
-                make_inputs=lambda d, rng: inputs, cases=(Case(path.stem, dims),),
-                tolerance=lambda i, e: 1e-5 * (1 + np.abs(e)))
+    spec = Spec(
+        id="doctor_case",
+        stage=0,
+        title=path.stem,
+        lesson="",
+        params=params,
+        make_inputs=lambda d, rng: inputs,
+        cases=(Case(path.stem, dims),),
+        tolerance=lambda i, e: 1e-5 * (1 + np.abs(e)),
+    )
     want = namespace["expected"](**inputs) if "expected" in namespace else None
     return kind, marked, spec, namespace["launch"], inputs, want
 
@@ -163,10 +171,13 @@ def launch(x, out):
 '''
 
 
-@pytest.mark.parametrize("body, fix", [
-    ("x[4 * q] + x[4 * q + 1] + x[4 * q + 2] + x[4 * q + 3]", ""),  # every element of the sectors used
-    ("x[4 * q] + x[4 * q + 1]", "contiguous_threads"),  # half of every sector fetched for nothing
-])
+@pytest.mark.parametrize(
+    "body, fix",
+    [
+        ("x[4 * q] + x[4 * q + 1] + x[4 * q + 2] + x[4 * q + 3]", ""),  # every element of the sectors used
+        ("x[4 * q] + x[4 * q + 1]", "contiguous_threads"),  # half of every sector fetched for nothing
+    ],
+)
 def test_runs_of_neighbours_read_by_sibling_sites(tmp_path, body, fix):
     """Lanes 4 elements apart are wasteful alone, but 4 sites reading x[4q + k] together use
     every element of the sectors they fetch (the stencil target's pattern): no fix then."""
@@ -178,8 +189,10 @@ def test_runs_of_neighbours_read_by_sibling_sites(tmp_path, body, fix):
     assert fixes == {fix}
 
 
-@pytest.mark.parametrize("bad", [p for p in PAIRS if p.values[0].name.split("_bad")[0] not in
-                                 ("uncoalesced", "bank_conflicts", "past_the_end")])
+@pytest.mark.parametrize(
+    "bad",
+    [p for p in PAIRS if p.values[0].name.split("_bad")[0] not in ("uncoalesced", "bank_conflicts", "past_the_end")],
+)
 def test_finding_carries_the_fix_that_becomes_the_hint(bad):
     """Does each finding say what to change, and does a case failed by it carry that fix as
     its hint (never the verdict's generic one)?"""

@@ -1,6 +1,7 @@
 """Warp collectives on the kernel doctor: does each of numba-cuda's warp functions give what a
 GPU gives (PTX's rules for source lanes, Numba's result types), and are misuses the doctor
 cannot call a finding (a `width` argument, lanes that do not exist) explained?"""
+
 import numpy as np
 import pytest
 from numba import cuda, int32
@@ -10,9 +11,23 @@ from grader.doctor.execute import execute
 from grader.authoring.spec import Array, Case, Spec
 
 FULL = 0xFFFFFFFF
-COLUMNS = ("shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "popc_ballot", "all", "any",
-           "eq", "match_any", "match_all", "match_all_ok", "activemask", "lanemask_lt",
-           "wrapped_shfl")
+COLUMNS = (
+    "shfl",
+    "shfl_up",
+    "shfl_down",
+    "shfl_xor",
+    "ballot",
+    "popc_ballot",
+    "all",
+    "any",
+    "eq",
+    "match_any",
+    "match_all",
+    "match_all_ok",
+    "activemask",
+    "lanemask_lt",
+    "wrapped_shfl",
+)
 
 
 @cuda.jit
@@ -44,9 +59,16 @@ def every_intrinsic(out):
 
 
 def intrinsic_spec(rows):
-    return Spec(id="warps", stage=0, title="warps", lesson="", params=(
-        Array("out", "int64", (rows, len(COLUMNS)), role="out"),),
-        make_inputs=lambda d, rng: {}, cases=(Case("one", {}),), tolerance=lambda i, e: 0)
+    return Spec(
+        id="warps",
+        stage=0,
+        title="warps",
+        lesson="",
+        params=(Array("out", "int64", (rows, len(COLUMNS)), role="out"),),
+        make_inputs=lambda d, rng: {},
+        cases=(Case("one", {}),),
+        tolerance=lambda i, e: 0,
+    )
 
 
 def expected_columns(threads):
@@ -81,6 +103,7 @@ def run(launch, spec):
 def test_every_warp_function_gives_what_a_gpu_gives():
     """Shuffles (idx, up, down, xor, a lane past 31), votes, matches, activemask in a branch
     and lanemask_lt, over two warps: the values of PTX's rules and Numba's types."""
+
     def launch(out):
         every_intrinsic[1, 64](out)
 
@@ -103,9 +126,16 @@ def with_width(x, out):
 
 def test_a_width_argument_is_explained():
     """CUDA C's shuffles take a width, Numba's do not: is the learner told so, at their line?"""
-    spec = Spec(id="w", stage=0, title="w", lesson="", params=(
-        Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out")),
-        make_inputs=lambda d, rng: {}, cases=(Case("one", {"n": 32}),), tolerance=lambda i, e: 0)
+    spec = Spec(
+        id="w",
+        stage=0,
+        title="w",
+        lesson="",
+        params=(Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out")),
+        make_inputs=lambda d, rng: {},
+        cases=(Case("one", {"n": 32}),),
+        tolerance=lambda i, e: 0,
+    )
 
     def launch(x, out):
         with_width[1, 32](x, out)
@@ -127,9 +157,16 @@ def partial_warp(out):
 def test_a_lane_past_the_block_is_named():
     """A block of 40 threads has a last warp of 8 lanes: reading lane 8 + 8 there is reading a
     lane that does not exist."""
-    spec = Spec(id="p", stage=0, title="p", lesson="", params=(
-        Array("out", "int64", (40,), role="out"),), make_inputs=lambda d, rng: {},
-        cases=(Case("one", {}),), tolerance=lambda i, e: 0)
+    spec = Spec(
+        id="p",
+        stage=0,
+        title="p",
+        lesson="",
+        params=(Array("out", "int64", (40,), role="out"),),
+        make_inputs=lambda d, rng: {},
+        cases=(Case("one", {}),),
+        tolerance=lambda i, e: 0,
+    )
 
     def launch(out):
         partial_warp[1, 40](out)
@@ -159,9 +196,16 @@ def branch_mask(x, out):
 def test_a_scan_under_an_active_mask_is_clean(n):
     """A warp scan inside `if i < n` with the branch's own mask reads only lanes that take
     part (shfl_up reads lower lanes): no finding, and the right prefix sums."""
-    spec = Spec(id="s", stage=0, title="s", lesson="", params=(
-        Array("x", "int32", ("n",)), Array("out", "int32", ("n",), role="out")),
-        make_inputs=lambda d, rng: {}, cases=(Case("one", {"n": n}),), tolerance=lambda i, e: 0)
+    spec = Spec(
+        id="s",
+        stage=0,
+        title="s",
+        lesson="",
+        params=(Array("x", "int32", ("n",)), Array("out", "int32", ("n",), role="out")),
+        make_inputs=lambda d, rng: {},
+        cases=(Case("one", {"n": n}),),
+        tolerance=lambda i, e: 0,
+    )
     x = np.arange(1, n + 1, dtype=np.int32)
 
     def launch(x, out):

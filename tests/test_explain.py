@@ -1,4 +1,5 @@
 """Learner-facing explanations of errors raised inside kernels."""
+
 import re
 
 import numpy as np

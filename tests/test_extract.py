@@ -1,5 +1,6 @@
 """Notebook checks run in a child: is the code `launch` uses rebuilt faithfully, and does an
 endless kernel end as `timeout` instead of freezing the notebook?"""
+
 import textwrap
 
 import pytest
@@ -57,7 +58,9 @@ def test_a_global_array_cannot_be_copied(tmp_path):
 
 
 def test_endless_kernel_in_a_notebook_ends_as_timeout(tmp_path):
-    ns = define(tmp_path, """
+    ns = define(
+        tmp_path,
+        """
         from numba import cuda
 
         @cuda.jit
@@ -68,7 +71,8 @@ def test_endless_kernel_in_a_notebook_ends_as_timeout(tmp_path):
 
         def launch(a, b, c):
             spin[1, 1](c)
-    """)
+    """,
+    )
     result = check("vector_add", ns["launch"], case_timeout=3)
     assert result.verdict == "timeout"
 

@@ -1,4 +1,5 @@
 """Speed grading on a real GPU (run on the device: ZEROGPU_BACKEND=gpu pytest -m gpu)."""
+
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -146,5 +147,5 @@ def test_a_class_with_unguarded_writes_before_correct_ones_completes_on_every_gp
     grade_class(tasks, book, workers=gpus, case_timeout=60, backend="gpu", task_timeout=300)
     verdicts = [r["verdict"] for r in book.rows()]
     assert len(verdicts) == len(tasks)
-    assert verdicts[2 * gpus:] == ["passed"] * (2 * gpus)
+    assert verdicts[2 * gpus :] == ["passed"] * (2 * gpus)
     assert all(v != "passed" for v in verdicts[: 2 * gpus])

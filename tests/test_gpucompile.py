@@ -2,6 +2,7 @@
 real CUDA compiler, to PTX where numba-cuda's [cu12] extra is installed (`make test` installs
 it and sets ZEROGPU_REQUIRE_PTX=1, so CI proves the compiler pieces install from pip), and are
 kernels a GPU refuses refused on the CPU with a message that teaches?"""
+
 import os
 from pathlib import Path
 
@@ -94,24 +95,32 @@ def test_a_fallback_failing_in_the_simulator_is_the_graders_failure():
     from grader.doctor.fallback import blame_the_grader
     from grader.steps.explain import ErrorInfo
 
-    ours = ErrorInfo("exception", "thread 0 raised AttributeError: 'FakeCUDAModule' object has no "
-                     "attribute 'float16'", "AttributeError", 8, "c[i] = cuda.float16(a[i])")
+    ours = ErrorInfo(
+        "exception",
+        "thread 0 raised AttributeError: 'FakeCUDAModule' object has no attribute 'float16'",
+        "AttributeError",
+        8,
+        "c[i] = cuda.float16(a[i])",
+    )
     blamed = blame_the_grader(ours, "`cuda.float16`")
     assert blamed.verdict == "crashed" and "grader's failure" in blamed.message and "report" in blamed.message
     theirs = ErrorInfo("exception", "thread 3 raised ZeroDivisionError: division by zero", "ZeroDivisionError")
     assert blame_the_grader(theirs, "`cuda.float16`") is theirs
 
 
-@pytest.mark.parametrize("name, args, dtype", [
-    ("exp", (np.float32(90),), np.float32),      # inf, as on a GPU
-    ("exp", (np.float64(90),), np.float64),
-    ("exp", (2,), np.float64),                   # an int argument: float64
-    ("atan2", (np.float32(1), np.float64(2)), np.float64),
-    ("pow", (np.float32(3), np.int32(2)), np.float32),
-    ("pow", (np.float32(3), 2), np.float64),     # the literal is an int64
-    ("floor", (np.float32(2.5),), np.float32),   # the float type, not an int
-    ("sqrt", (np.float32(-1),), np.float32),     # NaN, not ValueError
-])
+@pytest.mark.parametrize(
+    "name, args, dtype",
+    [
+        ("exp", (np.float32(90),), np.float32),  # inf, as on a GPU
+        ("exp", (np.float64(90),), np.float64),
+        ("exp", (2,), np.float64),  # an int argument: float64
+        ("atan2", (np.float32(1), np.float64(2)), np.float64),
+        ("pow", (np.float32(3), np.int32(2)), np.float32),
+        ("pow", (np.float32(3), 2), np.float64),  # the literal is an int64
+        ("floor", (np.float32(2.5),), np.float32),  # the float type, not an int
+        ("sqrt", (np.float32(-1),), np.float32),  # NaN, not ValueError
+    ],
+)
 def test_math_in_a_kernel_follows_numbas_cuda_typing(name, args, dtype):
     """Does `math` in a doctor kernel return the type numba-cuda infers (measured with
     cuda.compile_ptx(..., device=True)) and IEEE inf/NaN instead of Python's errors?"""

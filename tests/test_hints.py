@@ -1,5 +1,6 @@
 """Hints: does the hint of a failed check teach the fix of the mistake its message names — the
 doctor's first finding when there is one, the verdict's default only when there is none?"""
+
 from pathlib import Path
 
 import pytest
@@ -10,16 +11,19 @@ from grader.result import DEFAULT_HINTS
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
 
-@pytest.mark.parametrize("exercise_id, name, wanted, unwanted", [
-    # `out[0] += partial[0]`: a missing atomic between blocks, not a missing barrier
-    ("reduce_sum", "plain_add", "cuda.atomic.add(out", "syncthreads"),
-    # `local[v] += 1` in shared memory: a missing atomic within a block
-    ("histogram", "shared_plain_add", "cuda.atomic.add(local", "syncthreads"),
-    # `out[0] = partial[0]`: blocks overwrite each other (a warning finding, wrong result)
-    ("reduce_sum", "plain_store", "cuda.atomic.add(out", "syncthreads"),
-    # a shared histogram never zeroed
-    ("histogram", "shared_not_zeroed", "before any thread reads it", "atomic"),
-])
+@pytest.mark.parametrize(
+    "exercise_id, name, wanted, unwanted",
+    [
+        # `out[0] += partial[0]`: a missing atomic between blocks, not a missing barrier
+        ("reduce_sum", "plain_add", "cuda.atomic.add(out", "syncthreads"),
+        # `local[v] += 1` in shared memory: a missing atomic within a block
+        ("histogram", "shared_plain_add", "cuda.atomic.add(local", "syncthreads"),
+        # `out[0] = partial[0]`: blocks overwrite each other (a warning finding, wrong result)
+        ("reduce_sum", "plain_store", "cuda.atomic.add(out", "syncthreads"),
+        # a shared histogram never zeroed
+        ("histogram", "shared_not_zeroed", "before any thread reads it", "atomic"),
+    ],
+)
 def test_hint_is_the_first_findings_fix(exercise_id, name, wanted, unwanted):
     result = check_file(exercise_id, SUBMISSIONS / exercise_id / f"{name}.py", seed=7, case_timeout=30)
     assert not result.passed

@@ -1,4 +1,5 @@
 """The child process per submission, started on demand or ahead of time (spare children)."""
+
 import os
 import re
 import signal
@@ -32,7 +33,10 @@ def test_a_spare_child_grades_exactly_like_a_fresh_one():
         assert spares[0].proc.poll() is not None, "the spare ran the second check and exited"
     for result in (first, second):
         assert (result.verdict, result.score, [c.verdict for c in result.cases]) == (
-            cold.verdict, cold.score, [c.verdict for c in cold.cases])
+            cold.verdict,
+            cold.score,
+            [c.verdict for c in cold.cases],
+        )
     assert all(s.proc.poll() is not None for s in spares) and not live_spares()
 
 
@@ -47,7 +51,9 @@ def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():
 def runtime_cheats():
     """Cheats that get past the static policy: the process limits must hold in a spare too."""
     for path in sorted(CHEATS.glob("*.py")):
-        exercise_id, expected = (re.fullmatch(r"# \w+: (\w+)", line).group(1) for line in path.read_text().splitlines()[:2])
+        exercise_id, expected = (
+            re.fullmatch(r"# \w+: (\w+)", line).group(1) for line in path.read_text().splitlines()[:2]
+        )
         if expected != "forbidden":
             yield exercise_id, path, expected
 
@@ -91,8 +97,9 @@ def test_a_spare_waits_while_its_parent_lives_and_exits_when_it_is_gone(tmp_path
         print(proc.pid, flush=True)
         sys.stdin.read()
     """)
-    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, cwd=ROOT)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     pid = int(parent.stdout.readline())
     try:
         time.sleep(3)  # imports done: now only waiting

@@ -1,4 +1,5 @@
 """The judge: canaries, poison and tolerances on hand-made outcomes (no kernel runs)."""
+
 import numpy as np
 import pytest
 
@@ -93,6 +94,6 @@ def test_timed_outputs_are_judged_on_a_sample_that_still_catches_partial_answers
     wrong[::100] += 7.0
     assert "are wrong" in judge_big(outcome_with(wrong, vector_add, n))
     partial = outcome_with(want, vector_add, n)
-    output_view(partial.buffers["c"], (n,))[n - n // 50:] = np.nan  # the last 2% left poisoned
+    output_view(partial.buffers["c"], (n,))[n - n // 50 :] = np.nan  # the last 2% left poisoned
     assert "never written" in judge_big(partial) or "are wrong" in judge_big(partial)
     assert "past the end" in judge_big(outcome_with(want, vector_add, n, after=3))

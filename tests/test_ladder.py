@@ -1,5 +1,6 @@
 """Every exercise: do the reference kernels and the solution pass, and does every starter and
 every known-wrong submission fail with the verdict it should?"""
+
 import re
 from pathlib import Path
 

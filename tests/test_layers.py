@@ -1,6 +1,7 @@
 """The dependency rule of grader/ (docs/ARCHITECTURE.md, "Layers"): every import, those inside
 functions included, points to a lower layer or stays inside its own package; no cycles at all;
 kernels/ use only the authoring API; bench/ only public names."""
+
 import ast
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         stack.pop()

@@ -1,4 +1,5 @@
 """Loading a submission: every way a file can fail to load becomes a verdict."""
+
 import pytest
 
 from grader.exercises import exercise

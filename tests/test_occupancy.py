@@ -1,4 +1,5 @@
 """grader/authoring/occupancy.py: the grid of one wave, asked once per kernel and argument types."""
+
 from numba import config
 
 from grader.authoring import occupancy

@@ -1,6 +1,7 @@
 """The operating system's wall (grader/containment/sandbox.py), tested for real: a probe
 script, not held back by the static policy or the guard, runs inside the very bwrap command a
 graded child gets and reports what it could reach."""
+
 import json
 import os
 import socket
@@ -71,11 +72,25 @@ def _run(tmp_path):
     contain["shown_files"] = contain["shown_files"][:-1]  # the probe plays the submission, not the solution
     fd = sandbox.seccomp_fd()
     try:
-        command = sandbox.command([sys.executable, str(probe), str(ROOT / "solutions" / "vector_add.py"),
-                                   str(secret_file), str(listener.getsockname()[1]), str(ROOT / "escape"),
-                                   str(task), token], task, env, fd=fd, **contain)
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, pass_fds=(fd,),
-                              env=env)  # as isolate.py starts it: bwrap's own environment is the child's
+        command = sandbox.command(
+            [
+                sys.executable,
+                str(probe),
+                str(ROOT / "solutions" / "vector_add.py"),
+                str(secret_file),
+                str(listener.getsockname()[1]),
+                str(ROOT / "escape"),
+                str(task),
+                token,
+            ],
+            task,
+            env,
+            fd=fd,
+            **contain,
+        )
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, pass_fds=(fd,), env=env
+        )  # as isolate.py starts it: bwrap's own environment is the child's
     finally:
         os.close(fd)
         listener.close()

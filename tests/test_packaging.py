@@ -1,4 +1,5 @@
 """Set-up files agree with each other."""
+
 import re
 import tomllib
 

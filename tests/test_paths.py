@@ -1,4 +1,5 @@
 """First use of the data dir: files created by many processes at once, and writes refused."""
+
 import subprocess
 import sys
 import threading
@@ -24,8 +25,15 @@ def test_racing_processes_all_read_the_one_file_that_won(tmp_path):
 
     target = tmp_path / "data" / "grading-secret"
     start = time.time() + 2.0  # every racer imported and spinning by then
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(target), str(start), f"text-{k}"],
-                              cwd=ROOT, stdout=subprocess.PIPE, text=True) for k in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(target), str(start), f"text-{k}"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(8)
+    ]
     texts = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert len(set(texts)) == 1 and texts[0].startswith("text-")
@@ -73,12 +81,25 @@ def test_graded_check_on_an_unwritable_data_dir_says_so_without_a_traceback(tmp_
     blocker.write_text("")
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
     env["ZEROGPU_HOME"] = str(blocker / "home")
-    out = subprocess.run([sys.executable, "-m", "grader.cli", "check", "vector_add",
-                          str(ROOT / "solutions" / "vector_add.py"), "--graded"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "check",
+            "vector_add",
+            str(ROOT / "solutions" / "vector_add.py"),
+            "--graded",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2, out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     assert out.stderr.strip().splitlines() == [
         f"error: cannot write {blocker / 'home' / 'grading-secret'}: Not a directory; make it "
-        "writable, or set ZEROGPU_HOME to a folder you can write."]
-
+        "writable, or set ZEROGPU_HOME to a folder you can write."
+    ]

@@ -1,4 +1,5 @@
 """The static policy: is each trick refused with its rule, and is ordinary kernel code left alone?"""
+
 import pytest
 
 from grader.exercises import LADDER, exercise
@@ -9,36 +10,39 @@ def rules(source):
     return {v.rule for v in violations(source)}
 
 
-@pytest.mark.parametrize("source, rule", [
-    ("import subprocess", "import"),
-    ("import os.path", "import"),
-    ("from grader import check", "import"),
-    ("from . import x", "import"),
-    ("import cupy", "library"),
-    ("from numpy import *", "import"),
-    ("exec('1')", "builtin"),
-    ("eval('1')", "builtin"),
-    ("x = open('solutions/vector_add.py').read()", "builtin"),
-    ("f = __import__('os')", "builtin"),
-    ("getattr(x, 'copy_to_host')()", "host"),
-    ("x = ().__class__.__subclasses__()", "dunder"),
-    ("import numpy as np\nc = np.dot(a, b)", "numpy"),
-    ("import numpy as np\nc = np.matmul(a, b)", "numpy"),
-    ("import numpy\nnumpy.allclose = lambda *a, **k: True", "numpy"),
-    ("from numpy import einsum", "numpy"),
-    ("c = a @ b", "host"),
-    ("h = a.copy_to_host()", "host"),
-    ("from numba import cuda\ns = cuda.stream()", "cuda"),
-    ("from numba import cuda\ne = cuda.event()", "cuda"),
-    ("from numba.cuda import external_stream", "cuda"),
-    ("def f():\n    global cache", "state"),
-    ("exit(0)", "builtin"),
-    ("import numpy.linalg as la", "numpy"),
-    ("from numpy.linalg import solve", "numpy"),
-    ("import numpy\nx = numpy.linalg.solve(a, b)", "numpy"),
-    ("import numba\ns = numba.cuda.stream()", "cuda"),
-    ("import numba.cuda as gpu\ne = gpu.event()", "cuda"),
-])
+@pytest.mark.parametrize(
+    "source, rule",
+    [
+        ("import subprocess", "import"),
+        ("import os.path", "import"),
+        ("from grader import check", "import"),
+        ("from . import x", "import"),
+        ("import cupy", "library"),
+        ("from numpy import *", "import"),
+        ("exec('1')", "builtin"),
+        ("eval('1')", "builtin"),
+        ("x = open('solutions/vector_add.py').read()", "builtin"),
+        ("f = __import__('os')", "builtin"),
+        ("getattr(x, 'copy_to_host')()", "host"),
+        ("x = ().__class__.__subclasses__()", "dunder"),
+        ("import numpy as np\nc = np.dot(a, b)", "numpy"),
+        ("import numpy as np\nc = np.matmul(a, b)", "numpy"),
+        ("import numpy\nnumpy.allclose = lambda *a, **k: True", "numpy"),
+        ("from numpy import einsum", "numpy"),
+        ("c = a @ b", "host"),
+        ("h = a.copy_to_host()", "host"),
+        ("from numba import cuda\ns = cuda.stream()", "cuda"),
+        ("from numba import cuda\ne = cuda.event()", "cuda"),
+        ("from numba.cuda import external_stream", "cuda"),
+        ("def f():\n    global cache", "state"),
+        ("exit(0)", "builtin"),
+        ("import numpy.linalg as la", "numpy"),
+        ("from numpy.linalg import solve", "numpy"),
+        ("import numpy\nx = numpy.linalg.solve(a, b)", "numpy"),
+        ("import numba\ns = numba.cuda.stream()", "cuda"),
+        ("import numba.cuda as gpu\ne = gpu.event()", "cuda"),
+    ],
+)
 def test_tricks_are_refused(source, rule):
     assert rule in rules(source)
 
@@ -60,41 +64,51 @@ def test_bundled_solutions_and_starters_respect_the_policy(exercise_id):
         assert violations(path.read_text()) == [], path
 
 
-@pytest.mark.parametrize("source", [
-    "def launch(input, out):\n    out[0] = input[0]\n",
-    "def k(a):\n    max = a[0]\n    min = a[1]\n    a[2] = max - min\n",
-    "def f(input):\n    def g():\n        return input\n    return g\n",
-    "def launch(a, out):\n    stream = getattr(a, 'stream', 0)\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def launch(input, out):\n    out[0] = input[0]\n",
+        "def k(a):\n    max = a[0]\n    min = a[1]\n    a[2] = max - min\n",
+        "def f(input):\n    def g():\n        return input\n    return g\n",
+        "def launch(a, out):\n    stream = getattr(a, 'stream', 0)\n",
+    ],
+)
 def test_learner_names_that_shadow_builtins_are_theirs(source):
     """Is a parameter or local named like a builtin (`input`), or getattr of a constant
     attribute name, left alone (numba-cuda's own transpose example uses both)?"""
     assert violations(source) == []
 
 
-@pytest.mark.parametrize("source", [
-    "def k(a):\n    x = input()\n",
-    "def f(a, name):\n    return getattr(a, name)\n",
-    "def f(a):\n    return getattr(a, '__class__')\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def k(a):\n    x = input()\n",
+        "def f(a, name):\n    return getattr(a, name)\n",
+        "def f(a):\n    return getattr(a, '__class__')\n",
+    ],
+)
 def test_the_builtins_themselves_are_still_refused(source):
     """Are the builtin `input`, getattr of a computed name and getattr of a dunder refused?"""
     assert violations(source)
 
 
-@pytest.mark.parametrize("source, call", [
-    ("from numba import cuda\n@cuda.reduce\ndef total(a, b):\n    return a + b\n", "cuda.reduce"),
-    ("import numba.cuda\nr = numba.cuda.reduce(lambda a, b: a + b)\n", "cuda.reduce"),
-    ("from numba import vectorize\n", "vectorize"),
-    ("import numba\n@numba.vectorize(['float32(float32)'], target='cuda')\ndef f(x):\n    return x\n", "vectorize"),
-    ("from numba import guvectorize\n", "guvectorize"),
-    ("import cupy as cp\n", "cupy"),
-    ("import torch\n", "torch"),
-])
+@pytest.mark.parametrize(
+    "source, call",
+    [
+        ("from numba import cuda\n@cuda.reduce\ndef total(a, b):\n    return a + b\n", "cuda.reduce"),
+        ("import numba.cuda\nr = numba.cuda.reduce(lambda a, b: a + b)\n", "cuda.reduce"),
+        ("from numba import vectorize\n", "vectorize"),
+        ("import numba\n@numba.vectorize(['float32(float32)'], target='cuda')\ndef f(x):\n    return x\n", "vectorize"),
+        ("from numba import guvectorize\n", "guvectorize"),
+        ("import cupy as cp\n", "cupy"),
+        ("import torch\n", "torch"),
+    ],
+)
 def test_library_calls_doing_the_work_are_forbidden_unless_the_spec_allows(source, call):
     """Is a library call that does the exercise's work refused under the `library` rule,
     and allowed when the exercise's Spec lists it?"""
     found = violations(source)
     assert found and found[0].rule == "library" and "rule:" in found[0].message
-    assert not [v for v in violations(source, ("numba", "numpy", "math", "cupy", "torch"), (call,))
-                if v.rule == "library"]
+    assert not [
+        v for v in violations(source, ("numba", "numpy", "math", "cupy", "torch"), (call,)) if v.rule == "library"
+    ]

@@ -1,5 +1,6 @@
 """grader/authoring/ptx.py: the simulator forms of the inline-PTX helpers mean what the PTX does (the
 GPU forms run in the histogram target, checked exactly at full size by `-m gpu` tests)."""
+
 import numpy as np
 from numba import cuda, uint32
 

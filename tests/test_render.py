@@ -1,22 +1,37 @@
 """How a result reads in the terminal, the notebook (HTML) and rich: speed figures only from a
 GPU, and then with how they were measured."""
+
 from rich.console import Console
 
 from grader.checking.pipeline import NOT_ON_SIMULATOR
 from grader.render import result_html, result_rich, result_text
 from grader.result import CaseResult, CheckResult, Speed
 
-GPU_SPEED = Speed(measured=True, details={
-    "summary": "Speed: 0.495 ms at 134217728; 2.65x the baseline (IQR 2.63–2.66).",
-    "method": "CUDA events around each launch, then a device-wide synchronize; …",
-})
+GPU_SPEED = Speed(
+    measured=True,
+    details={
+        "summary": "Speed: 0.495 ms at 134217728; 2.65x the baseline (IQR 2.63–2.66).",
+        "method": "CUDA events around each launch, then a device-wide synchronize; …",
+    },
+)
 
 
 def result(speed: Speed, backend: str) -> CheckResult:
     case = CaseResult("one element", {"n": 1}, "passed")
-    return CheckResult(exercise="saxpy", title="SAXPY", backend=backend, verdict="passed",
-                       message="All 1 cases passed.", hint="", cases=(case,), speed=speed,
-                       score=1.0, max_score=1.0, seed=7, seconds=0.1)
+    return CheckResult(
+        exercise="saxpy",
+        title="SAXPY",
+        backend=backend,
+        verdict="passed",
+        message="All 1 cases passed.",
+        hint="",
+        cases=(case,),
+        speed=speed,
+        score=1.0,
+        max_score=1.0,
+        seed=7,
+        seconds=0.1,
+    )
 
 
 def rich_text(r: CheckResult) -> str:

@@ -1,6 +1,7 @@
 """The class report and a learner's progress: what an instructor forwards must match the
 gradebook row for row, say plainly when speed was not graded, and open without a server;
 a learner's record must survive restarts and point at the right next exercise."""
+
 import base64
 import csv
 import json
@@ -38,38 +39,73 @@ CLASS = {
     "gus": ("passed", "passed", "out_of_bounds", "unwritten_output"),
     "hal": ("passed", "passed", "passed", "too_slow"),
 }
-STUCK_ON = {"ada": "", "bob": "vector_add", "cy": "thread_ids", "dee": "thread_ids",
-            "eve": "saxpy", "fay": "thread_ids", "gus": "saxpy", "hal": "reduce_sum"}
+STUCK_ON = {
+    "ada": "",
+    "bob": "vector_add",
+    "cy": "thread_ids",
+    "dee": "thread_ids",
+    "eve": "saxpy",
+    "fay": "thread_ids",
+    "gus": "saxpy",
+    "hal": "reduce_sum",
+}
 
 
 def gpu_speed(speedup: float, *, required=1.2, tier="great", points=2) -> Speed:
     """A speed section shaped like grader/gpu/speed.py's (the keys the report reads and more)."""
     meets = speedup >= required
-    return Speed(measured=True, details={
-        "device": "NVIDIA H200", "dims": {"n": 1 << 24}, "bound": "memory",
-        "yours_ms": 0.2 / speedup, "baseline_ms": 0.2, "target_ms": 0.1,
-        "speedup_vs_baseline": {"median": speedup, "low": speedup * 0.98,
-                                "high": speedup * 1.02, "spread": 0.04},
-        "fraction_of_target": {"median": speedup / 2, "low": 0.4, "high": 0.5, "spread": 0.05},
-        "throughput": {"unit": "GB/s", "achieved": 2500.0, "fraction_of_ceiling": 0.75},
-        "ceilings": {"copy_bandwidth_GBps": 3300.0, "fp32_TFLOPs": 30.6},
-        "floor_ms": 0.01, "below_floor": False, "hidden_work": False,
-        "faster_than_target_warning": False, "required_speedup": required,
-        "meets_requirement": meets, "tier": tier if meets else None,
-        "points": points if meets else 0, "max_points": 3, "rounds": 5, "stop_reason": "settled",
-        "method": "...", "summary": "..."})
+    return Speed(
+        measured=True,
+        details={
+            "device": "NVIDIA H200",
+            "dims": {"n": 1 << 24},
+            "bound": "memory",
+            "yours_ms": 0.2 / speedup,
+            "baseline_ms": 0.2,
+            "target_ms": 0.1,
+            "speedup_vs_baseline": {"median": speedup, "low": speedup * 0.98, "high": speedup * 1.02, "spread": 0.04},
+            "fraction_of_target": {"median": speedup / 2, "low": 0.4, "high": 0.5, "spread": 0.05},
+            "throughput": {"unit": "GB/s", "achieved": 2500.0, "fraction_of_ceiling": 0.75},
+            "ceilings": {"copy_bandwidth_GBps": 3300.0, "fp32_TFLOPs": 30.6},
+            "floor_ms": 0.01,
+            "below_floor": False,
+            "hidden_work": False,
+            "faster_than_target_warning": False,
+            "required_speedup": required,
+            "meets_requirement": meets,
+            "tier": tier if meets else None,
+            "points": points if meets else 0,
+            "max_points": 3,
+            "rounds": 5,
+            "stop_reason": "settled",
+            "method": "...",
+            "summary": "...",
+        },
+    )
 
 
 def result(exercise: str, verdict: str, backend="simulator", speed: Speed | None = None):
-    cases = tuple(CaseResult(name, {"n": n}, "passed" if verdict in ("passed", "too_slow") or k == 0
-                             else verdict, total=n) for k, (name, n) in
-                  enumerate((("tiny", 1), ("one block", 128), ("ragged", 1000))))
+    cases = tuple(
+        CaseResult(name, {"n": n}, "passed" if verdict in ("passed", "too_slow") or k == 0 else verdict, total=n)
+        for k, (name, n) in enumerate((("tiny", 1), ("one block", 128), ("ragged", 1000)))
+    )
     passed = sum(c.passed for c in cases)
     speed = speed or Speed(measured=False, reason="not measured: no GPU (Numba's CUDA simulator)")
     bonus = speed.details.get("points", 0) if speed.measured and verdict == "passed" else 0
-    return CheckResult(exercise, exercise.replace("_", " "), backend, verdict, "message", "hint",
-                       cases, speed, round(10 * passed / 3, 2) + bonus,
-                       10.0 + (3 if speed.measured else 0), None, 0.5)
+    return CheckResult(
+        exercise,
+        exercise.replace("_", " "),
+        backend,
+        verdict,
+        "message",
+        "hint",
+        cases,
+        speed,
+        round(10 * passed / 3, 2) + bonus,
+        10.0 + (3 if speed.measured else 0),
+        None,
+        0.5,
+    )
 
 
 def fill(book: Gradebook, gpu_speedups: dict | None = None) -> None:
@@ -84,8 +120,7 @@ def fill(book: Gradebook, gpu_speedups: dict | None = None) -> None:
             if speedup is None:
                 book.record(student, exercise, "sha", result(exercise, verdict))
             else:
-                book.record(student, exercise, "sha",
-                            result(exercise, verdict, "gpu", gpu_speed(speedup)))
+                book.record(student, exercise, "sha", result(exercise, verdict, "gpu", gpu_speed(speedup)))
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +131,14 @@ def simulator_report(tmp_path_factory):
     return folder
 
 
-GPU_SPEEDUPS = {("ada", "vector_add"): 2.0, ("ada", "saxpy"): 1.5, ("gus", "vector_add"): 1.8,
-                ("eve", "vector_add"): 2.6, ("hal", "reduce_sum"): 0.9,
-                ("bob", "vector_add"): 3.0}  # bob's is out_of_bounds: its time must not count
+GPU_SPEEDUPS = {
+    ("ada", "vector_add"): 2.0,
+    ("ada", "saxpy"): 1.5,
+    ("gus", "vector_add"): 1.8,
+    ("eve", "vector_add"): 2.6,
+    ("hal", "reduce_sum"): 0.9,
+    ("bob", "vector_add"): 3.0,
+}  # bob's is out_of_bounds: its time must not count
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +157,13 @@ def read_csv(path):
 
 # ---- the class report ------------------------------------------------------------------
 
+
 def test_pass_rates_and_verdict_counts_match_the_rows(simulator_report):
     rows = Gradebook(simulator_report / "gradebook.sqlite").rows()
-    summary = {row["exercise"]: row for row in
-               csv.DictReader(open(simulator_report / "out" / "exercises.csv", encoding="utf-8"))}
+    summary = {
+        row["exercise"]: row
+        for row in csv.DictReader(open(simulator_report / "out" / "exercises.csv", encoding="utf-8"))
+    }
     assert list(summary) == list(EXERCISES), "ladder order"
     for exercise in EXERCISES:
         verdicts = Counter(r["verdict"] for r in rows if r["exercise"] == exercise)
@@ -211,17 +254,22 @@ def test_thousands_of_rows_take_seconds(tmp_path):
                 continue
             speed = gpu_speed(0.8 + (s % 17) / 5) if s % 2 else None
             r = result(exercise, verdict, "gpu" if speed else "simulator", speed)
-            rows.append((f"s{s:04}", exercise, "sha", verdict, r.score, r.max_score, r.backend,
-                         r.to_json(), time.time()))
+            rows.append(
+                (f"s{s:04}", exercise, "sha", verdict, r.score, r.max_score, r.backend, r.to_json(), time.time())
+            )
     with sqlite3.connect(book.path) as db:
-        db.executemany("INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
-                           "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany(
+            "INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
+            "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     started = time.perf_counter()
     written = write_report(book.path, tmp_path / "out")
     assert time.perf_counter() - started < 8
     assert len(read_csv(written["students_csv"])) == 400
-    assert sum(int(r["submitted"]) for r in read_csv(written["exercises_csv"]).values()) == \
-        sum(r[3] != NOT_SUBMITTED for r in rows)
+    assert sum(int(r["submitted"]) for r in read_csv(written["exercises_csv"]).values()) == sum(
+        r[3] != NOT_SUBMITTED for r in rows
+    )
 
 
 # ---- a learner's progress --------------------------------------------------------------
@@ -247,11 +295,21 @@ def home(tmp_path, monkeypatch):
 def test_progress_survives_a_restart_and_the_best_tier_wins(home):
     env = {**os.environ, "ZEROGPU_HOME": str(home), "ZEROGPU_BACKEND": "simulator"}
     subprocess.run([sys.executable, "-c", RECORD], cwd=ROOT, env=env, check=True)
-    out = subprocess.run([sys.executable, "-m", "grader.cli", "progress", "--json"], cwd=ROOT,
-                         env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "progress", "--json"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     seen = json.loads(out)
-    assert seen["exercises"]["vector_add"] == {"status": "passed", "tier": "great",
-                                               "attempts": 3, "last_verdict": "wrong_result"}
+    assert seen["exercises"]["vector_add"] == {
+        "status": "passed",
+        "tier": "great",
+        "attempts": 3,
+        "last_verdict": "wrong_result",
+    }
     assert seen["exercises"]["thread_ids"]["tier"] is None
     assert seen["exercises"]["saxpy"]["status"] == "attempted"
     assert seen["next"]["exercise"] == "saxpy"
@@ -269,8 +327,9 @@ def test_a_tier_counts_only_when_the_attempt_passed(home):
 
 def test_an_old_progress_file_is_migrated(home):
     with sqlite3.connect(home / "progress.sqlite") as db:
-        db.execute("CREATE TABLE attempts (exercise TEXT, at REAL, backend TEXT, verdict TEXT, "
-                   "score REAL, max_score REAL)")
+        db.execute(
+            "CREATE TABLE attempts (exercise TEXT, at REAL, backend TEXT, verdict TEXT, score REAL, max_score REAL)"
+        )
         db.execute("INSERT INTO attempts VALUES ('thread_ids', 1.0, 'simulator', 'passed', 10, 10)")
     assert progress.status() == {"thread_ids": "passed"}
     progress.record(result("vector_add", "passed", "gpu", gpu_speed(2.0, tier="good", points=1)))
@@ -310,11 +369,25 @@ def test_an_untouched_starter_is_not_attempted_not_wrong(tmp_path):
             untouched = exercise == "saxpy" and student != "col"
             verdict = "passed" if exercise == "vector_add" or student == "col" else "wrong_result"
             r = result(exercise, verdict)
-            rows.append((student, exercise, starter if untouched else f"sha-{student}", verdict,
-                         r.score, r.max_score, r.backend, r.to_json(), time.time()))
+            rows.append(
+                (
+                    student,
+                    exercise,
+                    starter if untouched else f"sha-{student}",
+                    verdict,
+                    r.score,
+                    r.max_score,
+                    r.backend,
+                    r.to_json(),
+                    time.time(),
+                )
+            )
     with sqlite3.connect(book.path) as db:
-        db.executemany("INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
-                           "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany(
+            "INSERT INTO results (student, exercise, submission_sha256, verdict, score, "
+            "max_score, backend, result_json, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     report = analyse(book.rows())
     saxpy = next(e for e in report.exercises if e.id == "saxpy")
     assert saxpy.not_attempted == 2 and saxpy.submitted == 1 and saxpy.pass_rate == 1.0
@@ -352,10 +425,12 @@ def test_a_gradebook_without_graded_on_gains_it(tmp_path):
     """Does a gradebook written before rows said where they were graded still open and take rows?"""
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE results (student TEXT NOT NULL, exercise TEXT NOT NULL, "
-                   "submission_sha256 TEXT, verdict TEXT NOT NULL, score REAL NOT NULL, max_score REAL "
-                   "NOT NULL, backend TEXT, result_json TEXT, graded_at REAL NOT NULL, "
-                   "PRIMARY KEY (student, exercise))")
+        db.execute(
+            "CREATE TABLE results (student TEXT NOT NULL, exercise TEXT NOT NULL, "
+            "submission_sha256 TEXT, verdict TEXT NOT NULL, score REAL NOT NULL, max_score REAL "
+            "NOT NULL, backend TEXT, result_json TEXT, graded_at REAL NOT NULL, "
+            "PRIMARY KEY (student, exercise))"
+        )
         db.execute("INSERT INTO results VALUES ('ada', 'vector_add', 'x', 'passed', 10, 10, 'gpu', NULL, 1)")
     book = Gradebook(path)
     book.record("bob", "vector_add", "y", result("vector_add", "passed"), graded_on="simulator on n1")

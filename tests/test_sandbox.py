@@ -1,4 +1,5 @@
 """The child's second wall: the audit-hook guard, the scrubbed environment, the limits."""
+
 import subprocess
 import sys
 import textwrap

@@ -1,6 +1,7 @@
 """The GPU timing harness, run on Numba's simulator at tiny sizes: interleaving, fresh inputs
 every round, sampled output checks rebuilt in the grading process. (The times themselves mean
 nothing here; tests/test_gpu.py checks them on a real GPU.)"""
+
 from dataclasses import replace
 
 import numpy as np
@@ -75,9 +76,14 @@ def test_replaying_answers_cached_by_input_buffer_is_caught():
 
 def test_every_exercise_rebuilds_its_timed_inputs():
     """Sign flips and offsets keep every input valid for every exercise's oracle."""
-    for exercise_id, dims in (("histogram", {"n": 64}), ("softmax_fused", {"rows": 2, "cols": 5}),
-                              ("rgb_to_gray", {"h": 2, "w": 3}), ("stencil_1d", {"n": 9}),
-                              ("matmul_tiled", {"m": 3, "k": 2, "n": 4}), ("saxpy", {"n": 5})):
+    for exercise_id, dims in (
+        ("histogram", {"n": 64}),
+        ("softmax_fused", {"rows": 2, "cols": 5}),
+        ("rgb_to_gray", {"h": 2, "w": 3}),
+        ("stencil_1d", {"n": 9}),
+        ("matmul_tiled", {"m": 3, "k": 2, "n": 4}),
+        ("saxpy", {"n": 5}),
+    ):
         ex = tiny(exercise_id, dims)
         inputs = ex.spec.make_inputs(dims, np.random.default_rng(0))
         for array in ex.spec.inputs:

@@ -1,4 +1,5 @@
 """Speed statistics, the roofline floor and tier scoring (no GPU needed)."""
+
 import pytest
 
 from grader.gpu import statistics as timing
@@ -64,8 +65,10 @@ def test_throughput_reports_unit_and_fraction_of_ceiling():
     assert comp["unit"] == "TFLOP/s" and comp["achieved"] == pytest.approx(13.74, rel=1e-3)
 
 
-@pytest.mark.parametrize("fraction, tier, points", [
-    (0.2, None, 0), (0.5, "good", 1), (0.8, "great", 2), (0.95, "near the limit", 3), (2.0, "near the limit", 3)])
+@pytest.mark.parametrize(
+    "fraction, tier, points",
+    [(0.2, None, 0), (0.5, "good", 1), (0.8, "great", 2), (0.95, "near the limit", 3), (2.0, "near the limit", 3)],
+)
 def test_tiers(fraction, tier, points):
     assert timing.tier_reached(fraction, DEFAULT_TIERS) == (tier, points)
 

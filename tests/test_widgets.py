@@ -1,4 +1,5 @@
 """The notebook pictures: the numbers they teach, their still fallback and their live wiring."""
+
 import base64
 import os
 import subprocess
@@ -24,6 +25,7 @@ def _texts(fig: Figure) -> list[str]:
 
 
 # ---- grid -------------------------------------------------------------------------------
+
 
 def test_rounding_up_launches_enough_blocks_and_the_guard_turns_the_rest_away():
     """n=20 with 8 threads per block: 3 blocks, 24 threads, threads 20-23 idle."""
@@ -62,6 +64,7 @@ def test_a_grid_too_big_to_read_is_refused_plainly():
 
 # ---- coalescing -------------------------------------------------------------------------
 
+
 def test_a_warp_walking_along_a_row_touches_four_sectors():
     explorer = widgets.coalescing(rows=8, cols=32, order="row")
     access = explorer.model()
@@ -87,6 +90,7 @@ def test_an_unknown_order_is_refused():
 
 # ---- tiling -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("block", [(0, 0), (1, 0), (0, 1), (1, 1)])
 def test_at_step_k_a_block_loads_its_row_of_a_and_its_column_of_b(block):
     bi, bj = block
@@ -102,13 +106,13 @@ def test_a_ragged_last_tile_is_clipped_to_the_matrix():
 
 def test_the_tiling_caption_follows_the_chosen_step_and_block():
     explorer = widgets.tiling_animation(n=8, tile=4).update(block_row=1, k=1)
-    assert explorer.text().startswith("Step 2 of 2 (k = 1): block (1, 0) loads A tile (1, 1) "
-                                      "and B tile (1, 0)")
+    assert explorer.text().startswith("Step 2 of 2 (k = 1): block (1, 0) loads A tile (1, 1) and B tile (1, 0)")
     with pytest.raises(ValueError):
         explorer.update(k=2)
 
 
 # ---- roofline ---------------------------------------------------------------------------
+
 
 def test_without_ceilings_the_roofline_says_so_and_shows_no_number():
     point = {"label": "mine", "flops": 1e9, "bytes": 1e8, "seconds": 1e-3}
@@ -137,13 +141,19 @@ def test_a_kernel_without_flops_is_listed_by_bandwidth_not_placed():
 
 
 def _result(exercise, measured, verdict="passed", tier=None):
-    details = {"yours_ms": 2.0, "dims": {"m": 64, "k": 32, "n": 16}, "bound": "compute",
-               "device": "test GPU", "tier": tier,
-               "throughput": {"unit": "TFLOP/s", "achieved": 1.0, "fraction_of_ceiling": 0.1},
-               "ceilings": {"copy_bandwidth_GBps": 4000.0, "fp32_TFLOPs": 60.0}}
+    details = {
+        "yours_ms": 2.0,
+        "dims": {"m": 64, "k": 32, "n": 16},
+        "bound": "compute",
+        "device": "test GPU",
+        "tier": tier,
+        "throughput": {"unit": "TFLOP/s", "achieved": 1.0, "fraction_of_ceiling": 0.1},
+        "ceilings": {"copy_bandwidth_GBps": 4000.0, "fp32_TFLOPs": 60.0},
+    }
     speed = Speed(measured=True, details=details) if measured else Speed(False, "no GPU")
-    return CheckResult(exercise, exercise, "gpu" if measured else "simulator", verdict, "", "",
-                       (), speed, 10.0, 10.0, 1)
+    return CheckResult(
+        exercise, exercise, "gpu" if measured else "simulator", verdict, "", "", (), speed, 10.0, 10.0, 1
+    )
 
 
 def test_points_come_from_measured_results_only():
@@ -161,9 +171,9 @@ def test_points_come_from_measured_results_only():
 
 # ---- progress ---------------------------------------------------------------------------
 
+
 def test_progress_shows_every_exercise_and_what_to_do_next():
-    status = {"thread_ids": "passed", "vector_add": {"status": "passed", "tier": "great"},
-              "saxpy": "attempted"}
+    status = {"thread_ids": "passed", "vector_add": {"status": "passed", "tier": "great"}, "saxpy": "attempted"}
     text = widgets.progress(status).text()
     assert all(exercise_id in text for exercise_id in LADDER)
     assert f"2 of {len(LADDER)} passed" in text and "speed: great" in text
@@ -184,8 +194,10 @@ def test_progress_reads_the_local_record_by_default(monkeypatch, tmp_path):
 
 
 def test_progress_accepts_check_results_with_their_tier():
-    status = {"saxpy": _result("saxpy", measured=True, tier="near the limit"),
-              "vector_add": _result("vector_add", measured=False, verdict="wrong_result")}
+    status = {
+        "saxpy": _result("saxpy", measured=True, tier="near the limit"),
+        "vector_add": _result("vector_add", measured=False, verdict="wrong_result"),
+    }
     rungs = {r.id: r for r in widgets.progress(status).model()}
     assert (rungs["saxpy"].state, rungs["saxpy"].tier) == ("passed", "near the limit")
     assert rungs["vector_add"].state == "attempted"
@@ -238,6 +250,11 @@ def test_figures_stay_out_of_pyplot():
 def test_importing_the_widgets_does_not_import_numba():
     """Notebooks import it after `import grader`; numba must still be free to be chosen later."""
     code = "import sys, grader.notebook.widgets; sys.exit('numba' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "ZEROGPU_BACKEND": "simulator"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ZEROGPU_BACKEND": "simulator"},
+    )
     assert done.returncode == 0, done.stderr or "numba was imported"

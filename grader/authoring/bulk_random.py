@@ -6,6 +6,7 @@ never on the number of cores. `over_chunks`, the chunking itself, serves large o
 Benchmark inputs (2^27-2^28 elements) are built twice per timed check, in the child and in
 the grading process; drawn serially they took 3-7 s each on the H200's host.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,6 +49,7 @@ def normal(rng, shape, dtype=np.float32, scale: float = 1.0) -> np.ndarray:
 
 def uniform(rng, low: float, high: float, shape, dtype=np.float32) -> np.ndarray:
     """Uniform on [low, high)."""
+
     def fill(r, out):
         r.random(out=out, dtype=out.dtype)
         out *= out.dtype.type(high - low)
@@ -58,6 +60,7 @@ def uniform(rng, low: float, high: float, shape, dtype=np.float32) -> np.ndarray
 
 def integers(rng, low: int, high: int, shape, dtype=np.int64) -> np.ndarray:
     """Integers on [low, high)."""
+
     def fill(r, out):
         out[...] = r.integers(low, high, out.size, dtype=out.dtype)
 

@@ -7,6 +7,7 @@ wave, 6 per SM, ran 3% faster). The count comes from the CUDA occupancy calculat
 Numba's public `max_cooperative_grid_blocks`, so it follows the kernel's registers and
 shared memory and the GPU's SM count.
 """
+
 from __future__ import annotations
 
 from numba import config

@@ -12,6 +12,7 @@ FMA pipe; the same lane-column table indexed through Numba's cuda.atomic.add too
 negative-index checks cost about 9 instructions a byte, and a kernel of that many, under
 ncu, kept the SM 94% busy while the shared-memory pipe idled at 38%.
 """
+
 from numba import config, cuda
 
 __all__ = ["load_pair", "shared_address", "count_bytes"]
@@ -53,11 +54,15 @@ else:
             array = context.make_array(sig.args[0])(context, builder, value=args[0])
             index = context.cast(builder, args[1], sig.args[1], types.intp)
             ptr = builder.gep(array.data, [builder.mul(index, ir.Constant(index.type, 2))])
-            asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([_I64, _I64]), [ptr.type]),
-                               "ld.global.v2.u64 {$0, $1}, [$2];", "=l,=l,l")
+            asm = ir.InlineAsm(
+                ir.FunctionType(ir.LiteralStructType([_I64, _I64]), [ptr.type]),
+                "ld.global.v2.u64 {$0, $1}, [$2];",
+                "=l,=l,l",
+            )
             both = builder.call(asm, [ptr])
-            return context.make_tuple(builder, sig.return_type,
-                                      [builder.extract_value(both, 0), builder.extract_value(both, 1)])
+            return context.make_tuple(
+                builder, sig.return_type, [builder.extract_value(both, 0), builder.extract_value(both, 1)]
+            )
 
         return sig, codegen
 
@@ -69,17 +74,22 @@ else:
         def codegen(context, builder, sig, args):
             array = context.make_array(sig.args[0])(context, builder, value=args[0])
             generic = builder.ptrtoint(array.data, _I64)
-            asm = ir.InlineAsm(ir.FunctionType(_I32, [_I64]),
-                               "{ .reg .u64 s; cvta.to.shared.u64 s, $1; cvt.u32.u64 $0, s; }", "=r,l")
+            asm = ir.InlineAsm(
+                ir.FunctionType(_I32, [_I64]), "{ .reg .u64 s; cvta.to.shared.u64 s, $1; cvt.u32.u64 $0, s; }", "=r,l"
+            )
             return builder.call(asm, [generic])
 
         return sig, codegen
 
     # Per byte: a shift, a mask, an add and the red.shared; ptxas emits ATOMS.POPC.INC.
-    _COUNT_BYTES = "{ .reg .u32 m<4>; " + " ".join(
-        ["shl.b32 m0, $1, 7;", "shr.u32 m1, $1, 1;", "shr.u32 m2, $1, 9;", "shr.u32 m3, $1, 17;"]
-        + [f"and.b32 m{b}, m{b}, 0x7F80; add.u32 m{b}, $0, m{b}; red.shared.add.u32 [m{b}], 1;"
-           for b in range(4)]) + " }"
+    _COUNT_BYTES = (
+        "{ .reg .u32 m<4>; "
+        + " ".join(
+            ["shl.b32 m0, $1, 7;", "shr.u32 m1, $1, 1;", "shr.u32 m2, $1, 9;", "shr.u32 m3, $1, 17;"]
+            + [f"and.b32 m{b}, m{b}, 0x7F80; add.u32 m{b}, $0, m{b}; red.shared.add.u32 [m{b}], 1;" for b in range(4)]
+        )
+        + " }"
+    )
 
     @intrinsic
     def count_bytes(typingctx, table, column, w):
@@ -90,8 +100,9 @@ else:
 
         def codegen(context, builder, sig, args):
             operands = [context.cast(builder, args[k], sig.args[k], types.uint32) for k in (1, 2)]
-            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [_I32, _I32]), _COUNT_BYTES,
-                               "r,r,~{memory}", side_effect=True)
+            asm = ir.InlineAsm(
+                ir.FunctionType(ir.VoidType(), [_I32, _I32]), _COUNT_BYTES, "r,r,~{memory}", side_effect=True
+            )
             builder.call(asm, operands)
             return context.get_dummy_value()
 

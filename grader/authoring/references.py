@@ -1,6 +1,7 @@
 """Loading a bundled reference, kernels/<id>.py: what the grader reads an exercise from, and
 how one exercise reuses another's inputs, oracle and tolerance (matmul_tiled poses
 matmul_naive's problem)."""
+
 from __future__ import annotations
 
 import importlib.util

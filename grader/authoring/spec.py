@@ -3,6 +3,7 @@
 `kernels/<id>.py` builds one `Spec`; the checker, the CLI, the notebooks and the tests
 read nothing else about the exercise.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

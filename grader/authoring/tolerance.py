@@ -7,13 +7,14 @@ in *any* order (tree, atomics, sequential) is, with overwhelming probability, wi
 λ·√L·u·Σ|t_i| (Higham & Mary, "A new approach to probabilistic rounding error analysis",
 2019) — we take λ = 8 and add the few roundings around the sum. Integer results are exact.
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-U32 = 2.0 ** -24
+U32 = 2.0**-24
 LAMBDA = 8.0
 TINY = 1e-30
 """Keeps a zero bound from rejecting an exact zero computed as -0.0."""

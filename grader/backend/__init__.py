@@ -4,6 +4,7 @@ Numba reads NUMBA_ENABLE_CUDASIM when `numba.cuda` is first imported, so the cho
 made first. We look for a usable GPU through the driver library alone (no numba, no CUDA
 context), and fall back to Numba's CUDA simulator. `ZEROGPU_BACKEND=gpu|simulator` forces one.
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -9,6 +9,7 @@ bytes (so
 such a bug gives different answers on every run, which the checker reports as a race) and
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
 """
+
 from __future__ import annotations
 
 import os

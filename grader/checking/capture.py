@@ -1,6 +1,7 @@
 """A child's stdout and stderr, read through a pipe and kept within bounds: the first and
 last KEEP bytes, and a count of the rest. A flood of output costs the grader no memory and
 no disk; nothing in it is ever read as a verdict (only shown as a crash's last line)."""
+
 from __future__ import annotations
 
 import threading
@@ -33,7 +34,7 @@ class CappedOutput:
                     self.tail += chunk
                     if len(self.tail) > self.keep:
                         self.dropped += len(self.tail) - self.keep
-                        del self.tail[:len(self.tail) - self.keep]
+                        del self.tail[: len(self.tail) - self.keep]
         except (OSError, ValueError):  # the pipe closed under us: what was read is kept
             pass
         finally:

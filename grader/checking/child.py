@@ -9,6 +9,7 @@ atomically (temp file, then rename) and only by the grader's own code.
 `python -m grader.checking.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
 """
+
 from __future__ import annotations
 
 import json
@@ -79,7 +80,9 @@ def _lower_cpu_limit(seconds: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if soft != resource.RLIM_INFINITY and soft <= limit:
         return
-    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5 if hard == resource.RLIM_INFINITY else min(hard, limit + 5)))
+    resource.setrlimit(
+        resource.RLIMIT_CPU, (limit, limit + 5 if hard == resource.RLIM_INFINITY else min(hard, limit + 5))
+    )
 
 
 def run_task(task_dir: Path) -> None:
@@ -101,8 +104,7 @@ def run_task(task_dir: Path) -> None:
     path = task["submission"]
     source = Path(path).read_text()
     inputs = _read_inputs(task_dir, task["cases"])
-    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir,
-               *task.get("private", [])]
+    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
     start_helper()  # the GPU compile check's process; the guard forbids starting it later
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
@@ -110,8 +112,10 @@ def run_task(task_dir: Path) -> None:
     try:
         launch = load_launch(ex.spec, source, path)
     except SubmissionError as err:
-        _write_json(task_dir / "load-error.json",
-                    {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source})
+        _write_json(
+            task_dir / "load-error.json",
+            {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source},
+        )
         return
     with GUARD.writing():
         (task_dir / "ready").touch()  # the parent's per-case clock starts now
@@ -121,13 +125,21 @@ def run_task(task_dir: Path) -> None:
         outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
         _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
         error = outcome.error.to_dict() if outcome.error else None
-        _write_json(task_dir / f"outcome-{index}.json",
-                    {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)})
+        _write_json(
+            task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)}
+        )
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
-        _time_submission(task_dir, task, ex, launch, {
-            "child: loading the file": clock["loaded"] - clock["imported"],
-            "child: correctness cases": clock["cases run"] - clock["loaded"]})
+        _time_submission(
+            task_dir,
+            task,
+            ex,
+            launch,
+            {
+                "child: loading the file": clock["loaded"] - clock["imported"],
+                "child: correctness cases": clock["cases run"] - clock["loaded"],
+            },
+        )
 
 
 def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> None:
@@ -145,11 +157,17 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
         if name == "yours":
             _write_npz(task_dir / f"timed-{k}.npz", buffers)
             checked.append([name, round_index, set_index, f"timed-{k}.npz"])
-    _write_json(task_dir / "speed.json", {
-        "seconds": samples.seconds, "after_end_seconds": samples.after_end_seconds,
-        "rounds": samples.rounds, "stop_reason": samples.stop_reason, "checked": checked,
-        "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
-    })
+    _write_json(
+        task_dir / "speed.json",
+        {
+            "seconds": samples.seconds,
+            "after_end_seconds": samples.after_end_seconds,
+            "rounds": samples.rounds,
+            "stop_reason": samples.stop_reason,
+            "checked": checked,
+            "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
+        },
+    )
 
 
 def _arguments(argv: list) -> dict:

@@ -1,4 +1,5 @@
 """Run a submission's cases in a child process with a time limit, results out of band."""
+
 from __future__ import annotations
 
 import atexit
@@ -132,8 +133,9 @@ def _read_samples(task_dir: Path):
     for name, round_index, set_index, filename in data["checked"]:
         with np.load(task_dir / filename) as npz:
             checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
-    return Samples(data["seconds"], data["after_end_seconds"], checked, data["rounds"], data["stop_reason"],
-                   data.get("phases", {}))
+    return Samples(
+        data["seconds"], data["after_end_seconds"], checked, data["rounds"], data["stop_reason"], data.get("phases", {})
+    )
 
 
 class _Spare:
@@ -146,8 +148,9 @@ class _Spare:
         self.task_dir = Path(self.tmp.name)
         work = self.task_dir / "work"
         work.mkdir()
-        self.proc = _spawn(self.task_dir, work, scrubbed_env(work, ROOT, backend, device),
-                           SPARE_CPU_SECONDS, backend, spare=True)
+        self.proc = _spawn(
+            self.task_dir, work, scrubbed_env(work, ROOT, backend, device), SPARE_CPU_SECONDS, backend, spare=True
+        )
 
     def discard(self) -> None:
         if self.proc.poll() is None:
@@ -246,8 +249,9 @@ def contained(exercise_id: str, submission: Path, private=()) -> dict:
     return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in shown] + [str(submission)]}
 
 
-def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False,
-           contain: dict | None = None):
+def _spawn(
+    task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False, contain: dict | None = None
+):
     """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
     With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py)."""
@@ -261,8 +265,16 @@ def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare:
         fds = (sandbox.seccomp_fd(),)
         command = sandbox.command(command, task_dir, env, fd=fds[0], **contain)
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=work, env=env, pass_fds=fds)
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=work,
+            env=env,
+            pass_fds=fds,
+        )
     finally:
         for fd in fds:
             os.close(fd)
@@ -272,9 +284,18 @@ def _spawn(task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare:
     return proc
 
 
-def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
-                 case_timeout: float, env: dict | None = None, time_seed: int | None = None,
-                 private=(), device: int | None = None, time_check=(0, 0), sandboxed: bool = False) -> ChildRun:
+def run_in_child(
+    exercise_id: str,
+    submission: Path,
+    cases: list[PreparedCase],
+    case_timeout: float,
+    env: dict | None = None,
+    time_seed: int | None = None,
+    private=(),
+    device: int | None = None,
+    time_check=(0, 0),
+    sandboxed: bool = False,
+) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap
     (never from a spare: a spare's mounts are made before its submission is known)."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
@@ -306,8 +327,14 @@ def run_in_child(exercise_id: str, submission: Path, cases: list[PreparedCase],
         os.replace(task_dir / "task.tmp", task_dir / "task.json")
         spawned = time.monotonic()
         if proc is None:
-            proc = _spawn(task_dir, work, scrubbed_env(work, ROOT, backend, device) if env is None else env,
-                          cpu, backend, contain=contain)
+            proc = _spawn(
+                task_dir,
+                work,
+                scrubbed_env(work, ROOT, backend, device) if env is None else env,
+                cpu,
+                backend,
+                contain=contain,
+            )
         if env is None and not sandboxed:
             _refill_spare(key)
         run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
@@ -388,4 +415,5 @@ def _crash_detail(returncode: int, tail: str) -> str:
         return f"the process running your kernel was killed by {name}"
     last = tail.strip().splitlines()[-1] if tail.strip() else ""
     return f"the process running your kernel exited with status {returncode} before finishing" + (
-        f" (last output: {last[:200]})" if last else "")
+        f" (last output: {last[:200]})" if last else ""
+    )

@@ -3,6 +3,7 @@
 `check` runs a launch function in this process (the notebook path); `check_file` runs a
 source file in a child process with a time limit (the CLI path). Both share every step.
 """
+
 from __future__ import annotations
 
 import time
@@ -52,15 +53,22 @@ def judge_speed(ex: Exercise, seed: int, samples, expected=None) -> tuple[Speed,
 def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | None) -> CheckResult:
     """Fold the speed section into a passed result: points, too_slow, wrong timed output."""
     if wrong:
-        return replace(result, verdict="wrong_result", message=wrong, hint=_hint(ex, "wrong_result"),
-                       score=0.0, speed=speed)
+        return replace(
+            result, verdict="wrong_result", message=wrong, hint=_hint(ex, "wrong_result"), score=0.0, speed=speed
+        )
     if not speed.measured:
         return replace(result, speed=speed)
     d = speed.details
     max_score = result.max_score + d["max_points"]
     if not d["meets_requirement"] and not d["below_floor"] and not d["hidden_work"]:
-        return replace(result, verdict="too_slow", message=d["summary"], hint=_hint(ex, "too_slow"),
-                       speed=speed, max_score=max_score)
+        return replace(
+            result,
+            verdict="too_slow",
+            message=d["summary"],
+            hint=_hint(ex, "too_slow"),
+            speed=speed,
+            max_score=max_score,
+        )
     return replace(result, speed=speed, score=result.score + d["points"], max_score=max_score)
 
 
@@ -86,13 +94,19 @@ def _differs(a: Outcome, b: Outcome) -> bool:
 
 
 def _as_race(result: CaseResult) -> CaseResult:
-    return replace(result, verdict="race", message=(
-        "Runs on the same input gave different answers: threads are racing, or reading shared "
-        f"memory that no thread wrote. First run: {result.message}"))
+    return replace(
+        result,
+        verdict="race",
+        message=(
+            "Runs on the same input gave different answers: threads are racing, or reading shared "
+            f"memory that no thread wrote. First run: {result.message}"
+        ),
+    )
 
 
-def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
-              started: float, secret: bool = False, doctor=None) -> CheckResult:
+def summarise(
+    ex: Exercise, backend: str, seed, case_results: list[CaseResult], started: float, secret: bool = False, doctor=None
+) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
     passed_count = sum(c.passed for c in case_results)
     score = round(ex.spec.points * passed_count / max(len(case_results), 1), 2)
@@ -105,10 +119,19 @@ def summarise(ex: Exercise, backend: str, seed, case_results: list[CaseResult],
         where = f" (line {failing.line}: {failing.source})" if failing.line else ""
         message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
     return CheckResult(
-        exercise=ex.id, title=ex.spec.title, backend=backend, verdict=verdict, message=message,
-        hint=_hint(ex, verdict, failing, doctor), cases=tuple(case_results),
-        speed=speed_section(backend), score=score, max_score=float(ex.spec.points),
-        seed=None if secret else seed, seconds=round(time.perf_counter() - started, 3), doctor=doctor,
+        exercise=ex.id,
+        title=ex.spec.title,
+        backend=backend,
+        verdict=verdict,
+        message=message,
+        hint=_hint(ex, verdict, failing, doctor),
+        cases=tuple(case_results),
+        speed=speed_section(backend),
+        score=score,
+        max_score=float(ex.spec.points),
+        seed=None if secret else seed,
+        seconds=round(time.perf_counter() - started, 3),
+        doctor=doctor,
         warnings=speed_warnings(doctor) if failing is None else (),
     )
 
@@ -137,14 +160,22 @@ def _fmt_dims(dims: dict) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in dims.items()) + ")" if dims else ""
 
 
-def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError,
-                          started: float) -> CheckResult:
-    where = f" (line {err.line}: {err.source})" if err.line and err.source else (
-        f" (line {err.line})" if err.line else "")
+def failed_before_running(ex: Exercise, backend: str, seed, err: SubmissionError, started: float) -> CheckResult:
+    where = (
+        f" (line {err.line}: {err.source})" if err.line and err.source else (f" (line {err.line})" if err.line else "")
+    )
     return CheckResult(
-        exercise=ex.id, title=ex.spec.title, backend=backend, verdict=err.verdict,
-        message=err.message + where, hint=_hint(ex, err.verdict), cases=(),
-        speed=speed_section(backend), score=0.0, max_score=float(ex.spec.points), seed=seed,
+        exercise=ex.id,
+        title=ex.spec.title,
+        backend=backend,
+        verdict=err.verdict,
+        message=err.message + where,
+        hint=_hint(ex, err.verdict),
+        cases=(),
+        speed=speed_section(backend),
+        score=0.0,
+        max_score=float(ex.spec.points),
+        seed=seed,
         seconds=round(time.perf_counter() - started, 3),
     )
 
@@ -185,8 +216,14 @@ def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun)
     return results
 
 
-def check(exercise_id: str, launch, *, seed: int | None = None, isolate: bool = True,
-          case_timeout: float = DEFAULT_CASE_TIMEOUT) -> CheckResult:
+def check(
+    exercise_id: str,
+    launch,
+    *,
+    seed: int | None = None,
+    isolate: bool = True,
+    case_timeout: float = DEFAULT_CASE_TIMEOUT,
+) -> CheckResult:
     """Check a `launch` function (what a notebook's check cell calls). With `isolate`, the
     code `launch` uses is copied into a file and checked in a child process like the CLI (an
     endless kernel cannot hang the notebook); when it cannot be copied (a lambda, a global
@@ -240,10 +277,18 @@ def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
     return result
 
 
-def check_file(exercise_id: str, path, *, seed: int | None = None,
-               case_timeout: float = DEFAULT_CASE_TIMEOUT, graded: bool = False,
-               device: int | None = None, private=(), secret: int | None = None,
-               unsandboxed: bool = False) -> CheckResult:
+def check_file(
+    exercise_id: str,
+    path,
+    *,
+    seed: int | None = None,
+    case_timeout: float = DEFAULT_CASE_TIMEOUT,
+    graded: bool = False,
+    device: int | None = None,
+    private=(),
+    secret: int | None = None,
+    unsandboxed: bool = False,
+) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
     the grading host's secret into every input (`secret`: a task's own, derived by a class
     coordinator on another machine); the child only ever sees derived values, and runs in
@@ -270,17 +315,26 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, secret) if timed else None
     try:
-        run = run_in_child(ex.id, path, prepared, case_timeout,
-                           time_seed=time_seed if timed else None, private=private, device=device,
-                           time_check=expected[0] if timed else (0, 0), sandboxed=sandboxed)
+        run = run_in_child(
+            ex.id,
+            path,
+            prepared,
+            case_timeout,
+            time_seed=time_seed if timed else None,
+            private=private,
+            device=device,
+            time_check=expected[0] if timed else (0, 0),
+            sandboxed=sandboxed,
+        )
     except SubmissionError as err:
-        return replace(failed_before_running(ex, backend, None if graded else seed, err, started),
-                       unsandboxed=graded and not sandboxed)
+        return replace(
+            failed_before_running(ex, backend, None if graded else seed, err, started),
+            unsandboxed=graded and not sandboxed,
+        )
 
     def rerun(p: PreparedCase):
         twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
-        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device,
-                             sandboxed=sandboxed)
+        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device, sandboxed=sandboxed)
         return [again.outcomes.get(t.index) for t in twins]
 
     finished = [p for p in prepared if p.index in run.outcomes]
@@ -292,11 +346,11 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
             "crashed": f"The run died: {run.detail}.",
         }[run.stopped]
         results.append(CaseResult(stuck.case.name, dict(stuck.case.dims), run.stopped, message))
-        for p in prepared[len(finished) + 1:]:
-            results.append(CaseResult(p.case.name, dict(p.case.dims), run.stopped,
-                                      "not run: an earlier case stopped the run"))
-    result = summarise(ex, backend, seed, results, started, secret=graded,
-                       doctor=result_report(run.outcomes.values()))
+        for p in prepared[len(finished) + 1 :]:
+            results.append(
+                CaseResult(p.case.name, dict(p.case.dims), run.stopped, "not run: an earlier case stopped the run")
+            )
+    result = summarise(ex, backend, seed, results, started, secret=graded, doctor=result_report(run.outcomes.values()))
     result = replace(result, unsandboxed=graded and not sandboxed)
     if result.passed and run.samples is not None:
         check_at, future = expected
@@ -304,13 +358,22 @@ def check_file(exercise_id: str, path, *, seed: int | None = None,
         try:
             want = future.result()
         except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
-            return with_speed(result, ex, Speed(measured=False, reason=(
-                f"not measured: the grader could not compute the expected output ({type(exc).__name__}).")), None)
+            return with_speed(
+                result,
+                ex,
+                Speed(
+                    measured=False,
+                    reason=(f"not measured: the grader could not compute the expected output ({type(exc).__name__})."),
+                ),
+                None,
+            )
         if not isinstance(run.samples, str):  # where a check's wall time goes, for bench/trust.py
-            run.samples.phases = {"grader: preparing the cases": preparing,
-                                  "child: start and imports": run.startup_seconds or 0.0,
-                                  **run.samples.phases,
-                                  "grader: waiting for the expected output": time.perf_counter() - clock}
+            run.samples.phases = {
+                "grader: preparing the cases": preparing,
+                "child: start and imports": run.startup_seconds or 0.0,
+                **run.samples.phases,
+                "grader: waiting for the expected output": time.perf_counter() - clock,
+            }
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
 

@@ -13,6 +13,7 @@ dies mid-task has it rescheduled elsewhere by the scheduler; each task's future 
 once, and a row is keyed by (student, exercise), so nothing is recorded twice. The deadline
 is kept where the task's children live: the worker ends a task that overruns it and returns
 `timeout`, as the local coordinator does. Dask is imported only here, only when asked for."""
+
 from __future__ import annotations
 
 import hashlib
@@ -55,15 +56,23 @@ class RemoteTask:
     """Graded without bubblewrap (`--unsandboxed`); every result says so."""
 
 
-def remote_task(task: Task, secret: int, *, case_timeout: float, task_timeout: float | None,
-                private=(), unsandboxed: bool = False) -> RemoteTask:
+def remote_task(
+    task: Task, secret: int, *, case_timeout: float, task_timeout: float | None, private=(), unsandboxed: bool = False
+) -> RemoteTask:
     from grader.checking.pipeline import time_limit
 
     source = task.path.read_bytes()
-    return RemoteTask(task.student, task.exercise, source, hashlib.sha256(source).hexdigest(),
-                      task_secret(secret, task.student, task.exercise), case_timeout,
-                      task_timeout or time_limit(exercise(task.exercise), case_timeout),
-                      tuple(str(p) for p in private), unsandboxed)
+    return RemoteTask(
+        task.student,
+        task.exercise,
+        source,
+        hashlib.sha256(source).hexdigest(),
+        task_secret(secret, task.student, task.exercise),
+        case_timeout,
+        task_timeout or time_limit(exercise(task.exercise), case_timeout),
+        tuple(str(p) for p in private),
+        unsandboxed,
+    )
 
 
 _worker_lock = threading.Lock()
@@ -111,15 +120,31 @@ def grade_on_worker(job: RemoteTask):
     backend = _prepare_worker()
     path = submission_file(job)
     private = (*job.private, str(path.parent.parent))  # other hand-ins copied to this worker
-    result = grade_before_deadline(Task(job.student, job.exercise, path), None, backend, job.limit,
-                                   case_timeout=job.case_timeout, private=private, secret=job.secret,
-                                   unsandboxed=job.unsandboxed)
+    result = grade_before_deadline(
+        Task(job.student, job.exercise, path),
+        None,
+        backend,
+        job.limit,
+        case_timeout=job.case_timeout,
+        private=private,
+        secret=job.secret,
+        unsandboxed=job.unsandboxed,
+    )
     return result, machine_name(backend)
 
 
-def grade_class_on(client, tasks: list[Task], book: Gradebook, *, case_timeout: float, backend: str,
-                   on_done=None, private=(), task_timeout: float | None = None,
-                   unsandboxed: bool = False) -> int:
+def grade_class_on(
+    client,
+    tasks: list[Task],
+    book: Gradebook,
+    *,
+    case_timeout: float,
+    backend: str,
+    on_done=None,
+    private=(),
+    task_timeout: float | None = None,
+    unsandboxed: bool = False,
+) -> int:
     """grading.grade_class on a Dask cluster: the same rows, written here only, as tasks
     finish. `backend` names results the workers could not give (a task lost for good)."""
     from distributed import as_completed
@@ -140,8 +165,9 @@ def grade_class_on(client, tasks: list[Task], book: Gradebook, *, case_timeout: 
         if task.path is None:
             finish(task, None, None, None)
             continue
-        job = remote_task(task, secret, case_timeout=case_timeout, task_timeout=task_timeout,
-                          private=private, unsandboxed=unsandboxed)
+        job = remote_task(
+            task, secret, case_timeout=case_timeout, task_timeout=task_timeout, private=private, unsandboxed=unsandboxed
+        )
         key = f"zerogpu-grade-{task.student}-{task.exercise}-{uuid.uuid4().hex[:8]}"
         futures[client.submit(grade_on_worker, job, key=key, pure=False, retries=RETRIES)] = (task, job)
     for future in as_completed(futures):
@@ -149,9 +175,18 @@ def grade_class_on(client, tasks: list[Task], book: Gradebook, *, case_timeout: 
         try:
             result, graded_on = future.result()
         except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: this task only
-            result, graded_on = stopped_by_grader(exercise(task.exercise), backend, "crashed", (
-                f"The grading cluster could not finish this submission ({type(exc).__name__}: "
-                f"{exc}); it is not your kernel's fault. Grade it again.")), None
+            result, graded_on = (
+                stopped_by_grader(
+                    exercise(task.exercise),
+                    backend,
+                    "crashed",
+                    (
+                        f"The grading cluster could not finish this submission ({type(exc).__name__}: "
+                        f"{exc}); it is not your kernel's fault. Grade it again."
+                    ),
+                ),
+                None,
+            )
         finish(task, job.sha256, result, graded_on)
     return graded
 
@@ -176,8 +211,9 @@ def dask_client(scheduler: str, workers: int | None, backend: str):
 
         cluster = LocalCUDACluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
     else:
-        cluster = LocalCluster(n_workers=workers or default_local_workers(), threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers or default_local_workers(), threads_per_worker=1, processes=True, dashboard_address=None
+        )
     with cluster, Client(cluster) as client:
         yield client
 

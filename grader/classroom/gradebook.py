@@ -1,6 +1,7 @@
 """Class results: one row per (student, exercise), written in one transaction per graded task
 by the coordinating process only, so a killed grader loses at most the tasks in flight and
 never leaves a row half-written or twice."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,18 @@ CREATE TABLE IF NOT EXISTS results (
 """
 NOT_SUBMITTED = "not_submitted"
 """Status of an exercise a student never handed in (not a verdict: nothing was run)."""
-COLUMNS = ("student", "exercise", "submission_sha256", "verdict", "score", "max_score", "backend",
-           "result_json", "graded_at", "graded_on")
+COLUMNS = (
+    "student",
+    "exercise",
+    "submission_sha256",
+    "verdict",
+    "score",
+    "max_score",
+    "backend",
+    "result_json",
+    "graded_at",
+    "graded_on",
+)
 
 
 class Gradebook:
@@ -50,18 +61,28 @@ class Gradebook:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def record(self, student: str, exercise: str, sha256: str | None, result,
-               graded_on: str | None = None) -> None:
+    def record(self, student: str, exercise: str, sha256: str | None, result, graded_on: str | None = None) -> None:
         """Insert or replace one row, atomically. `result` is a CheckResult or None (missing);
         `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3")."""
         if result is None:
             row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time(), None)
         else:
-            row = (student, exercise, sha256, result.verdict, result.score, result.max_score,
-                   result.backend, result.to_json(), time.time(), graded_on)
+            row = (
+                student,
+                exercise,
+                sha256,
+                result.verdict,
+                result.score,
+                result.max_score,
+                result.backend,
+                result.to_json(),
+                time.time(),
+                graded_on,
+            )
         with closing(self._connect()) as db, db:
-            db.execute(f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS)}) "
-                       f"VALUES ({', '.join('?' * len(COLUMNS))})", row)
+            db.execute(
+                f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", row
+            )
 
     def graded_hashes(self) -> dict:
         """(student, exercise) -> submission hash of every finished row."""

@@ -7,6 +7,7 @@ wall-clock deadline from the moment it hands it out (`time_limit`), and a task t
 is ended from here: its child processes are killed (grader/checking/isolate.py `TaskProcesses`), the task
 is recorded as `timeout`, its worker slot (its GPU) goes to the next task, and whatever the old
 worker thread still returns is dropped."""
+
 from __future__ import annotations
 
 import hashlib
@@ -69,9 +70,9 @@ def unrecognised(class_dir: Path, exercises=None) -> list[tuple[Path, str]]:
                 reason = "an exercise not being graded (--exercises)"
             else:
                 close = [e for e in LADDER if e.lower() == f.stem.lower()] or difflib.get_close_matches(
-                    f.stem.lower(), LADDER, n=1, cutoff=0.7)
-                reason = (f"not an exercise id: rename it {close[0]}.py to grade it" if close
-                          else "not an exercise id")
+                    f.stem.lower(), LADDER, n=1, cutoff=0.7
+                )
+                reason = f"not an exercise id: rename it {close[0]}.py to grade it" if close else "not an exercise id"
             found.append((f, reason))
     return found
 
@@ -106,26 +107,40 @@ def machine_name(backend: str) -> str:
     return f"{engine} on {socket.gethostname()}"
 
 
-def grade_task(task: Task, device, *, case_timeout: float, private, secret: int | None = None,
-               unsandboxed: bool = False):
+def grade_task(
+    task: Task, device, *, case_timeout: float, private, secret: int | None = None, unsandboxed: bool = False
+):
     """One task in graded mode: a CheckResult, or None for a missing file. `secret`: the
     task's own (distributed.py), else the host's."""
     from grader.checking.pipeline import check_file
 
     if task.path is None:
         return None
-    return check_file(task.exercise, task.path, graded=True, case_timeout=case_timeout,
-                      device=device, private=private, secret=secret,
-                      unsandboxed=unsandboxed)
+    return check_file(
+        task.exercise,
+        task.path,
+        graded=True,
+        case_timeout=case_timeout,
+        device=device,
+        private=private,
+        secret=secret,
+        unsandboxed=unsandboxed,
+    )
 
 
 def timed_out(task: Task, backend: str, limit: float):
     """The result of a task ended at its deadline."""
     from grader.checking.pipeline import stopped_by_grader
 
-    return stopped_by_grader(exercise(task.exercise), backend, "timeout", (
-        f"The grader stopped this submission: no result within {limit:.0f} s of "
-        "starting it. Look for an endless loop, or work that never finishes."))
+    return stopped_by_grader(
+        exercise(task.exercise),
+        backend,
+        "timeout",
+        (
+            f"The grader stopped this submission: no result within {limit:.0f} s of "
+            "starting it. Look for an endless loop, or work that never finishes."
+        ),
+    )
 
 
 def grade_before_deadline(task: Task, device, backend: str, limit: float, **options):
@@ -134,8 +149,13 @@ def grade_before_deadline(task: Task, device, backend: str, limit: float, **opti
     from grader.checking.isolate import TaskProcesses
 
     processes, results = TaskProcesses(), queue.Queue()
-    threading.Thread(target=_work, name=f"zerogpu-grade-{task.student}-{task.exercise}",
-                     args=(task, device, processes, results, backend), kwargs=options, daemon=True).start()
+    threading.Thread(
+        target=_work,
+        name=f"zerogpu-grade-{task.student}-{task.exercise}",
+        args=(task, device, processes, results, backend),
+        kwargs=options,
+        daemon=True,
+    ).start()
     try:
         return results.get(timeout=limit)[1]
     except queue.Empty:
@@ -152,9 +172,15 @@ def _work(task: Task, device, processes, results: queue.Queue, backend: str, **o
         with tracked(processes):
             result = grade_task(task, device, **options)
     except Exception as exc:  # noqa: BLE001 - the grader's failure costs this task only
-        result = stopped_by_grader(exercise(task.exercise), backend, "crashed", (
-            f"The grader failed on this submission ({type(exc).__name__}: {exc}); it is not your "
-            "kernel's fault. Please report it with the file."))
+        result = stopped_by_grader(
+            exercise(task.exercise),
+            backend,
+            "crashed",
+            (
+                f"The grader failed on this submission ({type(exc).__name__}: {exc}); it is not your "
+                "kernel's fault. Please report it with the file."
+            ),
+        )
     results.put((task, result))
 
 
@@ -166,9 +192,18 @@ class _Running:
     processes: object
 
 
-def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeout: float,
-                backend: str, on_done=None, private=(), task_timeout: float | None = None,
-                unsandboxed: bool = False) -> int:
+def grade_class(
+    tasks: list[Task],
+    book: Gradebook,
+    *,
+    workers: int,
+    case_timeout: float,
+    backend: str,
+    on_done=None,
+    private=(),
+    task_timeout: float | None = None,
+    unsandboxed: bool = False,
+) -> int:
     """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
     folders no submission may read (the class folder: other students' work, the gradebook).
     `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
@@ -195,9 +230,13 @@ def grade_class(tasks: list[Task], book: Gradebook, *, workers: int, case_timeou
                 task = todo.popleft()
                 limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
                 running[task] = _Running(slots.pop(0), time.monotonic() + limit, limit, TaskProcesses())
-                threading.Thread(target=_work, name=f"zerogpu-grade-{task.student}-{task.exercise}",
-                                 args=(task, running[task].device, running[task].processes, results, backend),
-                                 kwargs=options, daemon=True).start()
+                threading.Thread(
+                    target=_work,
+                    name=f"zerogpu-grade-{task.student}-{task.exercise}",
+                    args=(task, running[task].device, running[task].processes, results, backend),
+                    kwargs=options,
+                    daemon=True,
+                ).start()
             wait = min(r.deadline for r in running.values()) - time.monotonic()
             try:
                 task, result = results.get(timeout=min(max(wait, 0.0), 1.0))

@@ -1,5 +1,6 @@
 """`zerogpu`: the command line. Parsing and printing only; the work is in the library. Each
 command is a module of this package with a `register(subparsers)`."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,8 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="zerogpu", description="Zero to GPU: check Numba CUDA kernels, with or without a GPU.")
+        prog="zerogpu", description="Zero to GPU: check Numba CUDA kernels, with or without a GPU."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(name).register(sub)

@@ -1,4 +1,5 @@
 """`zerogpu check ID FILE`: one submission, one result (exit 0 passed, 1 not yet, 2 usage)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,14 @@ def cmd_check(args) -> int:
     if not path.is_file():
         return error(f"no such file: {path}")
     try:
-        result = check_file(args.exercise, path, seed=args.seed, case_timeout=args.timeout,
-                            graded=args.graded, unsandboxed=args.unsandboxed)
+        result = check_file(
+            args.exercise,
+            path,
+            seed=args.seed,
+            case_timeout=args.timeout,
+            graded=args.graded,
+            unsandboxed=args.unsandboxed,
+        )
     except SandboxUnavailable as err:
         return error(str(err))
     not_recorded = progress.record(result)
@@ -36,10 +43,15 @@ def register(sub) -> None:
     check.add_argument("file", help="your Python file defining launch(...)")
     check.add_argument("--seed", type=int, help="fix the random inputs (the result shows the seed used)")
     check.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
-    check.add_argument("--graded", action="store_true",
-                       help="graded mode: mix the grading host's secret into every input")
-    check.add_argument("--unsandboxed", action="store_true",
-                       help="graded mode without bubblewrap (the result says so); see docs/SECURITY.md")
-    check.add_argument("--timeout", type=float, default=60.0,
-                       help="seconds allowed per case before the run is stopped (default 60)")
+    check.add_argument(
+        "--graded", action="store_true", help="graded mode: mix the grading host's secret into every input"
+    )
+    check.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="graded mode without bubblewrap (the result says so); see docs/SECURITY.md",
+    )
+    check.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds allowed per case before the run is stopped (default 60)"
+    )
     check.set_defaults(func=cmd_check)

@@ -1,5 +1,6 @@
 """The terminal the commands print to: rich consoles that never break a path or a command
 across lines (soft wrap), and one-line errors."""
+
 from __future__ import annotations
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -1,4 +1,5 @@
 """`zerogpu device`: measure (or show the cached) ceilings of this GPU."""
+
 from __future__ import annotations
 
 
@@ -21,10 +22,15 @@ def cmd_device(args) -> int:
     except RuntimeError as err:
         console.print(f"[red]error:[/] {err}")
         return 1
-    console.print(f"[bold]{c['name']}[/] (driver {c['driver']}, {c['sms']} SMs, compute capability "
-                  f"{'.'.join(map(str, c['compute_capability']))}), measured {c['measured_at']}")
-    for key, unit, scale in (("copy_bandwidth", "GB/s", 1e9), ("read_bandwidth", "GB/s", 1e9),
-                             ("fp32_flops", "TFLOP/s", 1e12)):
+    console.print(
+        f"[bold]{c['name']}[/] (driver {c['driver']}, {c['sms']} SMs, compute capability "
+        f"{'.'.join(map(str, c['compute_capability']))}), measured {c['measured_at']}"
+    )
+    for key, unit, scale in (
+        ("copy_bandwidth", "GB/s", 1e9),
+        ("read_bandwidth", "GB/s", 1e9),
+        ("fp32_flops", "TFLOP/s", 1e12),
+    ):
         if key in c:
             console.print(f"  {key:<15} {c[key] / scale:10.1f} {unit}   [dim]{c['method'][key]}[/]")
         if key == "copy_bandwidth" and c.get("copy_parts"):

@@ -5,6 +5,7 @@ memory — and how each kernel uses memory (coalescing, bank conflicts), with fi
 It runs in this process (it is a learner's diagnostic, not a grade): the static policy still
 applies, and each case has a time limit (SIGALRM, on the main thread).
 """
+
 from __future__ import annotations
 
 import json
@@ -60,13 +61,28 @@ def diagnose(exercise_id: str, path: Path, seed: int | None = None, timeout: flo
             with time_limit(timeout):
                 outcome = execute_or_simulate(ex.spec, launch, p.inputs, dict(p.case.dims), (str(path),))
         except CaseTimeout as exc:
-            rows.append({"name": p.case.name, "dims": dict(p.case.dims), "verdict": "timeout",
-                         "message": str(exc), "seconds": timeout})
+            rows.append(
+                {
+                    "name": p.case.name,
+                    "dims": dict(p.case.dims),
+                    "verdict": "timeout",
+                    "message": str(exc),
+                    "seconds": timeout,
+                }
+            )
             break
         result = judge_case(ex.spec, p.case, outcome, p.expected, p.tolerance)
-        rows.append({"name": p.case.name, "dims": dict(p.case.dims), "verdict": result.verdict,
-                     "message": result.message, "line": result.line, "source": result.source,
-                     "seconds": round(outcome.seconds, 4)})
+        rows.append(
+            {
+                "name": p.case.name,
+                "dims": dict(p.case.dims),
+                "verdict": result.verdict,
+                "message": result.message,
+                "line": result.line,
+                "source": result.source,
+                "seconds": round(outcome.seconds, 4),
+            }
+        )
         reports.append(outcome.report)
     return rows, merge(reports), seed
 
@@ -89,15 +105,33 @@ def cmd_doctor(args) -> int:
     except SubmissionError as err:
         where = f" (line {err.line}: {err.source})" if err.line else ""
         if args.json:
-            print(json.dumps({"exercise": args.exercise, "file": str(path), "verdict": err.verdict,
-                              "message": err.message + where}))
+            print(
+                json.dumps(
+                    {
+                        "exercise": args.exercise,
+                        "file": str(path),
+                        "verdict": err.verdict,
+                        "message": err.message + where,
+                    }
+                )
+            )
         else:
             console.print(Text.assemble((f"{err.verdict}: ", "bold red"), err.message + where))
         return EXIT_FOUND
     clean = all(r["verdict"] == "passed" for r in rows) and not (report and report.findings)
     if args.json:
-        print(json.dumps({"exercise": args.exercise, "file": str(path), "seed": seed, "cases": rows,
-                          "report": report.to_dict() if report else None}, default=str))
+        print(
+            json.dumps(
+                {
+                    "exercise": args.exercise,
+                    "file": str(path),
+                    "seed": seed,
+                    "cases": rows,
+                    "report": report.to_dict() if report else None,
+                },
+                default=str,
+            )
+        )
         return EXIT_CLEAN if clean else EXIT_FOUND
     console.print(Text.assemble(("zerogpu doctor ", "bold"), (args.exercise, "bold cyan"), f"  {path}  (seed {seed})"))
     table = Table(box=None, pad_edge=False, header_style="dim")
@@ -105,8 +139,13 @@ def cmd_doctor(args) -> int:
         table.add_column(col)
     for r in rows:
         ok = r["verdict"] == "passed"
-        table.add_row(Text("ok", "green") if ok else Text("FAIL", "red"), Text(r["name"]),
-                      ", ".join(f"{k}={v}" for k, v in r["dims"].items()), r["verdict"], f"{r['seconds']:.3f}")
+        table.add_row(
+            Text("ok", "green") if ok else Text("FAIL", "red"),
+            Text(r["name"]),
+            ", ".join(f"{k}={v}" for k, v in r["dims"].items()),
+            r["verdict"],
+            f"{r['seconds']:.3f}",
+        )
     console.print(table)
     failing = next((r for r in rows if r["verdict"] != "passed"), None)
     if failing and failing.get("message"):
@@ -119,8 +158,10 @@ def cmd_doctor(args) -> int:
 
 def register(sub) -> None:
     parser = sub.add_parser(
-        "doctor", help="run a submission on the kernel doctor: races, atomics, barriers, indices, "
-        "memory coalescing and bank conflicts, with fixes")
+        "doctor",
+        help="run a submission on the kernel doctor: races, atomics, barriers, indices, "
+        "memory coalescing and bank conflicts, with fixes",
+    )
     parser.add_argument("exercise", help="exercise id, e.g. reduce_sum (see `zerogpu list`)")
     parser.add_argument("file", help="your Python file defining launch(...)")
     parser.add_argument("--seed", type=int, help="fix the random inputs")

@@ -1,5 +1,6 @@
 """`zerogpu grade DIR [ASSIGNMENT]`: a class folder (DIR/<student>/<exercise>.py) or an nbgrader
 course's submissions, graded in parallel and resumably (grader/classroom/)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,12 @@ def grade_with_progress(out, todo, grade) -> None:
         def line(task, result):
             count[0] += 1
             verdict = result.verdict if result else "not submitted"
-            out.print(f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
-                      markup=False, highlight=False, soft_wrap=True)
+            out.print(
+                f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
         grade(line)
         return
@@ -54,25 +59,33 @@ def grade_with_progress(out, todo, grade) -> None:
 def grade_all(out, todo, book, args, private, heading: str) -> None:
     """Grade `todo` here (a pool of worker threads) or, with --scheduler, on a Dask cluster;
     `heading` starts the line that says how many tasks, where, and with how many workers."""
-    options = {"case_timeout": args.timeout, "private": private, "task_timeout": args.task_timeout,
-               "unsandboxed": args.unsandboxed}
+    options = {
+        "case_timeout": args.timeout,
+        "private": private,
+        "task_timeout": args.task_timeout,
+        "unsandboxed": args.unsandboxed,
+    }
     if not args.scheduler:
         from grader.classroom.grading import grade_class
 
         backend, workers = grading_backend(args.workers)
         out.print(f"{heading} on the {backend} with {workers} worker(s); results in {book.path}")
-        grade_with_progress(out, todo, lambda done: grade_class(
-            todo, book, workers=workers, backend=backend, on_done=done, **options))
+        grade_with_progress(
+            out, todo, lambda done: grade_class(todo, book, workers=workers, backend=backend, on_done=done, **options)
+        )
         return
     from grader.backend import current
     from grader.classroom.distributed import dask_client, grade_class_on, worker_count
 
     backend = current()
     with dask_client(args.scheduler, args.workers, backend) as client:
-        out.print(f"{heading} on the Dask cluster at {client.scheduler.address} with "
-                  f"{worker_count(client)} worker(s) now; results in {book.path}")
-        grade_with_progress(out, todo, lambda done: grade_class_on(
-            client, todo, book, backend=backend, on_done=done, **options))
+        out.print(
+            f"{heading} on the Dask cluster at {client.scheduler.address} with "
+            f"{worker_count(client)} worker(s) now; results in {book.path}"
+        )
+        grade_with_progress(
+            out, todo, lambda done: grade_class_on(client, todo, book, backend=backend, on_done=done, **options)
+        )
 
 
 def cmd_grade(args) -> int:
@@ -95,8 +108,14 @@ def cmd_grade(args) -> int:
     out = console()
     for path, reason in unrecognised(class_dir, exercises):
         out.print(f"not graded: {path.relative_to(class_dir)} — {reason}", markup=False, highlight=False)
-    grade_all(out, todo, book, args, [class_dir.resolve(), book.path.parent.resolve()],
-              f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade")
+    grade_all(
+        out,
+        todo,
+        book,
+        args,
+        [class_dir.resolve(), book.path.parent.resolve()],
+        f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade",
+    )
     out.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 
@@ -108,8 +127,15 @@ def _cmd_grade_course(args) -> int:
     from grader.classroom.grading import pending
     from grader.course.build import CourseError
     from grader.course.config import tools_on_path
-    from grader.course.grading import (assignments, check_released, course_tasks, layout, load_course,
-                                       regrade_for_speed, sync_nbgrader)
+    from grader.course.grading import (
+        assignments,
+        check_released,
+        course_tasks,
+        layout,
+        load_course,
+        regrade_for_speed,
+        sync_nbgrader,
+    )
 
     tools_on_path()
     out = console()
@@ -118,8 +144,10 @@ def _cmd_grade_course(args) -> int:
     try:
         for name in names or [""]:
             if not layout(course, name):
-                raise CourseError(f"no assignment {name!r} with exercise cells under {course.source} "
-                                  f"(there: {', '.join(assignments(course)) or 'none'})")
+                raise CourseError(
+                    f"no assignment {name!r} with exercise cells under {course.source} "
+                    f"(there: {', '.join(assignments(course)) or 'none'})"
+                )
             check_released(course, name)
     except CourseError as err:
         return error(str(err))
@@ -128,9 +156,14 @@ def _cmd_grade_course(args) -> int:
     tasks = [t for name in names for t in course_tasks(course, name, exercises)]
     on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
     todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
-    grade_all(out, todo, book, args, [course.root],
-              f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, "
-              f"{len(todo)} to grade")
+    grade_all(
+        out,
+        todo,
+        book,
+        args,
+        [course.root],
+        f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade",
+    )
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)
@@ -139,22 +172,38 @@ def _cmd_grade_course(args) -> int:
 
 
 def register(sub) -> None:
-    grade = sub.add_parser("grade", help="grade a class: DIR/<student>/<exercise>.py, or an nbgrader "
-                           "course folder's submissions (docs/COURSE.md), in graded mode")
+    grade = sub.add_parser(
+        "grade",
+        help="grade a class: DIR/<student>/<exercise>.py, or an nbgrader "
+        "course folder's submissions (docs/COURSE.md), in graded mode",
+    )
     grade.add_argument("directory")
-    grade.add_argument("assignment", nargs="?",
-                       help="nbgrader course only: the assignment to grade (default: every one)")
+    grade.add_argument(
+        "assignment", nargs="?", help="nbgrader course only: the assignment to grade (default: every one)"
+    )
     grade.add_argument("--exercises", help="comma-separated ids (default: every id found)")
-    grade.add_argument("--workers", type=int, help="parallel submissions (default: CPU cores, or one per GPU); "
-                       "with --scheduler local, the cluster's workers")
-    grade.add_argument("--scheduler", metavar="local|tcp://HOST:8786",
-                       help="grade on a Dask cluster (docs/CLUSTER.md): 'local' starts one on this "
-                       "machine, an address joins a running scheduler; the gradebook stays here")
+    grade.add_argument(
+        "--workers",
+        type=int,
+        help="parallel submissions (default: CPU cores, or one per GPU); with --scheduler local, the cluster's workers",
+    )
+    grade.add_argument(
+        "--scheduler",
+        metavar="local|tcp://HOST:8786",
+        help="grade on a Dask cluster (docs/CLUSTER.md): 'local' starts one on this "
+        "machine, an address joins a running scheduler; the gradebook stays here",
+    )
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
-    grade.add_argument("--unsandboxed", action="store_true",
-                       help="grade without bubblewrap (every result says so); see docs/SECURITY.md")
+    grade.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without bubblewrap (every result says so); see docs/SECURITY.md",
+    )
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
-    grade.add_argument("--task-timeout", type=float,
-                       help="seconds one submission may take in all before the grader ends it as "
-                       "timeout (default: every per-case allowance spent in full)")
+    grade.add_argument(
+        "--task-timeout",
+        type=float,
+        help="seconds one submission may take in all before the grader ends it as "
+        "timeout (default: every per-case allowance spent in full)",
+    )
     grade.set_defaults(func=cmd_grade)

@@ -1,4 +1,5 @@
 """`zerogpu list`: the ladder and the learner's status on each rung."""
+
 from __future__ import annotations
 
 from grader.cli.console import EXIT_PASSED, console
@@ -17,8 +18,9 @@ def cmd_list(args) -> int:
     styles = {"passed": "green", "attempted": "yellow"}
     for ex in ladder():
         state = done.get(ex.id, "not started")
-        table.add_row(str(ex.spec.stage), ex.id, ex.spec.title, ex.spec.lesson,
-                      f"[{styles.get(state, 'dim')}]{state}[/]")
+        table.add_row(
+            str(ex.spec.stage), ex.id, ex.spec.title, ex.spec.lesson, f"[{styles.get(state, 'dim')}]{state}[/]"
+        )
     console().print(table)
     return EXIT_PASSED
 

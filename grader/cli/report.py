@@ -1,4 +1,5 @@
 """`zerogpu report`: the instructor's class report; `zerogpu progress`: a learner's ladder."""
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,10 @@ def cmd_report(args) -> int:
     report = written["report"]
     console = _console()
     median = report.median_percent
-    console.print(f"{len(report.students)} students, {report.submissions} submissions, median score "
-                  f"{'–' if median is None else f'{median:.0f}%'}"
-                  + (f", hardest: {report.hardest.id}" if report.hardest else ""))
+    console.print(
+        f"{len(report.students)} students, {report.submissions} submissions, median score "
+        f"{'–' if median is None else f'{median:.0f}%'}" + (f", hardest: {report.hardest.id}" if report.hardest else "")
+    )
     if not report.speed_graded:
         console.print("Speed was not graded: no GPU on the grading host.")
     for key in ("html", "students_csv", "exercises_csv"):
@@ -53,10 +55,23 @@ def cmd_progress(args) -> int:
 
         Path(args.picture).write_bytes(ladder_picture(status).png())
     if args.json:
-        print(json.dumps({"exercises": status, "next": None if step is None else {
-            "exercise": step.exercise, "state": step.state, "command": step.command,
-            "exercise_file": str(step.exercise_file),
-            "notebook": str(step.notebook) if step.notebook else None}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "exercises": status,
+                    "next": None
+                    if step is None
+                    else {
+                        "exercise": step.exercise,
+                        "state": step.state,
+                        "command": step.command,
+                        "exercise_file": str(step.exercise_file),
+                        "notebook": str(step.notebook) if step.notebook else None,
+                    },
+                },
+                indent=2,
+            )
+        )
         return 0
     _print_progress(status, step, args.picture)
     return 0
@@ -95,8 +110,7 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
 
     console = _console()
     passed = sum(entry["status"] == "passed" for entry in status.values())
-    table = Table(title=f"Zero to GPU — your progress: {passed} of {len(LADDER)} passed",
-                  title_justify="left")
+    table = Table(title=f"Zero to GPU — your progress: {passed} of {len(LADDER)} passed", title_justify="left")
     for column in ("stage", "exercise", "status", "best speed tier", "attempts", "last verdict"):
         table.add_column(column, justify="right" if column in ("stage", "attempts") else "left")
     styles = {"passed": "green", "attempted": "yellow"}
@@ -104,10 +118,14 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
         entry = status.get(exercise_id)
         state = entry["status"] if entry else "not started"
         marker = " ← next" if step and step.exercise == exercise_id else ""
-        table.add_row(str(stage), exercise_id + marker, f"[{styles.get(state, 'dim')}]{state}[/]",
-                      (entry or {}).get("tier") or "[dim]–[/]",
-                      str(entry["attempts"]) if entry else "",
-                      (entry or {}).get("last_verdict") or "")
+        table.add_row(
+            str(stage),
+            exercise_id + marker,
+            f"[{styles.get(state, 'dim')}]{state}[/]",
+            (entry or {}).get("tier") or "[dim]–[/]",
+            str(entry["attempts"]) if entry else "",
+            (entry or {}).get("last_verdict") or "",
+        )
     console.print(table)
     if not any(entry.get("tier") for entry in status.values()):
         console.print("[dim]Speed tiers are measured on a GPU only; none reached yet.[/]")
@@ -115,9 +133,12 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
         console.print(f"[bold green]{ALL_PASS}[/]")
     else:
         entry = status.get(step.exercise)
-        tried = (f" — {entry['attempts']} attempt{'s' if entry['attempts'] != 1 else ''} so far, "
-                 f"last verdict {entry['last_verdict']}: read the hint in your last result"
-                 if entry else "")
+        tried = (
+            f" — {entry['attempts']} attempt{'s' if entry['attempts'] != 1 else ''} so far, "
+            f"last verdict {entry['last_verdict']}: read the hint in your last result"
+            if entry
+            else ""
+        )
         console.print(f"[bold]Next: {step.exercise}[/] (stage {LADDER.index(step.exercise)}){tried}")
         if step.notebook:
             console.print(f"  open the lesson:  {shown_path(step.notebook)}")
@@ -127,25 +148,29 @@ def _print_progress(status: dict, step, picture: str | None) -> None:
 
 
 def register(sub) -> None:
-    report = sub.add_parser(
-        "report", help="class report: report.html (charts, tables) and CSVs from a gradebook")
-    report.add_argument("directory", nargs="?",
-                        help="class folder (or nbgrader course folder) holding gradebook.sqlite")
+    report = sub.add_parser("report", help="class report: report.html (charts, tables) and CSVs from a gradebook")
+    report.add_argument(
+        "directory", nargs="?", help="class folder (or nbgrader course folder) holding gradebook.sqlite"
+    )
     report.add_argument("--db", help="the gradebook SQLite file (default: DIR/gradebook.sqlite)")
-    report.add_argument("--out", help="folder for report.html and the CSVs (default: next to "
-                                      "the gradebook, in report/)")
+    report.add_argument(
+        "--out", help="folder for report.html and the CSVs (default: next to the gradebook, in report/)"
+    )
     report.add_argument("--title", help="the page title, e.g. the course name and term")
     report.set_defaults(func=cmd_report)
 
     progress = sub.add_parser(
-        "progress", help="your ladder: what passes, best speed tiers, what to do next",
+        "progress",
+        help="your ladder: what passes, best speed tiers, what to do next",
         description="Your ladder: what passes, best speed tiers, what to do next. Every check is "
-                    "recorded in progress.sqlite in the data folder: $ZEROGPU_HOME when set, else "
-                    "$XDG_DATA_HOME/zerogpu, else ~/.local/share/zerogpu. Set ZEROGPU_HOME (e.g. "
-                    "to a folder inside this clone) to keep a separate progress per clone.")
+        "recorded in progress.sqlite in the data folder: $ZEROGPU_HOME when set, else "
+        "$XDG_DATA_HOME/zerogpu, else ~/.local/share/zerogpu. Set ZEROGPU_HOME (e.g. "
+        "to a folder inside this clone) to keep a separate progress per clone.",
+    )
     progress.add_argument("--json", action="store_true", help="print one JSON object")
-    progress.add_argument("--reset", action="store_true",
-                          help="forget every recorded attempt (asks first; --yes does not)")
+    progress.add_argument(
+        "--reset", action="store_true", help="forget every recorded attempt (asks first; --yes does not)"
+    )
     progress.add_argument("--yes", action="store_true", help="with --reset: do not ask")
     progress.add_argument("--picture", metavar="PNG", help="also save the ladder as a picture")
     progress.set_defaults(func=cmd_progress)

@@ -10,6 +10,7 @@ starts the helper before it installs its guard (`start_helper`); the helper impo
 when the cache misses. Whatever goes wrong on the grader's side leaves the kernel unchecked
 (and runs it), never fails it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -69,8 +70,13 @@ class _Helper:
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
         env["ZEROGPU_BACKEND"] = "gpu"
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER), str(cache_dir())], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+            [sys.executable, str(SERVER), str(cache_dir())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
 
     def ask(self, request: dict) -> dict:
         with self.lock:
@@ -109,8 +115,12 @@ def _without_paths(value):
 
 
 def request_for(py_func, args) -> dict:
-    request = {"kernel": describe_function(py_func), "args": [describe_argument(a) for a in args],
-               "cc": list(compute_capability()), "numba_cuda": numba_cuda_version()}
+    request = {
+        "kernel": describe_function(py_func),
+        "args": [describe_argument(a) for a in args],
+        "cc": list(compute_capability()),
+        "numba_cuda": numba_cuda_version(),
+    }
     # The answer depends on the text, its line numbers and the types, not on where the file
     # lies: every student's copy of one kernel, each notebook check's fresh file, share it.
     request["key"] = hashlib.sha256(json.dumps(_without_paths(request), sort_keys=True).encode()).hexdigest()

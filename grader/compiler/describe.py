@@ -9,6 +9,7 @@ kernel unchecked rather than report an error a GPU would not. Arguments become N
 as a GPU launch would infer them: device arrays C-contiguous (or strided) arrays of their
 dtype, NumPy scalars their dtype, Python ints int64, floats float64.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -76,7 +77,11 @@ def describe_value(value, seen: dict):
         return ["device", describe_function(fn, options, seen)]
     module = getattr(value, "__module__", None) or ""
     name = getattr(value, "__name__", "")
-    if callable(value) and name and (module in MODULE_NAMES | {"builtins"} or module.startswith(("numba.cuda", "numpy"))):
+    if (
+        callable(value)
+        and name
+        and (module in MODULE_NAMES | {"builtins"} or module.startswith(("numba.cuda", "numpy")))
+    ):
         home = "numba.cuda" if module.startswith("numba.cuda") else "numpy" if module.startswith("numpy") else module
         return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
     if isinstance(value, types.FunctionType):
@@ -85,8 +90,12 @@ def describe_value(value, seen: dict):
 
 
 def _plain_tuple(value) -> bool:
-    return all(isinstance(v, CONSTANT_TYPES) and not (isinstance(v, float) and not math.isfinite(v))
-               or (isinstance(v, tuple) and _plain_tuple(v)) for v in value)
+    return all(
+        isinstance(v, CONSTANT_TYPES)
+        and not (isinstance(v, float) and not math.isfinite(v))
+        or (isinstance(v, tuple) and _plain_tuple(v))
+        for v in value
+    )
 
 
 def describe_function(fn, options: dict | None = None, seen: dict | None = None) -> dict:
@@ -95,8 +104,13 @@ def describe_function(fn, options: dict | None = None, seen: dict | None = None)
     if id(fn) in seen:
         return seen[id(fn)]
     lines, firstline = inspect.getsourcelines(fn)
-    desc = {"source": textwrap.dedent("".join(lines)), "filename": fn.__code__.co_filename,
-            "firstline": firstline, "globals": {}, "options": options or {}}
+    desc = {
+        "source": textwrap.dedent("".join(lines)),
+        "filename": fn.__code__.co_filename,
+        "firstline": firstline,
+        "globals": {},
+        "options": options or {},
+    }
     seen[id(fn)] = desc
     scope = dict(fn.__globals__)
     if fn.__closure__:

@@ -13,6 +13,7 @@ It never runs the learner's module: only the `def` statements of the kernel and 
 functions are executed (decorators dropped, defaults must be constants), with globals rebuilt
 from the descriptions grader/compiler/describe.py made (constants, numba types, modules).
 """
+
 from __future__ import annotations
 
 import ast
@@ -56,8 +57,10 @@ def _value(desc, build_function):
     if kind == "device":
         return build_function(desc[1], device=True)
     if kind == "pyfunc":  # a plain Python function: a GPU cannot call it, and Numba says so
+
         def plain(*args):
             return None
+
         plain.__name__ = desc[1]
         return plain
     raise Opaque(desc[1] if len(desc) > 1 else kind)
@@ -141,8 +144,9 @@ def compile_request(request: dict) -> dict:
         return {"status": "unchecked", "why": f"the compile check failed ({type(exc).__name__}: {exc})"}
     options = request["kernel"].get("options", {})
     try:
-        ptx, _ = cuda.compile_ptx(pyfunc, signature, cc=tuple(request["cc"]),
-                                  fastmath=bool(options.get("fastmath", False)))
+        ptx, _ = cuda.compile_ptx(
+            pyfunc, signature, cc=tuple(request["cc"]), fastmath=bool(options.get("fastmath", False))
+        )
     except Exception as exc:  # noqa: BLE001 - Numba's refusal is the answer
         text = f"{type(exc).__name__}: {exc}"
         if any(mark in text for mark in MISSING_LIBRARIES):

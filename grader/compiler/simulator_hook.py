@@ -5,6 +5,7 @@ first asks the compile check (client.verify_launch) about its arguments; and the
 simulated kernel sees gets numba's scalar types (`cuda.float32(x)` exists in numba-cuda, not
 in its simulator's per-kernel module).
 """
+
 from __future__ import annotations
 
 _installed = False

@@ -13,6 +13,7 @@
 The static policy (grader/containment/policy.py) already refuses the imports these need; the guard is
 the second wall. docs/SECURITY.md lists what is and is not defended.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,10 +25,29 @@ from grader.paths import compile_cache_dir
 
 GIB = 1 << 30
 BLOCKED_EVENTS = (
-    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-    "os.kill", "os.killpg", "subprocess.Popen", "socket.connect", "socket.bind",
-    "socket.sendto", "os.remove", "os.rmdir", "os.rename", "shutil.rmtree", "os.chmod",
-    "os.chown", "os.truncate", "os.symlink", "os.link", "pty.spawn", "webbrowser.open",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "os.kill",
+    "os.killpg",
+    "subprocess.Popen",
+    "socket.connect",
+    "socket.bind",
+    "socket.sendto",
+    "os.remove",
+    "os.rmdir",
+    "os.rename",
+    "shutil.rmtree",
+    "os.chmod",
+    "os.chown",
+    "os.truncate",
+    "os.symlink",
+    "os.link",
+    "pty.spawn",
+    "webbrowser.open",
 )
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "LD_LIBRARY_PATH", "ZEROGPU_BACKEND")
 KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_", "ZEROGPU_COMPILE", "ZEROGPU_COMPUTE_CAPABILITY")
@@ -89,7 +109,8 @@ class Guard:
                 return  # a file descriptor the process already holds
             full = os.path.realpath(os.fsdecode(path))
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+            )
             if writes:
                 raise PermissionError(f"a submission may not write files ({full})")
             if (full + os.sep).startswith(self.denied) or full.startswith(self.denied):

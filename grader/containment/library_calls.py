@@ -5,6 +5,7 @@ an elementwise kernel from a scalar function, CuPy and PyTorch compute on the GP
 kernel of the learner's. Each is refused as `forbidden` naming the rule, unless the exercise's
 SPEC lists it in `Spec.allowed_library_calls` (by the names below).
 """
+
 from __future__ import annotations
 
 LIBRARY_CALLS = {
@@ -20,8 +21,10 @@ RULE = "library"
 
 
 def library_message(name: str) -> str:
-    return (f"{LIBRARY_CALLS[name]}; this exercise is about writing that kernel yourself "
-            f"(rule: no library calls that do the exercise's work)")
+    return (
+        f"{LIBRARY_CALLS[name]}; this exercise is about writing that kernel yourself "
+        f"(rule: no library calls that do the exercise's work)"
+    )
 
 
 def refused_call(dotted: str, cuda_names, allowed) -> str | None:

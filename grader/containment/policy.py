@@ -5,6 +5,7 @@ Runs on the source before anything executes. The work must happen in the learner
 no reaching into Python's machinery (exec, dunder attributes, file or process access), no
 touching streams, events or the context the grader times with.
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,10 +37,32 @@ FORBIDDEN_CALLS = {
 
 NUMPY_ALLOWED = {
     # dtypes and constants, for casts and typed literals
-    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "bool_", "intp", "dtype", "finfo", "iinfo", "inf", "nan", "pi", "e",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool_",
+    "intp",
+    "dtype",
+    "finfo",
+    "iinfo",
+    "inf",
+    "nan",
+    "pi",
+    "e",
     # small host arrays for constants handed to a kernel (never the answer)
-    "empty", "zeros", "ones", "full", "arange",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
 }
 
 CUDA_FORBIDDEN = {
@@ -65,10 +88,38 @@ CUDA_FORBIDDEN = {
 NUMBA_PUBLIC_MODULES = ("numba", "numba.cuda", "numba.cuda.random", "numba.cuda.libdevice", "numba.types")
 """numba's modules a kernel file may import; the rest re-export os, sys, ctypes and numpy
 (`from numba.core.utils import os`), which would walk around every other rule."""
-NUMBA_INTERNALS = {"core", "np", "misc", "typed", "experimental", "parfors", "pycc", "stencils", "testing",
-                   "tests", "cpython", "extending", "scripts", "typeinfer", "simulator", "cudadrv", "cudaimpl",
-                   "cudamath", "compiler", "dispatcher", "kernels", "memory_management", "utils", "serialize",
-                   "config", "ctypes_utils", "numpy_support", "_helperlib", "runtime", "targets"}
+NUMBA_INTERNALS = {
+    "core",
+    "np",
+    "misc",
+    "typed",
+    "experimental",
+    "parfors",
+    "pycc",
+    "stencils",
+    "testing",
+    "tests",
+    "cpython",
+    "extending",
+    "scripts",
+    "typeinfer",
+    "simulator",
+    "cudadrv",
+    "cudaimpl",
+    "cudamath",
+    "compiler",
+    "dispatcher",
+    "kernels",
+    "memory_management",
+    "utils",
+    "serialize",
+    "config",
+    "ctypes_utils",
+    "numpy_support",
+    "_helperlib",
+    "runtime",
+    "targets",
+}
 """Attributes of numba and numba.cuda that lead into numba's machinery rather than its kernel API."""
 
 FORBIDDEN_METHODS = {
@@ -105,7 +156,9 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
         if hit and dotted.startswith("numba"):
             self.flag(node, "cuda", f"`{dotted}` {CUDA_FORBIDDEN[hit]}")
         elif (dotted == "numba" or dotted.startswith("numba.")) and dotted not in NUMBA_PUBLIC_MODULES:
-            self.flag(node, "numba", f"`{dotted}` is numba's machinery, not its kernel API (use `from numba import cuda`)")
+            self.flag(
+                node, "numba", f"`{dotted}` is numba's machinery, not its kernel API (use `from numba import cuda`)"
+            )
 
     def _library(self, node, dotted: str) -> bool:
         key = refused_call(dotted, self.cuda_names | {"cuda"}, self.allowed_calls)
@@ -122,13 +175,20 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
 
     def visit_Call(self, node):
         func = node.func
-        if (isinstance(func, ast.Name) and func.id == "getattr" and not self.shadows("getattr")
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "getattr"
+            and not self.shadows("getattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and node.args[1].value.isidentifier()
+        ):
             # getattr(a, "stream", 0) is `a.stream` with a default: judged as that attribute
             self.constant_getattrs.add(id(func))
-            self.visit_Attribute(ast.copy_location(
-                ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node))
+            self.visit_Attribute(
+                ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
+            )
             for extra in node.args[2:]:
                 self.visit(extra)
             return
@@ -155,7 +215,9 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
         if any([self._library(node, f"{module}.{a.name}" if module != "numba" else a.name) for a in node.names]):
             return
         if node.level or not self._allowed_module(module):
-            self.flag(node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported")
+            self.flag(
+                node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported"
+            )
         for alias in node.names:
             if alias.name == "*":
                 self.flag(node, "import", "`import *` hides what the file uses")
@@ -260,9 +322,13 @@ def shape_problems(source: str) -> list[Violation]:
             continue
         shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
         if shape is not None and not _constant_shape(shape):
-            found.append(Violation(
-                node.lineno, "shape",
-                f"`{name}` needs a shape Numba knows when it compiles: an integer, a module-level "
-                f"constant (e.g. `PADDED = TILE + 1` at the top of the file) or a tuple of those, "
-                f"not `{ast.unparse(shape)}`. The simulator accepts it, but a real GPU will not compile it"))
+            found.append(
+                Violation(
+                    node.lineno,
+                    "shape",
+                    f"`{name}` needs a shape Numba knows when it compiles: an integer, a module-level "
+                    f"constant (e.g. `PADDED = TILE + 1` at the top of the file) or a tuple of those, "
+                    f"not `{ast.unparse(shape)}`. The simulator accepts it, but a real GPU will not compile it",
+                )
+            )
     return found

@@ -7,6 +7,7 @@ the home directory covered by empty tmpfs mounts, no capabilities, an environmen
 choosing only, and a seccomp filter (grader/containment/seccomp_filter.py). The in-process
 guard (guard.py) stays as a second wall with the learner-facing messages.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 
 BWRAP = "bwrap"
-NVIDIA_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
-                  "/dev/nvidia-caps")
+NVIDIA_DEVICES = (
+    "/dev/nvidiactl",
+    "/dev/nvidia-uvm",
+    "/dev/nvidia-uvm-tools",
+    "/dev/nvidia-modeset",
+    "/dev/nvidia-caps",
+)
 """Bound in with --dev-bind where they exist (with every /dev/nvidiaN): CUDA needs them."""
 TMPFS_BYTES = 256 << 20
 """Each empty tmpfs (/tmp, the hidden folders) holds at most this much: memory, not disk."""
@@ -30,11 +36,13 @@ class SandboxUnavailable(RuntimeError):
 
 def install_command() -> str:
     """The line that installs what the sandbox needs, for this system's package manager."""
-    for tool, line in (("apt-get", "sudo apt-get install bubblewrap libseccomp2"),
-                       ("dnf", "sudo dnf install bubblewrap libseccomp"),
-                       ("yum", "sudo yum install bubblewrap libseccomp"),
-                       ("zypper", "sudo zypper install bubblewrap libseccomp2"),
-                       ("pacman", "sudo pacman -S bubblewrap libseccomp")):
+    for tool, line in (
+        ("apt-get", "sudo apt-get install bubblewrap libseccomp2"),
+        ("dnf", "sudo dnf install bubblewrap libseccomp"),
+        ("yum", "sudo yum install bubblewrap libseccomp"),
+        ("zypper", "sudo zypper install bubblewrap libseccomp2"),
+        ("pacman", "sudo pacman -S bubblewrap libseccomp"),
+    ):
         if shutil.which(tool):
             return line
     return "install bubblewrap and libseccomp with your package manager"
@@ -44,15 +52,36 @@ def install_command() -> str:
 def unavailable() -> str | None:
     """None when bwrap can make every namespace here, else why not (one line, with the fix)."""
     if not shutil.which(BWRAP):
-        return f"graded mode runs each submission in bubblewrap, which is not installed: {install_command()}" \
-               " (or pass --unsandboxed to grade without it)"
-    probe = subprocess.run([BWRAP, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
-                            "--proc", "/proc", "--", "/bin/true"], capture_output=True, text=True, timeout=30)
+        return (
+            f"graded mode runs each submission in bubblewrap, which is not installed: {install_command()}"
+            " (or pass --unsandboxed to grade without it)"
+        )
+    probe = subprocess.run(
+        [
+            BWRAP,
+            "--unshare-all",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--",
+            "/bin/true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if probe.returncode != 0:
         why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
-        return (f"bubblewrap cannot create namespaces here ({why}); allow unprivileged user namespaces "
-                "(sudo sysctl -w kernel.unprivileged_userns_clone=1, or on Ubuntu "
-                "kernel.apparmor_restrict_unprivileged_userns=0), or pass --unsandboxed")
+        return (
+            f"bubblewrap cannot create namespaces here ({why}); allow unprivileged user namespaces "
+            "(sudo sysctl -w kernel.unprivileged_userns_clone=1, or on Ubuntu "
+            "kernel.apparmor_restrict_unprivileged_userns=0), or pass --unsandboxed"
+        )
     try:
         seccomp_program()
     except (OSError, subprocess.SubprocessError, ImportError) as err:
@@ -102,9 +131,25 @@ def _python_paths(env: dict) -> list:
 def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=(), fd: int) -> list:
     """The bwrap command line that runs `inner` contained. `hidden`: folders (or files) covered
     by nothing; `shown_files`: files made visible again, read-only, inside them."""
-    args = [BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
+    args = [
+        BWRAP,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(TMPFS_BYTES),
+        "--tmpfs",
+        "/tmp",
+    ]
     for dev in (*NVIDIA_DEVICES, *sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))):
         if os.path.exists(dev):
             args += ["--dev-bind", dev, dev]

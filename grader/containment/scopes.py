@@ -4,6 +4,7 @@ A parameter called `input` or a local called `max` is the learner's variable, no
 builtin; the policy flags a forbidden builtin only where the name is not bound in the scope
 that reads it or one around it (module, enclosing functions), as Python resolves it.
 """
+
 from __future__ import annotations
 
 import ast

@@ -6,6 +6,7 @@ Standalone on purpose (imports nothing of the grader): when neither imports here
 grader/containment/sandbox.py runs this file with the system's python3, which writes the BPF
 program to stdout.
 """
+
 from __future__ import annotations
 
 import errno
@@ -13,14 +14,43 @@ import sys
 
 DENIED = (
     # another process's memory, or tracing it
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
     # the kernel's attack surface a kernel exercise never needs
-    "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
     # leaving or rearranging the namespaces bubblewrap made
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "personality",
-    "open_tree", "move_mount", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
-    "swapon", "swapoff", "reboot", "acct", "quotactl",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "personality",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "quotactl",
 )
 
 

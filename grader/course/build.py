@@ -7,6 +7,7 @@ followed by two locked, hidden "autograder tests" cells, correctness and speed, 
 calling grader/course/cells.py. The grading secret never enters a notebook or the course
 folder; nbgrader_config.py says where it lives.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,6 +32,7 @@ class CourseError(ValueError):
 
 # -- where our files live inside a course folder -------------------------------------------
 
+
 def zerogpu_dir(course_dir: Path) -> Path:
     return Path(course_dir) / "zerogpu"
 
@@ -42,14 +44,14 @@ def extracted_path(course_dir: Path, assignment: str, student: str, exercise_id:
 
 # -- which notebooks make which assignments -----------------------------------------------
 
+
 def _tags(cell) -> list:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
 def exercise_ids(nb) -> list[str]:
     """Exercise ids of a curriculum notebook, in cell order."""
-    return [t for c in nb.cells if c.cell_type == "code" and "exercise" in _tags(c)
-            for t in _tags(c) if t in LADDER]
+    return [t for c in nb.cells if c.cell_type == "code" and "exercise" in _tags(c) for t in _tags(c) if t in LADDER]
 
 
 def curriculum_notebooks(curriculum: Path = CURRICULUM) -> dict[str, list[str]]:
@@ -93,8 +95,10 @@ def plan(items=None, curriculum: Path = CURRICULUM) -> list[Assignment]:
             elif stems:
                 chosen += notebooks[stems[0]]
             else:
-                raise CourseError(f"--assignments {item!r}: {selector!r} is neither an exercise id "
-                                  f"nor a curriculum notebook ({', '.join(notebooks)})")
+                raise CourseError(
+                    f"--assignments {item!r}: {selector!r} is neither an exercise id "
+                    f"nor a curriculum notebook ({', '.join(notebooks)})"
+                )
         if not chosen:
             raise CourseError(f"--assignments {item!r} selects no exercise")
         chosen = [e for e in LADDER if e in chosen]  # course order, no repeats
@@ -112,9 +116,16 @@ def plan(items=None, curriculum: Path = CURRICULUM) -> list[Assignment]:
 
 # -- the cells -------------------------------------------------------------------------------
 
+
 def _nbgrader(grade_id: str, *, grade: bool, solution: bool, locked: bool, points=None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
-            "solution": solution, "task": False}
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
     if points is not None:
         meta["points"] = points
     return meta
@@ -149,20 +160,23 @@ def answer_source(exercise_id: str) -> str:
 def answer_cell(cell, exercise_id: str):
     new = nbformat.v4.new_code_cell(answer_source(exercise_id))
     new.id = cell.get("id") or f"exercise-{exercise_id}"
-    new.metadata = {"tags": _tags(cell), "nbgrader": _nbgrader(exercise_id, grade=False, solution=True,
-                                                                locked=False)}
+    new.metadata = {"tags": _tags(cell), "nbgrader": _nbgrader(exercise_id, grade=False, solution=True, locked=False)}
     return new
 
 
 def autograder_source(exercise_id: str, part: str, points: int) -> str:
-    what = {"correctness": f"correctness of `{exercise_id}` ({points} points)",
-            "speed": f"speed of `{exercise_id}` (up to {points} points, graded on a GPU only)"}[part]
-    return "\n".join([
-        f"# Autograder: {what}. Read-only; its code is hidden and runs when your work is graded.",
-        "### BEGIN HIDDEN TESTS",
-        f'from grader.course.cells import grade_cell; grade_cell("{exercise_id}", "{part}")',
-        "### END HIDDEN TESTS",
-    ])
+    what = {
+        "correctness": f"correctness of `{exercise_id}` ({points} points)",
+        "speed": f"speed of `{exercise_id}` (up to {points} points, graded on a GPU only)",
+    }[part]
+    return "\n".join(
+        [
+            f"# Autograder: {what}. Read-only; its code is hidden and runs when your work is graded.",
+            "### BEGIN HIDDEN TESTS",
+            f'from grader.course.cells import grade_cell; grade_cell("{exercise_id}", "{part}")',
+            "### END HIDDEN TESTS",
+        ]
+    )
 
 
 def autograder_cells(exercise_id: str) -> list:
@@ -174,8 +188,11 @@ def autograder_cells(exercise_id: str) -> list:
             continue
         cell = nbformat.v4.new_code_cell(autograder_source(exercise_id, part, points))
         cell.id = f"zerogpu-{exercise_id}-{part}"
-        cell.metadata = {"nbgrader": _nbgrader(test_cell_id(exercise_id, part), grade=True,
-                                               solution=False, locked=True, points=points)}
+        cell.metadata = {
+            "nbgrader": _nbgrader(
+                test_cell_id(exercise_id, part), grade=True, solution=False, locked=True, points=points
+            )
+        }
         cells.append(cell)
     return cells
 
@@ -218,9 +235,16 @@ def course_notebook(nb, graded: set):
 
 # -- the course folder ----------------------------------------------------------------------
 
-def init_course(course_dir: Path, items=None, *, course_id: str = COURSE_ID,
-                exchange: Path | None = None, force: bool = False,
-                curriculum: Path = CURRICULUM) -> list[Assignment]:
+
+def init_course(
+    course_dir: Path,
+    items=None,
+    *,
+    course_id: str = COURSE_ID,
+    exchange: Path | None = None,
+    force: bool = False,
+    curriculum: Path = CURRICULUM,
+) -> list[Assignment]:
     """Write the course: source/<assignment>/, and nbgrader_config.py and the learners' config
     unless they exist (an instructor may have edited them)."""
     course_dir = Path(course_dir).resolve()

@@ -13,6 +13,7 @@ never writes to stderr: nbgrader gives 0 to a test cell with either, and shows t
 During `nbgrader autograde` the result is also recorded in our gradebook under the course
 folder, and a submission `zerogpu grade` already graded is shown from there, not run again.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,12 +46,19 @@ def grade_cell(exercise_id: str, part: str) -> float:
         _show(exercise_id, part, score, result)
         return score.points
     except Exception as exc:  # noqa: BLE001 - a grading failure must not look like learner error
-        _display(f"<p><b>{html.escape(exercise_id)}</b>: the autograder failed: "
-                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}. 0 points recorded; "
-                 "please tell your instructor.</p>",
-                 f"{exercise_id}: the autograder failed ({type(exc).__name__}: {exc}); 0 points.",
-                 {"exercise": exercise_id, "part": part, "points": 0.0, "graded": False,
-                  "error": f"{type(exc).__name__}: {exc}"})
+        _display(
+            f"<p><b>{html.escape(exercise_id)}</b>: the autograder failed: "
+            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}. 0 points recorded; "
+            "please tell your instructor.</p>",
+            f"{exercise_id}: the autograder failed ({type(exc).__name__}: {exc}); 0 points.",
+            {
+                "exercise": exercise_id,
+                "part": part,
+                "points": 0.0,
+                "graded": False,
+                "error": f"{type(exc).__name__}: {exc}",
+            },
+        )
         return 0.0
 
 
@@ -65,8 +73,10 @@ def _cell_source(nb: dict, exercise_id: str) -> str | None:
     """The first code cell whose nbgrader grade id is the exercise id (nbgrader's own
     DeduplicateIds keeps the first too); else the first tagged with it as an exercise."""
     cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
-    for match in (lambda c: c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise_id,
-                  lambda c: {exercise_id, "exercise"} <= set(c.get("metadata", {}).get("tags", []))):
+    for match in (
+        lambda c: c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise_id,
+        lambda c: {exercise_id, "exercise"} <= set(c.get("metadata", {}).get("tags", [])),
+    ):
         for cell in cells:
             if match(cell):
                 source = cell.get("source", "")
@@ -108,15 +118,18 @@ def _autograde_context() -> tuple[Path, str, str] | None:
     return (Path(course), parts[0], parts[1]) if len(parts) == 2 else None
 
 
-def stored_result(book_path: Path, student: str, exercise_id: str, sha256: str,
-                  backend: str = "simulator") -> dict | None:
+def stored_result(
+    book_path: Path, student: str, exercise_id: str, sha256: str, backend: str = "simulator"
+) -> dict | None:
     """The result our gradebook holds for exactly this submission, if any; on a GPU host,
     not one graded without a GPU (its speed was not graded)."""
     if not Path(book_path).is_file():
         return None
     with closing(sqlite3.connect(book_path, timeout=30)) as db:
-        row = db.execute("SELECT submission_sha256, result_json, backend FROM results WHERE "
-                         "student = ? AND exercise = ?", (student, exercise_id)).fetchone()
+        row = db.execute(
+            "SELECT submission_sha256, result_json, backend FROM results WHERE student = ? AND exercise = ?",
+            (student, exercise_id),
+        ).fetchone()
     if row and row[0] == sha256 and row[1] and not (backend == "gpu" and row[2] == "simulator"):
         return json.loads(row[1])
     return None
@@ -129,8 +142,7 @@ def _check(exercise_id: str, path: Path):
     return check_file(exercise_id, path, graded=True, case_timeout=timeout)
 
 
-def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str,
-                      assignment: str) -> dict:
+def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str, assignment: str) -> dict:
     """During autograde: the stored result of this very submission, else grade and store it."""
     from grader.backend import current as current_backend
     from grader.course.build import extracted_path
@@ -185,8 +197,13 @@ def _display(html_text: str, text: str, marker: dict) -> None:
 
 def _show(exercise_id: str, part: str, score, result: dict | None) -> None:
 
-    marker = {"exercise": exercise_id, "part": part, "points": score.points,
-              "max_points": score.max_points, "graded": score.graded}
+    marker = {
+        "exercise": exercise_id,
+        "part": part,
+        "points": score.points,
+        "max_points": score.max_points,
+        "graded": score.graded,
+    }
     head = f"<p style='font-family:sans-serif'><b>{html.escape(score.note)}</b></p>"
     if part == "correctness" and result is not None:
         checked = CheckResult.from_dict(result)

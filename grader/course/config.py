@@ -1,4 +1,5 @@
 """The course folder's nbgrader_config.py (the instructor's) and learner_nbgrader_config.py."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -94,8 +95,7 @@ def tools_on_path() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
-def write_config(course_dir: Path, course_id: str, exchange: Path | None, *,
-                 overwrite: bool = True) -> bool:
+def write_config(course_dir: Path, course_id: str, exchange: Path | None, *, overwrite: bool = True) -> bool:
     """Write both configs (and make the exchange folder); False when they existed and
     `overwrite` is off."""
     course_dir = Path(course_dir)
@@ -104,9 +104,11 @@ def write_config(course_dir: Path, course_id: str, exchange: Path | None, *,
     exchange_path = Path(exchange).resolve() if exchange else course_dir / "exchange"
     exchange_expr = repr(str(exchange_path)) if exchange else 'os.path.join(HERE, "exchange")'
     course_dir.mkdir(parents=True, exist_ok=True)
-    (course_dir / CONFIG).write_text(CONFIG_TEXT.format(
-        course_id=course_id, exchange=exchange_expr, stub=STUB, learner_config=LEARNER_CONFIG))
-    (course_dir / LEARNER_CONFIG).write_text(LEARNER_CONFIG_TEXT.format(
-        course_id=course_id, exchange=str(exchange_path.resolve())))
+    (course_dir / CONFIG).write_text(
+        CONFIG_TEXT.format(course_id=course_id, exchange=exchange_expr, stub=STUB, learner_config=LEARNER_CONFIG)
+    )
+    (course_dir / LEARNER_CONFIG).write_text(
+        LEARNER_CONFIG_TEXT.format(course_id=course_id, exchange=str(exchange_path.resolve()))
+    )
     exchange_path.mkdir(parents=True, exist_ok=True)
     return True

@@ -9,6 +9,7 @@ editing or deleting them changes nothing. Then every score goes into nbgrader's 
 `CourseDirectory.db_url`, SQLite unless configured otherwise) for `nbgrader export` and
 formgrader. That step is rebuilt from our gradebook each run, so a killed run loses nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,9 +67,12 @@ def layout(course: Course, assignment: str) -> dict[str, list[str]]:
     found = {}
     for path in sorted((course.source / assignment).glob("*.ipynb")):
         nb = _read_notebook(path) or {"cells": []}
-        ids = [c["metadata"]["nbgrader"]["grade_id"] for c in nb["cells"]
-               if c.get("metadata", {}).get("nbgrader", {}).get("solution")
-               and c["metadata"]["nbgrader"].get("grade_id") in LADDER]
+        ids = [
+            c["metadata"]["nbgrader"]["grade_id"]
+            for c in nb["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+            and c["metadata"]["nbgrader"].get("grade_id") in LADDER
+        ]
         if ids:
             found[path.stem] = ids
     return found
@@ -84,8 +88,7 @@ def students(course: Course, assignment: str) -> list[str]:
     base = course.submitted()
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir()
-                  if not p.name.startswith(".") and (p / assignment).is_dir())
+    return sorted(p.name for p in base.iterdir() if not p.name.startswith(".") and (p / assignment).is_dir())
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -139,9 +142,11 @@ def check_released(course: Course, assignment: str) -> None:
         try:
             gb.find_assignment(assignment)
         except MissingEntry:
-            raise CourseError(f"nbgrader's gradebook ({course.db_url}) has no assignment "
-                              f"{assignment!r}: run `nbgrader generate_assignment {assignment}` "
-                              "in the course folder first") from None
+            raise CourseError(
+                f"nbgrader's gradebook ({course.db_url}) has no assignment "
+                f"{assignment!r}: run `nbgrader generate_assignment {assignment}` "
+                "in the course folder first"
+            ) from None
 
 
 def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
@@ -185,6 +190,7 @@ def regrade_for_speed(tasks, book) -> list:
     from grader.classroom.grading import pending
 
     done = set(pending(tasks, book))
-    no_gpu = {(r["student"], r["exercise"]) for r in book.rows()
-              if r["backend"] == "simulator" and r["verdict"] == "passed"}
+    no_gpu = {
+        (r["student"], r["exercise"]) for r in book.rows() if r["backend"] == "simulator" and r["verdict"] == "passed"
+    }
     return [t for t in tasks if t.path and t not in done and (t.student, t.exercise) in no_gpu]

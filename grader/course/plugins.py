@@ -10,6 +10,7 @@
   or any autograder cell whose grading failed, outputs 0 points, which nbgrader records; this
   marks that grade "needs manual grade", so formgrader shows it as open, not as a silent 0.
 """
+
 from __future__ import annotations
 
 from nbgrader import utils
@@ -46,8 +47,7 @@ class FlagUngradedSpeed(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        flagged = [c.metadata.nbgrader["grade_id"] for c in nb.cells
-                   if utils.is_grade(c) and ungraded_parts(c)]
+        flagged = [c.metadata.nbgrader["grade_id"] for c in nb.cells if utils.is_grade(c) and ungraded_parts(c)]
         if flagged:
             with Gradebook(info["db_url"]) as gb:
                 for grade_id in flagged:

@@ -6,6 +6,7 @@ needs a number, so it records 0 and the cell is flagged "needs manual grade" (se
 grader/course/plugins.py and grader/course/grading.py); our own gradebook keeps the whole
 result, whose `backend` and `speed` say why (`speed_status`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,25 +71,50 @@ def part_scores(result: dict | None, spec) -> dict[str, PartScore]:
     details = speed.get("details") or {}
     speed_points = float(details.get("points", 0)) if result["passed"] and speed.get("measured") else 0.0
     correctness = round(max(float(result["score"]) - speed_points, 0.0), 2)
-    scores = {"correctness": PartScore(
-        "correctness", min(correctness, top["correctness"]), top["correctness"], True,
-        f"Correctness: {correctness:g} / {top['correctness']:g} points ({result['verdict'].replace('_', ' ')}).")}
+    scores = {
+        "correctness": PartScore(
+            "correctness",
+            min(correctness, top["correctness"]),
+            top["correctness"],
+            True,
+            f"Correctness: {correctness:g} / {top['correctness']:g} points ({result['verdict'].replace('_', ' ')}).",
+        )
+    }
     status = speed_status(result)
     if status == "graded":
         note = details.get("summary", "")
         if result["verdict"] != "passed":
             speed_points = 0.0
             note = f"{note} No speed points: {result['verdict'].replace('_', ' ')}.".strip()
-        scores["speed"] = PartScore("speed", speed_points, top["speed"], True,
-                                    f"{note} Speed: {speed_points:g} / {top['speed']:g} points.".strip())
+        scores["speed"] = PartScore(
+            "speed",
+            speed_points,
+            top["speed"],
+            True,
+            f"{note} Speed: {speed_points:g} / {top['speed']:g} points.".strip(),
+        )
     elif status == "not reached":
-        scores["speed"] = PartScore("speed", 0.0, top["speed"], True,
-                                    f"Speed: 0 / {top['speed']:g} points. Speed is measured only once "
-                                    "every correctness case passes.")
+        scores["speed"] = PartScore(
+            "speed",
+            0.0,
+            top["speed"],
+            True,
+            f"Speed: 0 / {top['speed']:g} points. Speed is measured only once every correctness case passes.",
+        )
     else:
-        why = ("this notebook was graded without a GPU, on a CPU simulator, which cannot time a kernel"
-               if status.endswith("no GPU") else speed.get("reason", "timing failed"))
-        scores["speed"] = PartScore("speed", 0.0, top["speed"], False, (
-            f"Speed not graded: {why}. nbgrader records 0 / {top['speed']:g} for this cell and marks it "
-            "'needs manual grade'; your instructor regrades speed on a GPU host or enters the points."))
+        why = (
+            "this notebook was graded without a GPU, on a CPU simulator, which cannot time a kernel"
+            if status.endswith("no GPU")
+            else speed.get("reason", "timing failed")
+        )
+        scores["speed"] = PartScore(
+            "speed",
+            0.0,
+            top["speed"],
+            False,
+            (
+                f"Speed not graded: {why}. nbgrader records 0 / {top['speed']:g} for this cell and marks it "
+                "'needs manual grade'; your instructor regrades speed on a GPU host or enters the points."
+            ),
+        )
     return scores

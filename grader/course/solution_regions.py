@@ -15,6 +15,7 @@ followed by the stub, and the instructor's cell runs the solution:
 `released(annotate(starter, solution), stub)` must compile; grader/course/build.py checks that with
 nbgrader's own ClearSolutions for every exercise it puts in a course.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,11 +30,29 @@ END = "### END SOLUTION"
 STUB = "pass  # YOUR CODE HERE"
 """The code stub: a statement, so the released cell still parses and runs."""
 
-PURE_CALLS = frozenset({
-    "cuda.grid", "cuda.gridsize", "cuda.shared.array", "cuda.local.array",
-    "float32", "float64", "int32", "int64", "uint8", "np.float32", "np.float64", "np.int32",
-    "range", "min", "max", "abs", "len", "int", "float",
-})
+PURE_CALLS = frozenset(
+    {
+        "cuda.grid",
+        "cuda.gridsize",
+        "cuda.shared.array",
+        "cuda.local.array",
+        "float32",
+        "float64",
+        "int32",
+        "int64",
+        "uint8",
+        "np.float32",
+        "np.float64",
+        "np.int32",
+        "range",
+        "min",
+        "max",
+        "abs",
+        "len",
+        "int",
+        "float",
+    }
+)
 """Calls a kept starter assignment may make: no side effects, no array reads."""
 
 
@@ -51,11 +70,11 @@ def logical_units(text: str) -> list[list[str]]:
             elif tok.type == tokenize.NEWLINE or (tok.type == tokenize.NL and depth == 0):
                 end = tok.start[0]
                 if end >= start:
-                    units.append(lines[start - 1:end])
+                    units.append(lines[start - 1 : end])
                     start = end + 1
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return [[line] for line in lines]
-    units.extend([line] for line in lines[start - 1:])
+    units.extend([line] for line in lines[start - 1 :])
     return units
 
 
@@ -78,9 +97,21 @@ def _dotted(node: ast.AST) -> str:
 
 def _pure(value: ast.AST) -> bool:
     for node in ast.walk(value):
-        if isinstance(node, (ast.Subscript, ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield,
-                             ast.YieldFrom, ast.ListComp, ast.SetComp, ast.DictComp,
-                             ast.GeneratorExp)):
+        if isinstance(
+            node,
+            (
+                ast.Subscript,
+                ast.NamedExpr,
+                ast.Lambda,
+                ast.Await,
+                ast.Yield,
+                ast.YieldFrom,
+                ast.ListComp,
+                ast.SetComp,
+                ast.DictComp,
+                ast.GeneratorExp,
+            ),
+        ):
             return False
         if isinstance(node, ast.Call) and _dotted(node.func) not in PURE_CALLS:
             return False
@@ -160,7 +191,7 @@ def _kept_starter(old: list[str], new: list[str], solution_names: set) -> list[s
     out = list(old)
     for stmt in block:  # dedent keeps every line, so statement line numbers index `old`
         if not _keepable(stmt, new_block, solution_names):
-            out[stmt.lineno - 1:stmt.end_lineno] = _comment_out(out[stmt.lineno - 1:stmt.end_lineno])
+            out[stmt.lineno - 1 : stmt.end_lineno] = _comment_out(out[stmt.lineno - 1 : stmt.end_lineno])
     return out
 
 
@@ -173,8 +204,9 @@ def annotate(starter: str, solution: str, *, commented_only: bool = False) -> st
         solution_names = {n.id for n in ast.walk(ast.parse(solution)) if isinstance(n, ast.Name)}
     except SyntaxError:
         solution_names = set()
-    matcher = difflib.SequenceMatcher(None, ["\n".join(u) for u in old_units],
-                                      ["\n".join(u) for u in new_units], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, ["\n".join(u) for u in old_units], ["\n".join(u) for u in new_units], autojunk=False
+    )
     out: list[str] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         new = [line for unit in new_units[j1:j2] for line in unit]

@@ -8,6 +8,7 @@ how well each access would use a GPU's memory (coalescing, bank conflicts).
 
 docs/DOCTOR.md describes the design and the choices made where the issue was silent.
 """
+
 from grader.doctor.errors import Unsupported
 from grader.doctor.host import KernelDoctorError, run
 

@@ -9,6 +9,7 @@ returns float32; with an integer or a float64 argument it returns float64 (`math
 literal is an int64); `floor`, `ceil` and `trunc` return the float type, not an int. And a GPU
 never raises: `math.sqrt(-1.0)` is NaN, `math.exp(1000.0)` inf, `math.log(0.0)` -inf.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,13 +20,36 @@ F32 = np.float32
 F64 = np.float64
 
 UFUNCS = {
-    "exp": np.exp, "expm1": np.expm1, "exp2": np.exp2, "log": np.log, "log2": np.log2,
-    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
-    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
-    "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
-    "fabs": np.fabs, "degrees": np.degrees, "radians": np.radians,
-    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "fmod": np.fmod,
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "fabs": np.fabs,
+    "degrees": np.degrees,
+    "radians": np.radians,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "copysign": np.copysign,
+    "fmod": np.fmod,
     "pow": np.power,
 }
 SCALAR_ONLY = ("erf", "erfc", "gamma", "lgamma", "remainder", "nextafter")
@@ -45,6 +69,7 @@ def _ufunc(name, ufunc):
     def device_function(*args):
         kind = result_type(name, args)
         return ufunc(*(kind(a) for a in args))
+
     device_function.__name__ = name
     return device_function
 
@@ -58,6 +83,7 @@ def _scalar(name, fn):
             return kind(math.inf)
         except ValueError:
             return kind(math.nan)
+
     device_function.__name__ = name
     return device_function
 
@@ -65,6 +91,7 @@ def _scalar(name, fn):
 def _predicate(fn):
     def device_function(x):
         return fn(float(x))
+
     return device_function
 
 

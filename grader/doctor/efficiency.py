@@ -15,6 +15,7 @@ to leave on. The arrays switch to logging subclasses of their classes (`profiled
 warp's threads run. Warp accesses with a single active lane say nothing about a pattern and
 are not counted.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -88,10 +89,14 @@ def method(self, {params}):
     return out
 """
 _SIGNATURES = {  # method -> (its parameters, the index among them)
-    "_ld1": ("i, site", "(i,)"), "_ld2": ("i, j, site", "(i, j)"), "_ld3": ("i, j, k, site", "(i, j, k)"),
-    "_st1": ("i, value, site", "(i,)"), "_st2": ("i, j, value, site", "(i, j)"),
+    "_ld1": ("i, site", "(i,)"),
+    "_ld2": ("i, j, site", "(i, j)"),
+    "_ld3": ("i, j, k, site", "(i, j, k)"),
+    "_st1": ("i, value, site", "(i,)"),
+    "_st2": ("i, j, value, site", "(i, j)"),
     "_st3": ("i, j, k, value, site", "(i, j, k)"),
-    "_ldn": ("idx, site", "idx"), "_stn": ("idx, value, site", "idx"),
+    "_ldn": ("idx, site", "idx"),
+    "_stn": ("idx, value, site", "idx"),
     "_atomic": ("op, idx, value, site", "idx"),
 }
 _KINDS = {"_ld": 0, "_st": 1, "_at": 3}
@@ -256,8 +261,16 @@ def _costs(lanes, space, size, bx, view, atomic, one_view) -> tuple:
     if one_view:
         f0 = next(iter(lanes.values()))[0]
         fields = view.shape[-1] if view.ndim >= 2 and view.shape[-1] <= 4 else 1
-        key = (space, size, bx, fields, atomic, f0 % (128 * fields), tuple(lanes),
-               tuple([f - f0 for f, _, _ in lanes.values()]))
+        key = (
+            space,
+            size,
+            bx,
+            fields,
+            atomic,
+            f0 % (128 * fields),
+            tuple(lanes),
+            tuple([f - f0 for f, _, _ in lanes.values()]),
+        )
         found = _COSTS.get(key)
         if found is not None:
             return found
@@ -366,20 +379,23 @@ FIXES = {
         "per row, let the threads of a block share the row instead (columns tid, "
         "tid + blockDim.x, ...). A warp then reads one contiguous stretch of a row. If the "
         "kernel must also touch an array the other way round (a transpose), stage a tile in "
-        "shared memory so that both sides run along rows."),
+        "shared memory so that both sides run along rows.",
+    ),
     "contiguous_threads": (
         "neighbouring threads touch elements far apart",
         "Give consecutive threads consecutive elements: index with cuda.grid(1) (and a "
-        "grid-stride loop for more work per thread) rather than a multiple of it."),
+        "grid-stride loop for more work per thread) rather than a multiple of it.",
+    ),
     "pad_shared": (
-        "bank conflicts: a warp reads down a column of a shared tile whose rows are a multiple "
-        "of 32 words",
+        "bank conflicts: a warp reads down a column of a shared tile whose rows are a multiple of 32 words",
         "Pad each row by one element, e.g. cuda.shared.array((32, 33), float32) for a 32 × 32 "
-        "tile: every row then starts one bank later and a column spans all 32 banks."),
+        "tile: every row then starts one bank later and a column spans all 32 banks.",
+    ),
     "spread_banks": (
         "bank conflicts: the lanes of a warp hit one bank at different addresses",
         "Let neighbouring threads use neighbouring words (stride 1) or an odd stride, so that a "
-        "warp spreads over all 32 banks."),
+        "warp spreads over all 32 banks.",
+    ),
 }
 """Fix kind -> (what is wrong, what to do): the suggestions of a kernel's report."""
 
@@ -403,22 +419,29 @@ def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
     if stride == 1:
         return "contiguous: neighbouring threads touch neighbouring elements", ""
     if interleaved(stats) and siblings >= stats.shape[-1]:
-        return (f"interleaved: each thread reads one of the {stats.shape[-1]} values of its "
-                f"record; the {siblings} sites reading `{name}` share these sectors, so it "
-                "counts as one contiguous read", "")
+        return (
+            f"interleaved: each thread reads one of the {stats.shape[-1]} values of its "
+            f"record; the {siblings} sites reading `{name}` share these sectors, so it "
+            "counts as one contiguous read",
+            "",
+        )
     if strided_run(stats) and siblings >= abs(stride):
-        return (f"{abs(stride)} elements apart, one of {siblings} sites reading `{name}` at "
-                "that stride: together they use every element of these sectors (each thread "
-                "reads a run of neighbours; the L1 cache serves the overlap)", "")
+        return (
+            f"{abs(stride)} elements apart, one of {siblings} sites reading `{name}` at "
+            "that stride: together they use every element of these sectors (each thread "
+            "reads a run of neighbours; the L1 cache serves the overlap)",
+            "",
+        )
     gap = abs(stride) * stats.itemsize
     if efficiency >= LOW_EFFICIENCY:
         return f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart", ""
     if ndim >= 2 and moved and moved[0] < ndim - 1 and delta[-1] == 0:
         what = "the rows" if moved[0] == 0 else f"axis {moved[0]}"
-        return (f"threadIdx.x walks {what} of row-major `{name}`: neighbouring threads are "
-                f"{gap} bytes apart", "swap_indices")
-    return (f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart",
-            "contiguous_threads")
+        return (
+            f"threadIdx.x walks {what} of row-major `{name}`: neighbouring threads are {gap} bytes apart",
+            "swap_indices",
+        )
+    return (f"strided: neighbouring threads are {abs(stride)} elements ({gap} bytes) apart", "contiguous_threads")
 
 
 def _shared_pattern(stats, stride, moved):
@@ -428,7 +451,12 @@ def _shared_pattern(stats, stride, moved):
         return kind, ""
     words = stats.shape[-1] * stats.itemsize // WORD if stats.ndim >= 2 else 0
     if stats.ndim == 2 and moved == [0] and words and words % BANKS == 0:
-        return (f"{degree:.1f}-way bank conflicts: a warp reads down a column of `{stats.array}`, "
-                f"whose rows are {words} words long", "pad_shared")
-    return (f"{degree:.1f}-way bank conflicts (up to {stats.degree_max}): lanes {abs(stride)} "
-            "elements apart share banks", "spread_banks")
+        return (
+            f"{degree:.1f}-way bank conflicts: a warp reads down a column of `{stats.array}`, "
+            f"whose rows are {words} words long",
+            "pad_shared",
+        )
+    return (
+        f"{degree:.1f}-way bank conflicts (up to {stats.degree_max}): lanes {abs(stride)} elements apart share banks",
+        "spread_banks",
+    )

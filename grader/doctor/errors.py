@@ -1,5 +1,6 @@
 """The two ways the kernel doctor stops: it cannot run a kernel, or a kernel broke a rule that
 ends a launch (an index outside an array)."""
+
 from __future__ import annotations
 
 

@@ -7,6 +7,7 @@ line; a race, a missing atomic, a divergent barrier or a read of unwritten share
 becomes a `race` ErrorInfo (the judge reports an error before looking at values).
 `execute_or_simulate` falls back to Numba's simulator when the doctor meets code it cannot run.
 """
+
 from __future__ import annotations
 
 import time
@@ -50,8 +51,7 @@ def doctor_arguments(spec: Spec, inputs: dict, dims: Dims):
     return kwargs, buffers
 
 
-def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(),
-            profile: bool = True) -> DoctorOutcome:
+def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), profile: bool = True) -> DoctorOutcome:
     """One call of `launch` on the doctor. Raises Unsupported (before or while running) when
     the doctor cannot run it; never raises for a learner's bug."""
     run = doctor_launch(launch)
@@ -73,8 +73,7 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(),
     findings = tuple(s.findings.results())
     if error is None:
         error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
-    report = DoctorReport(DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4),
-                          tuple(s.launches))
+    report = DoctorReport(DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4), tuple(s.launches))
     return DoctorOutcome({k: b.copy() for k, b in buffers.items()}, error, seconds, report)
 
 
@@ -88,8 +87,12 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
         from grader.doctor.fallback import blame_the_grader
 
         outcome = simulate(spec, launch, inputs, dims, learner_files)
-        return DoctorOutcome(outcome.buffers, blame_the_grader(outcome.error, str(why)), outcome.seconds,
-                             DoctorReport(SIMULATOR, str(why)))
+        return DoctorOutcome(
+            outcome.buffers,
+            blame_the_grader(outcome.error, str(why)),
+            outcome.seconds,
+            DoctorReport(SIMULATOR, str(why)),
+        )
 
 
 def execute_source(spec: Spec, source: str, filename: str, inputs: dict, dims: Dims) -> DoctorOutcome:
@@ -120,21 +123,34 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
         extent, guard = f"{size} element" + ("" if size == 1 else "s"), "`if i < n:`"
     else:
         noun = {0: "row", 1: "column"}.get(axis, f"index along axis {axis}") if len(shape) == 2 else f"axis {axis}"
-        extent = (f"{size} {noun}" + ("" if size == 1 else "s")) if len(shape) == 2 and axis < 2 else f"size {size} on axis {axis}"
+        extent = (
+            (f"{size} {noun}" + ("" if size == 1 else "s"))
+            if len(shape) == 2 and axis < 2
+            else f"size {size} on axis {axis}"
+        )
         guard = "`if row < rows and col < cols:`"
     if value < 0:
         wrapped = value + size
-        where_to = (f"`{name}` counted from the end (index {wrapped})" if wrapped >= 0
-                    else "an address before the start of the array")
-        message = (f"{_who(where)} {verb} {shown}: a negative index. Numba does not stop you: on a "
-                   f"GPU this silently touches {where_to}, which is never what you meant. Test "
-                   "`j >= 0` before using j.")
-        hint = ("Guard both ends: a neighbour's index can go below 0 as well as past the end "
-                "(`if 0 <= j < n:` before reading x[j]).")
+        where_to = (
+            f"`{name}` counted from the end (index {wrapped})"
+            if wrapped >= 0
+            else "an address before the start of the array"
+        )
+        message = (
+            f"{_who(where)} {verb} {shown}: a negative index. Numba does not stop you: on a "
+            f"GPU this silently touches {where_to}, which is never what you meant. Test "
+            "`j >= 0` before using j."
+        )
+        hint = (
+            "Guard both ends: a neighbour's index can go below 0 as well as past the end "
+            "(`if 0 <= j < n:` before reading x[j])."
+        )
         thread, block = (where[0], where[1]) if where else (None, None)
         return ErrorInfo("out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint)
     else:
-        message = f"{_who(where)} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
+        message = (
+            f"{_who(where)} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
+        )
     thread, block = (where[0], where[1]) if where else (None, None)
     return ErrorInfo("out_of_bounds", message, "IndexError", site.line, site.statement, thread, block)
 
@@ -152,5 +168,13 @@ def _as_error(finding, findings) -> ErrorInfo | None:
         return None
     more = sum(1 for f in findings if f.severity == SEVERITY_ERROR) - 1
     extra = f" ({more} more problem{'s' if more > 1 else ''}: `zerogpu doctor` lists them all.)" if more > 0 else ""
-    return ErrorInfo(VERDICT[finding.kind], finding.message + extra, "", finding.line, finding.source,
-                     finding.thread, finding.block, finding.fix)
+    return ErrorInfo(
+        VERDICT[finding.kind],
+        finding.message + extra,
+        "",
+        finding.line,
+        finding.source,
+        finding.thread,
+        finding.block,
+        finding.fix,
+    )

@@ -6,6 +6,7 @@ scalar types (`float32`, `int32`, ...) are NumPy's, which convert values the sam
 Barriers, atomics and shared/local arrays are rewritten by the transformer into calls with a
 site number; reaching those methods here means a form the transformer did not recognise.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,10 @@ class Dim3:
 
 def _unrecognised(what):
     def method(*args, **kwargs):
-        raise Unsupported(f"`cuda.{what}` used in a form the kernel doctor cannot follow "
-                          f"(call it directly as cuda.{what}(...))")
+        raise Unsupported(
+            f"`cuda.{what}` used in a form the kernel doctor cannot follow (call it directly as cuda.{what}(...))"
+        )
+
     return method
 
 
@@ -54,8 +57,22 @@ class _Namespace:
         raise Unsupported(f"`cuda.{self._prefix}.{name}`")
 
 
-ATOMICS = ("add", "sub", "and_", "or_", "xor", "max", "min", "nanmax", "nanmin", "exch", "inc",
-           "dec", "cas", "compare_and_swap")
+ATOMICS = (
+    "add",
+    "sub",
+    "and_",
+    "or_",
+    "xor",
+    "max",
+    "min",
+    "nanmax",
+    "nanmin",
+    "exch",
+    "inc",
+    "dec",
+    "cas",
+    "compare_and_swap",
+)
 
 
 class FakeCuda:

@@ -5,13 +5,16 @@ own, and then Numba's simulator stopped on something it lacks (`'FakeCUDAModule'
 no attribute ...`, a NotImplementedError of the simulator): neither is the learner's bug, so
 the result says so, with how to report it, instead of showing it as their exception.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
 
 SIMULATOR_MARKS = ("FakeCUDA", "simulator", "cudasim", "CUDASIM")
-REPORT = ("This is the grader's failure, not your code's: please report it to your course staff "
-          "(or as an issue of the Zero to GPU project) with your file and this message.")
+REPORT = (
+    "This is the grader's failure, not your code's: please report it to your course staff "
+    "(or as an issue of the Zero to GPU project) with your file and this message."
+)
 
 
 def is_ours(error) -> bool:
@@ -26,7 +29,9 @@ def blame_the_grader(error, why: str):
     """The learner-facing error for a fallback that failed in the grader's own engines."""
     if not is_ours(error):
         return error
-    message = (f"The grader could not run your kernel: the kernel doctor cannot run this code "
-               f"({why}), and Numba's CUDA simulator failed on it too ({error.error_type}: "
-               f"{error.message}). {REPORT}")
+    message = (
+        f"The grader could not run your kernel: the kernel doctor cannot run this code "
+        f"({why}), and Numba's CUDA simulator failed on it too ({error.error_type}: "
+        f"{error.message}). {REPORT}"
+    )
     return replace(error, verdict="crashed", message=message)

@@ -5,6 +5,7 @@ barriers, reads of shared memory no thread wrote, reads of local memory the thre
 launch runs; it keeps the first example of each distinct problem (kind, sites, array) and
 counts the rest, so a kernel that races on every element still costs one message.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -15,11 +16,16 @@ from grader.doctor.memory import EPOCH_SHIFT
 from grader.doctor.sites import SITES
 
 SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
-ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "uninitialised_local",
-         "overwrite")
+ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "uninitialised_local", "overwrite")
 """Which finding becomes the case's verdict message when there are several."""
-VERDICT = {"divergent_barrier": "race", "race": "race", "missing_atomic": "race",
-           "uninitialised_shared": "race", "uninitialised_local": "wrong_result", "overwrite": "race"}
+VERDICT = {
+    "divergent_barrier": "race",
+    "race": "race",
+    "missing_atomic": "race",
+    "uninitialised_shared": "race",
+    "uninitialised_local": "wrong_result",
+    "overwrite": "race",
+}
 
 
 @dataclass(frozen=True)
@@ -159,29 +165,34 @@ class Findings:
         element = f"`{view.name}[{_index_text(index)}]`"
         space = "shared" if view.mem.space == "shared" else "global"
         me, them = self.who(me_lin, me_block), self.who(them_lin, them_block)
-        verbs = {"load": "read {}", "store": "wrote {}", "update": "updated {}",
-                 "atomic": "updated {} with an atomic"}
+        verbs = {"load": "read {}", "store": "wrote {}", "update": "updated {}", "atomic": "updated {} with an atomic"}
         them_did = (verbs.get(them_site.kind, "wrote {}") if kind != "war" else "read {}").format(element)
         me_did = (verbs.get(me_site.kind, "wrote {}") if kind != "raw" else "read {}").format("it")
         both_update = me_site.kind == "update" and them_site.kind == "update"
         lines = f"line {them_site.line}" + ("" if them_site.line == me_site.line else f" and line {me_site.line}")
         if both_update:
             kind_out = "missing_atomic"
-            fix = (f"Make the update atomic: cuda.atomic.add({view.name}, index, value) instead of "
-                   f"`{me_site.text}`, whenever several threads may update one element.")
+            fix = (
+                f"Make the update atomic: cuda.atomic.add({view.name}, index, value) instead of "
+                f"`{me_site.text}`, whenever several threads may update one element."
+            )
             message = (
                 f"Missing atomic: {them} and {me} both do `{me_site.text}` on {element} ({lines}). "
                 "A read-modify-write that is not atomic loses updates when threads overlap: "
-                f"use cuda.atomic.add({view.name}, index, value) (or sub, max, min).")
+                f"use cuda.atomic.add({view.name}, index, value) (or sub, max, min)."
+            )
         elif cross and kind == "ww":
             kind_out = "overwrite"
-            fix = (f"Blocks must not store into one element: add each block's value with "
-                   f"cuda.atomic.add({view.name}, index, value), or give each block its own elements.")
+            fix = (
+                f"Blocks must not store into one element: add each block's value with "
+                f"cuda.atomic.add({view.name}, index, value), or give each block its own elements."
+            )
             message = (
                 f"Blocks overwrite each other: {them} wrote {element} (line {them_site.line}) and "
                 f"{me} wrote a different value there (line {me_site.line}). Blocks run in any "
                 "order, so which value stays is luck: give each block its own elements, or "
-                f"combine the blocks' values with cuda.atomic.add({view.name}, ...).")
+                f"combine the blocks' values with cuda.atomic.add({view.name}, ...)."
+            )
         elif cross:
             kind_out = "race"
             fix = _CROSS_FIX[kind].format(a=view.name)
@@ -190,36 +201,54 @@ class Findings:
                 f"Race between blocks on global array `{view.name}`: {them} {them_did} "
                 f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) during the "
                 "same launch. Blocks run in any order and never wait for each other (no "
-                f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[kind].format(a=view.name)}")
+                f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[kind].format(a=view.name)}"
+            )
             if "atomic" in (me_site.kind, them_site.kind):
-                message += (" Atomics only protect against other atomics: every access to a "
-                            "total that several blocks update must be atomic.")
+                message += (
+                    " Atomics only protect against other atomics: every access to a "
+                    "total that several blocks update must be atomic."
+                )
                 fix = "Make every access to a total that several blocks update atomic."
         else:
             kind_out = "race"
             fix = {
                 "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
-                       "needs the new value, or at the end of each loop step when the write "
-                       "belongs to the next step (nobody may overwrite what others still read).",
+                "needs the new value, or at the end of each loop step when the write "
+                "belongs to the next step (nobody may overwrite what others still read).",
                 "war": "Put a cuda.syncthreads() between the read and the write (e.g. at the end of "
-                       "each loop step), so that nobody overwrites what others still have to read.",
-                "ww": "Let one thread write each element, or use cuda.atomic.* when many must "
-                      "update it.",
+                "each loop step), so that nobody overwrites what others still have to read.",
+                "ww": "Let one thread write each element, or use cuda.atomic.* when many must update it.",
             }[kind]
             if "atomic" in (me_site.kind, them_site.kind):
-                fix = ("Atomics only protect against other atomics: separate the plain access "
-                       "from the atomic ones with a cuda.syncthreads().")
+                fix = (
+                    "Atomics only protect against other atomics: separate the plain access "
+                    "from the atomic ones with a cuda.syncthreads()."
+                )
             message = (
                 f"Race on {space} array `{view.name}`: {them} {them_did} "
                 f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) with no "
-                f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}")
+                f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
+            )
         severity = SEVERITY_ERROR
         if kind_out == "overwrite" or (cross and self.relaxed):
             severity = SEVERITY_WARNING
-        return Finding(kind_out, severity, message, launch.kernel, me_site.filename, me_site.line,
-                       me_site.statement, them_site.line, self.launch.thread(me_lin), me_block,
-                       self.launch.thread(them_lin), them_block, view.name, _as_tuple(index),
-                       fix=fix)
+        return Finding(
+            kind_out,
+            severity,
+            message,
+            launch.kernel,
+            me_site.filename,
+            me_site.line,
+            me_site.statement,
+            them_site.line,
+            self.launch.thread(me_lin),
+            me_block,
+            self.launch.thread(them_lin),
+            them_block,
+            view.name,
+            _as_tuple(index),
+            fix=fix,
+        )
 
     def _me_stamp(self):
         from grader.doctor.memory import CTX
@@ -238,12 +267,28 @@ class Findings:
             f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
             f"(line {s.line}), but no thread of the block had written it: shared memory starts "
             "with whatever the last block left there. Write every element before reading it "
-            "(e.g. zero it), with a cuda.syncthreads() in between.")
-        return Finding("uninitialised_shared", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
-                       s.line, s.statement, None, self.launch.thread(CTX.lin), block, None, None,
-                       view.name, _as_tuple(index), fix=(
-                           f"Write every element of `{view.name}` before any thread reads it (e.g. "
-                           "zero it), then cuda.syncthreads(): shared memory does not start at 0."))
+            "(e.g. zero it), with a cuda.syncthreads() in between."
+        )
+        return Finding(
+            "uninitialised_shared",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(CTX.lin),
+            block,
+            None,
+            None,
+            view.name,
+            _as_tuple(index),
+            fix=(
+                f"Write every element of `{view.name}` before any thread reads it (e.g. "
+                "zero it), then cuda.syncthreads(): shared memory does not start at 0."
+            ),
+        )
 
     def _unset_local(self, view, s, index, what, block, lin):
         message = (
@@ -251,12 +296,28 @@ class Findings:
             f"(line {s.line}), an element of its cuda.local.array that it had not written: local "
             "arrays start with whatever was left in the thread's registers or memory, not zeros "
             "(this doctor, like the simulator here, gives NaN or the most negative integer). Set "
-            f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start.")
-        return Finding("uninitialised_local", SEVERITY_ERROR, message, self.launch.kernel, s.filename,
-                       s.line, s.statement, None, self.launch.thread(lin), block, None, None,
-                       view.name, _as_tuple(index), fix=(
-                           f"Set every element of the local array `{view.name}` before reading it, "
-                           f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."))
+            f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start."
+        )
+        return Finding(
+            "uninitialised_local",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(lin),
+            block,
+            None,
+            None,
+            view.name,
+            _as_tuple(index),
+            fix=(
+                f"Set every element of the local array `{view.name}` before reading it, "
+                f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
+            ),
+        )
 
     def _divergence(self, at, finished, sites_hit):
         block = self.current_block[: self.launch.rank]
@@ -265,37 +326,53 @@ class Findings:
         if len(sites_hit) > 1:
             other = SITES[sites_hit[1]]
             straggler = at[sites_hit[1]][0]
-            detail = (f"{self.who(straggler, block)} waited at the one on line {other.line}")
+            detail = f"{self.who(straggler, block)} waited at the one on line {other.line}"
             other_line = other.line
         else:
             straggler = finished[0]
-            detail = (f"{self.who(straggler, block)} (and {len(finished) - 1} more) had already "
-                      "left the kernel" if len(finished) > 1 else
-                      f"{self.who(straggler, block)} had already left the kernel")
+            detail = (
+                f"{self.who(straggler, block)} (and {len(finished) - 1} more) had already left the kernel"
+                if len(finished) > 1
+                else f"{self.who(straggler, block)} had already left the kernel"
+            )
             other_line = None
         message = (
             f"Divergent cuda.syncthreads(): {self.who(waiter, block)} waited at cuda.syncthreads() "
             f"on line {main.line}, but {detail}. Every thread of a block must reach the same "
             "cuda.syncthreads(): do not `return` early and do not call it inside an `if` that "
-            "only some threads take (guard the work, not the barrier).")
-        return Finding("divergent_barrier", SEVERITY_ERROR, message, self.launch.kernel, main.filename,
-                       main.line, main.statement, other_line, self.launch.thread(waiter), block,
-                       self.launch.thread(straggler), block, fix=(
-                           "Guard the work, not the barrier: every thread of the block must reach "
-                           f"the cuda.syncthreads() on line {main.line} (no early `return`, no "
-                           "barrier inside an `if` that only some threads take)."))
+            "only some threads take (guard the work, not the barrier)."
+        )
+        return Finding(
+            "divergent_barrier",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            main.filename,
+            main.line,
+            main.statement,
+            other_line,
+            self.launch.thread(waiter),
+            block,
+            self.launch.thread(straggler),
+            block,
+            fix=(
+                "Guard the work, not the barrier: every thread of the block must reach "
+                f"the cuda.syncthreads() on line {main.line} (no early `return`, no "
+                "barrier inside an `if` that only some threads take)."
+            ),
+        )
 
 
 _CROSS_FIX = {
     "raw": "on a GPU the reading block may run before the writing block, or during it. Never "
-           "read in one block what another block writes in the same launch: write to another "
-           "array, or split the work into two launches (a launch sees everything the previous "
-           "one wrote); combine totals with cuda.atomic.*.",
+    "read in one block what another block writes in the same launch: write to another "
+    "array, or split the work into two launches (a launch sees everything the previous "
+    "one wrote); combine totals with cuda.atomic.*.",
     "war": "on a GPU the writing block may overwrite the element before the other block has "
-           "read it. Write the results to another array than the one the blocks read (or do "
-           "the writing in a second launch).",
+    "read it. Write the results to another array than the one the blocks read (or do "
+    "the writing in a second launch).",
     "ww": "on a GPU either write may land last. Give each block its own elements, or update "
-          "totals with cuda.atomic.* everywhere.",
+    "totals with cuda.atomic.* everywhere.",
 }
 """How to fix a conflict between blocks, by kind (read after write, write after read, both write)."""
 
@@ -306,8 +383,12 @@ def _as_tuple(index):
     return (int(index),)
 
 
-WARP_VERDICT = {"warp_divergence": "race", "warp_mask": "race", "warp_inactive_lane": "wrong_result",
-                "warp_lane_range": "wrong_result"}
+WARP_VERDICT = {
+    "warp_divergence": "race",
+    "warp_mask": "race",
+    "warp_inactive_lane": "wrong_result",
+    "warp_lane_range": "wrong_result",
+}
 """Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's."""
 ORDER += tuple(WARP_VERDICT)
 VERDICT.update(WARP_VERDICT)

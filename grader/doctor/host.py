@@ -9,6 +9,7 @@ read of unwritten memory raises KernelDoctorError with the doctor's message (an 
 range raises as it would on the simulator); code the doctor cannot run goes to the simulator.
 On a GPU, or with ZEROGPU_DOCTOR=0, it is plainly `fn(*args, **kwargs)`.
 """
+
 from __future__ import annotations
 
 from grader.doctor.errors import Unsupported

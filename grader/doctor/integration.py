@@ -7,6 +7,7 @@ report travels (child JSON -> parent) into the CheckResult.
 - `outcome_fields(outcome)` / `with_report(outcome, fields)`: the report in outcome-<i>.json.
 - `result_report(outcomes)`: the merged report of a check's cases, for CheckResult.doctor.
 """
+
 from __future__ import annotations
 
 import os

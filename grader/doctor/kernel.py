@@ -8,6 +8,7 @@ reached the same barrier (or all finished), starts a new epoch, and goes on. A k
 collectives (shuffles, votes, `syncwarp`) has its own scheduler, grader/doctor/warps.py. Epochs are what
 the shadow memory compares to find races (grader/doctor/memory.py).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -106,14 +107,18 @@ class DoctorKernel:
             raise Unsupported("dynamic shared memory (a 4th launch parameter)")
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
         if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
-            raise ValueError(f"a block has at most {MAX_THREADS_PER_BLOCK} threads; "
-                             f"{config[1]!r} asks for {block[0] * block[1] * block[2]}")
+            raise ValueError(
+                f"a block has at most {MAX_THREADS_PER_BLOCK} threads; "
+                f"{config[1]!r} asks for {block[0] * block[1] * block[2]}"
+            )
         threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
         if threads > MAX_THREADS_PER_LAUNCH:
             raise ValueError(
                 f"kernel[{config[0]!r}, {config[1]!r}] launches {threads:,} threads; the kernel "
                 f"doctor runs each one on the CPU and stops past {MAX_THREADS_PER_LAUNCH:,}. "
-                "Launch about as many threads as there are elements (blocks = ceil(n / threads)).")
+                "Launch about as many threads as there are elements (blocks = ceil(n / threads))."
+            )
+
         def launch(*args):
             current_session().launches.append((grid, block))
             return run_launch(self, grid, block, args)
@@ -126,11 +131,13 @@ class DoctorKernel:
     def __call__(self, *args):
         if self.device:
             raise Unsupported("calling a device function from the host")
-        raise TypeError(f"kernel `{self.__name__}` launched without a configuration: "
-                        f"write {self.__name__}[blocks, threads](...)")
+        raise TypeError(
+            f"kernel `{self.__name__}` launched without a configuration: write {self.__name__}[blocks, threads](...)"
+        )
 
 
 FAKE_CUDA.make_kernel = DoctorKernel  # `cuda.jit` in launch code run on the doctor
+
 
 def _kernel_argument(value, copies):
     if isinstance(value, View):
@@ -154,8 +161,9 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
     except Unsupported:
         raise
     except Exception as exc:  # noqa: BLE001 - our limitation, not the learner's bug
-        raise Unsupported(f"the kernel doctor could not prepare `{kernel.__name__}` "
-                          f"({type(exc).__name__}: {exc})") from exc
+        raise Unsupported(
+            f"the kernel doctor could not prepare `{kernel.__name__}` ({type(exc).__name__}: {exc})"
+        ) from exc
     if code.read_only:
         args = _read_only_arguments(kernel.py_func, args, code.read_only)
     s = current_session()
@@ -210,8 +218,10 @@ def _read_only_arguments(func, args, names) -> tuple:
     is also passed as another argument, which the kernel might write)."""
     params = func.__code__.co_varnames[: func.__code__.co_argcount]
     memories = [a.mem for a in args if isinstance(a, View)]
-    return tuple(read_only(a) if p in names and isinstance(a, View) and memories.count(a.mem) == 1
-                 else a for p, a in zip(params, args))
+    return tuple(
+        read_only(a) if p in names and isinstance(a, View) and memories.count(a.mem) == 1 else a
+        for p, a in zip(params, args)
+    )
 
 
 _THREADS: dict = {}
@@ -221,8 +231,9 @@ def _threads(block: tuple) -> list:
     """threadIdx of every thread of a block, in linear order (x fastest)."""
     found = _THREADS.get(block)
     if found is None:
-        found = _THREADS[block] = [Dim3(x, y, z) for z in range(block[2]) for y in range(block[1])
-                                   for x in range(block[0])]
+        found = _THREADS[block] = [
+            Dim3(x, y, z) for z in range(block[2]) for y in range(block[1]) for x in range(block[0])
+        ]
     return found
 
 

@@ -20,6 +20,7 @@ array's list is written back to its NumPy buffer (`flush`) at the end of every l
 
 grader/doctor/spaces.py holds the checks of each memory space and the generated hot path.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -50,8 +51,7 @@ UNSET = _Unset()
 class Ctx:
     """Which thread runs now, in which epoch, and where conflicts go. One per process."""
 
-    __slots__ = ("lin", "me", "meh", "efloor", "many", "bfloor", "lfloor", "on_conflict",
-                 "on_uninit")
+    __slots__ = ("lin", "me", "meh", "efloor", "many", "bfloor", "lfloor", "on_conflict", "on_uninit")
 
     def __init__(self):
         self.lin = 0
@@ -77,8 +77,24 @@ class Memory:
     """One allocation: its values (a list of NumPy scalars, and for global memory the NumPy
     buffer they are flushed to) plus its shadow (last writer and readers)."""
 
-    __slots__ = ("data", "vals", "dirty", "stype", "wr", "ws", "rd", "rs", "rd1", "rd2", "rs2",
-                 "xr", "space", "name", "addr", "itemsize")
+    __slots__ = (
+        "data",
+        "vals",
+        "dirty",
+        "stype",
+        "wr",
+        "ws",
+        "rd",
+        "rs",
+        "rd1",
+        "rd2",
+        "rs2",
+        "xr",
+        "space",
+        "name",
+        "addr",
+        "itemsize",
+    )
 
     def __init__(self, data: np.ndarray, space: str, name: str):
         assert data.ndim == 1
@@ -126,8 +142,10 @@ def _int(value, view) -> int:
         return int(value)
     if isinstance(value, slice):
         raise _Slice()
-    raise IndexError(f"`{view.name}` was indexed with {value!r} ({type(value).__name__}): array "
-                     "indices must be integers (use int(...) or //)")
+    raise IndexError(
+        f"`{view.name}` was indexed with {value!r} ({type(value).__name__}): array "
+        "indices must be integers (use int(...) or //)"
+    )
 
 
 def _note_reader(mem, f, site):
@@ -171,8 +189,30 @@ class View:
     and `cuda.atomic.op(a, i, v)`.
     """
 
-    __slots__ = ("mem", "arr", "shape", "ndim", "size", "off", "st", "n0", "n1", "n2",
-                 "s0", "s1", "s2", "name", "dtype", "wr", "rd", "ws", "rs", "vals", "stype", "rows")
+    __slots__ = (
+        "mem",
+        "arr",
+        "shape",
+        "ndim",
+        "size",
+        "off",
+        "st",
+        "n0",
+        "n1",
+        "n2",
+        "s0",
+        "s1",
+        "s2",
+        "name",
+        "dtype",
+        "wr",
+        "rd",
+        "ws",
+        "rs",
+        "vals",
+        "stype",
+        "rows",
+    )
 
     def __init__(self, mem: Memory, arr: np.ndarray, name: str | None = None):
         self.mem, self.arr = mem, arr

@@ -5,6 +5,7 @@ plain function of its module, which it may call) a copy of its globals in which 
 kernel is a DoctorKernel and numba.cuda is the doctor's fake, then call it as usual. The
 learner's module itself is untouched, so the same `launch` still runs on Numba afterwards.
 """
+
 from __future__ import annotations
 
 import types

@@ -4,6 +4,7 @@ Like CheckResult it is a frozen dataclass with `to_dict()`/`from_dict()` (it tra
 the grading child as JSON), `_repr_html_()` for notebooks and `__str__` for terminals.
 Reports of several cases merge into one (`merge`).
 """
+
 from __future__ import annotations
 
 import html
@@ -55,8 +56,11 @@ class SiteReport:
             ideal = self.ideal / self.requests
             text = f"{per:.1f} sectors per warp access (fewest possible {ideal:.1f}): {self.efficiency:.0%} efficient"
         else:
-            text = (f"bank conflicts: {self.degree:.1f}-way on average, {self.degree_max}-way at worst"
-                    if self.degree_max > 1 else "no bank conflicts")
+            text = (
+                f"bank conflicts: {self.degree:.1f}-way on average, {self.degree_max}-way at worst"
+                if self.degree_max > 1
+                else "no bank conflicts"
+            )
         if self.contention_max > 1:
             text += f"; up to {self.contention_max} lanes of a warp update one element atomically (they queue)"
         return text
@@ -104,8 +108,11 @@ class KernelReport:
             if value is not None:
                 parts.append(f"{label} {value:.0%} coalesced")
         if self.shared_degree is not None:
-            parts.append(f"shared memory {self.shared_degree:.1f}-way bank conflicts"
-                         if self.shared_degree > 1.05 else "shared memory free of bank conflicts")
+            parts.append(
+                f"shared memory {self.shared_degree:.1f}-way bank conflicts"
+                if self.shared_degree > 1.05
+                else "shared memory free of bank conflicts"
+            )
         return "; ".join(parts) or "no global or shared memory accesses profiled"
 
 
@@ -148,16 +155,19 @@ class DoctorReport:
         def tup(values):
             return tuple(values) if values is not None else None
 
-        findings = tuple(Finding(**{**f, **{k: tup(f.get(k)) for k in
-                                           ("thread", "block", "other_thread", "other_block", "index")}})
-                         for f in data.get("findings", ()))
+        findings = tuple(
+            Finding(**{**f, **{k: tup(f.get(k)) for k in ("thread", "block", "other_thread", "other_block", "index")}})
+            for f in data.get("findings", ())
+        )
         kernels = tuple(
-            KernelReport(k["kernel"], tuple(SiteReport(**{key: s[key] for key in SiteReport.__dataclass_fields__})
-                                            for s in k["sites"]))
-            for k in data.get("kernels", ()))
+            KernelReport(
+                k["kernel"],
+                tuple(SiteReport(**{key: s[key] for key in SiteReport.__dataclass_fields__}) for s in k["sites"]),
+            )
+            for k in data.get("kernels", ())
+        )
         launches = tuple((tuple(g), tuple(b)) for g, b in data.get("launches", ()))
-        return cls(data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0),
-                   launches)
+        return cls(data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0), launches)
 
     def __str__(self) -> str:
         return report_text(self)
@@ -189,16 +199,26 @@ def merge(reports) -> DoctorReport | None:
             for s in k.sites:
                 key = (s.line, s.text, s.access)
                 old = sites.get(key)
-                sites[key] = s if old is None else replace(
-                    old, requests=old.requests + s.requests, sectors=old.sectors + s.sectors,
-                    ideal=old.ideal + s.ideal, degree_sum=old.degree_sum + s.degree_sum,
-                    degree_max=max(old.degree_max, s.degree_max),
-                    contention_max=max(old.contention_max, s.contention_max),
-                    suggestion=old.suggestion or s.suggestion)
-    merged_kernels = tuple(KernelReport(name, tuple(sorted(sites.values(), key=lambda s: s.line)))
-                           for name, sites in kernels.items())
-    return DoctorReport(executor, reason, tuple(found.values()), merged_kernels,
-                        round(sum(r.seconds for r in reports), 3))
+                sites[key] = (
+                    s
+                    if old is None
+                    else replace(
+                        old,
+                        requests=old.requests + s.requests,
+                        sectors=old.sectors + s.sectors,
+                        ideal=old.ideal + s.ideal,
+                        degree_sum=old.degree_sum + s.degree_sum,
+                        degree_max=max(old.degree_max, s.degree_max),
+                        contention_max=max(old.contention_max, s.contention_max),
+                        suggestion=old.suggestion or s.suggestion,
+                    )
+                )
+    merged_kernels = tuple(
+        KernelReport(name, tuple(sorted(sites.values(), key=lambda s: s.line))) for name, sites in kernels.items()
+    )
+    return DoctorReport(
+        executor, reason, tuple(found.values()), merged_kernels, round(sum(r.seconds for r in reports), 3)
+    )
 
 
 # -- views -------------------------------------------------------------------------------------
@@ -219,8 +239,10 @@ def report_text(r: DoctorReport) -> str:
     for k in r.kernels:
         lines.append(f"  Memory, kernel `{k.kernel}`: {k.headline()}")
         for s in k.sites:
-            lines.append(f"    line {s.line:<4} {s.space:<6} {s.access:<6} `{s.text}`: {s.summary()}"
-                         + (f" — {s.pattern}" if s.pattern else ""))
+            lines.append(
+                f"    line {s.line:<4} {s.space:<6} {s.access:<6} `{s.text}`: {s.summary()}"
+                + (f" — {s.pattern}" if s.pattern else "")
+            )
         for tip in k.suggestions:
             lines.append(f"    Fix: {tip}")
     return "\n".join(lines)
@@ -228,28 +250,37 @@ def report_text(r: DoctorReport) -> str:
 
 def report_html(r: DoctorReport) -> str:
     esc = html.escape
-    parts = [f"<div style='font-family:sans-serif;margin:6px 0'><b>Kernel doctor</b> — "
-             f"<span style='color:#666'>{esc(r.executor_line())}</span>"]
+    parts = [
+        f"<div style='font-family:sans-serif;margin:6px 0'><b>Kernel doctor</b> — "
+        f"<span style='color:#666'>{esc(r.executor_line())}</span>"
+    ]
     if r.findings:
         items = "".join(
             f"<li><b style='color:{'#cf222e' if f.severity == SEVERITY_ERROR else '#9a6700'}'>"
             f"{esc(f.kind.replace('_', ' '))}</b>{esc(f' ×{f.count}' if f.count > 1 else '')}: "
-            f"{esc(f.message)}" + (f"<br><code>line {f.line}: {esc(f.source)}</code>" if f.source else "")
-            + "</li>" for f in r.findings)
+            f"{esc(f.message)}" + (f"<br><code>line {f.line}: {esc(f.source)}</code>" if f.source else "") + "</li>"
+            for f in r.findings
+        )
         parts.append(f"<ul style='margin:4px 0'>{items}</ul>")
     elif r.ran_on_doctor:
-        parts.append("<p style='margin:4px 0'>No races, missing atomics, divergent barriers or "
-                     "reads of unwritten shared memory.</p>")
+        parts.append(
+            "<p style='margin:4px 0'>No races, missing atomics, divergent barriers or "
+            "reads of unwritten shared memory.</p>"
+        )
     for k in r.kernels:
         rows = "".join(
             f"<tr><td>{s.line}</td><td><code>{esc(s.text)}</code></td><td>{s.space} {s.access}</td>"
-            f"<td>{esc(s.summary())}</td><td>{esc(s.pattern)}</td></tr>" for s in k.sites)
+            f"<td>{esc(s.summary())}</td><td>{esc(s.pattern)}</td></tr>"
+            for s in k.sites
+        )
         tips = "".join(f"<li>{esc(t)}</li>" for t in k.suggestions)
         parts.append(
             f"<div><b>Memory, kernel <code>{esc(k.kernel)}</code></b>: {esc(k.headline())}"
             "<table style='border-collapse:collapse;font-size:0.9em'><tr><th>line</th><th>access</th>"
             f"<th>where</th><th>per warp access</th><th>pattern</th></tr>{rows}</table>"
-            + (f"<ul style='margin:4px 0'>{tips}</ul>" if tips else "") + "</div>")
+            + (f"<ul style='margin:4px 0'>{tips}</ul>" if tips else "")
+            + "</div>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -269,8 +300,9 @@ def report_rich(r: DoctorReport):
             if f.source:
                 parts.append(Text(f"    line {f.line}: {f.source}", style="cyan"))
     elif r.ran_on_doctor:
-        parts.append(Text("No races, missing atomics, divergent barriers or reads of unwritten "
-                          "shared memory.", style="green"))
+        parts.append(
+            Text("No races, missing atomics, divergent barriers or reads of unwritten shared memory.", style="green")
+        )
     for k in r.kernels:
         parts.append(Text.assemble(("Memory, kernel ", "bold"), (k.kernel, "bold cyan"), f": {k.headline()}"))
         table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
@@ -293,11 +325,13 @@ def kernel_reports(efficiency) -> tuple:
 
     if efficiency is None:
         return ()
-    fields = Counter((efficiency.kernel_of[i], s.array) for i, s in efficiency.sites.items()
-                     if s.requests and interleaved(s))
+    fields = Counter(
+        (efficiency.kernel_of[i], s.array) for i, s in efficiency.sites.items() if s.requests and interleaved(s)
+    )
     strides = {i: strided_run(s) for i, s in efficiency.sites.items() if s.requests}
-    runs = Counter((efficiency.kernel_of[i], efficiency.sites[i].array, stride)
-                   for i, stride in strides.items() if stride)
+    runs = Counter(
+        (efficiency.kernel_of[i], efficiency.sites[i].array, stride) for i, stride in strides.items() if stride
+    )
     by_kernel: dict = {name: [] for name in efficiency.kernels}
     for index, stats in efficiency.sites.items():
         if not stats.requests:
@@ -316,9 +350,24 @@ def kernel_reports(efficiency) -> tuple:
         else:
             siblings = 0
         pattern, suggestion = describe(stats, siblings)
-        by_kernel.setdefault(kernel, []).append(SiteReport(
-            kernel, site.line, site.text, stats.space, site.kind, stats.array, stats.requests,
-            stats.sectors, ideal, stats.degree_sum, stats.degree_max, stats.contention_max,
-            pattern, suggestion))
-    return tuple(KernelReport(name, tuple(sorted(sites, key=lambda s: s.line)))
-                 for name, sites in by_kernel.items() if sites)
+        by_kernel.setdefault(kernel, []).append(
+            SiteReport(
+                kernel,
+                site.line,
+                site.text,
+                stats.space,
+                site.kind,
+                stats.array,
+                stats.requests,
+                stats.sectors,
+                ideal,
+                stats.degree_sum,
+                stats.degree_max,
+                stats.contention_max,
+                pattern,
+                suggestion,
+            )
+        )
+    return tuple(
+        KernelReport(name, tuple(sorted(sites, key=lambda s: s.line))) for name, sites in by_kernel.items() if sites
+    )

@@ -5,6 +5,7 @@ transformer emits. Subscripts of names known to be arrays call the array's metho
 (`a._ld2(i, j, site)`); the others go through `_zg_ld2(a, i, j, site)`, which indexes plainly
 what is not one of our arrays.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -144,11 +145,18 @@ def _dec(old, val):
 
 
 ATOMIC_OPS = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v,
-    "and_": lambda old, v: old & v, "or_": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-    "max": lambda old, v: max(old, v), "min": lambda old, v: min(old, v),
-    "nanmax": lambda old, v: np.nanmax([old, v]), "nanmin": lambda old, v: np.nanmin([old, v]),
-    "exch": lambda old, v: v, "inc": _inc, "dec": _dec,
+    "add": lambda old, v: old + v,
+    "sub": lambda old, v: old - v,
+    "and_": lambda old, v: old & v,
+    "or_": lambda old, v: old | v,
+    "xor": lambda old, v: old ^ v,
+    "max": lambda old, v: max(old, v),
+    "min": lambda old, v: min(old, v),
+    "nanmax": lambda old, v: np.nanmax([old, v]),
+    "nanmin": lambda old, v: np.nanmin([old, v]),
+    "exch": lambda old, v: v,
+    "inc": _inc,
+    "dec": _dec,
 }
 
 
@@ -213,7 +221,14 @@ def const(array, site):
     return global_array(data, SITES[site].array or "constant array")
 
 
-HELPERS = {"_zg_cuda": FAKE_CUDA, "_zg_atomic": atomic, "_zg_cas": cas, "_zg_shared": shared, "_zg_local": local,
-           "_zg_const": const, "_zg_warp": warp_call, "_zg_lanemask_lt": lanemask_lt}
-HELPERS.update({f"_zg_{f.__name__}": f for f in (ld1, ld2, ld3, ldn, st1, st2, st3, stn, upd1, upd2,
-                                                 upd3, updn)})
+HELPERS = {
+    "_zg_cuda": FAKE_CUDA,
+    "_zg_atomic": atomic,
+    "_zg_cas": cas,
+    "_zg_shared": shared,
+    "_zg_local": local,
+    "_zg_const": const,
+    "_zg_warp": warp_call,
+    "_zg_lanemask_lt": lanemask_lt,
+}
+HELPERS.update({f"_zg_{f.__name__}": f for f in (ld1, ld2, ld3, ldn, st1, st2, st3, stn, upd1, upd2, upd3, updn)})

@@ -3,6 +3,7 @@
 The transformer gives each place a small integer (its site) and the executor records sites,
 not strings, on the hot path; messages look the site up here when they need a line.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

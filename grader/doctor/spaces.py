@@ -7,13 +7,26 @@ shadow checks inlined: one Python call per access. The generic `_ldn/_stn/_updn(
 grader/doctor/memory.py handle everything else (slices, more axes). Stamps and epochs are
 explained there.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from grader.doctor.memory import (CTX, MANY, UNSET, VIEW_CLASSES, Memory, View, _conflict, _int,
-                                  _keep_cross_reader, _note_reader, _second_reader, _Slice,
-                                  wrap_integer)
+from grader.doctor.memory import (
+    CTX,
+    MANY,
+    UNSET,
+    VIEW_CLASSES,
+    Memory,
+    View,
+    _conflict,
+    _int,
+    _keep_cross_reader,
+    _note_reader,
+    _second_reader,
+    _Slice,
+    wrap_integer,
+)
 
 
 # -- the shadow checks, one version per memory space --------------------------------------------
@@ -218,7 +231,8 @@ _READ_CHECK = {
             if w >> 1 != ctx.meh:
                 _conflict("raw", self, f, w, self.ws[f], site, ({args},))
         elif w < ctx.bfloor:
-            _conflict("raw", self, f, w, self.ws[f], site, ({args},))""" + _NOTE_READER_GLOBAL,
+            _conflict("raw", self, f, w, self.ws[f], site, ({args},))"""
+    + _NOTE_READER_GLOBAL,
     "shared": """
     ctx = CTX
     w = self.wr[f]
@@ -226,7 +240,8 @@ _READ_CHECK = {
         if w >> 1 != ctx.meh:
             _conflict("raw", self, f, w, self.ws[f], site, ({args},))
     elif w < 0:
-        ctx.on_uninit(self, f, site, ({args},))""" + _NOTE_READER,
+        ctx.on_uninit(self, f, site, ({args},))"""
+    + _NOTE_READER,
     "local": """
     if self.vals[f] is UNSET:
         _unset_local(self, f, site, ({args},))""",
@@ -315,17 +330,30 @@ def _fast_methods(space: str, ndim: int) -> dict:
             not_ints=" or ".join(f"{n}.__class__ is not int" for n in names),
             convert="; ".join(f"{n} = _int({n}, self)" for n in names),
             bounds=" and ".join(f"self.n{d} > {n} >= 0" for d, n in enumerate(names)),
-            offset="self.off + " + " + ".join(f"{n} * self.s{d}" for d, n in enumerate(names)))
-        source.append(_TEMPLATE.format(
-            a=a, args=args,
-            index_read=_INDEX.format(**index, slow=f"_ldn(({args},), site)", write=False),
-            index_write=_INDEX.format(**index, slow=f"_stn(({args},), value, site)", write=True),
-            index_update=_INDEX.format(**index, slow=f"_updn(({args},), op, value, site)", write=True),
-            read_check=_READ_CHECK[space].replace("{args}", args),
-            write_check=_WRITE_CHECK[space].replace("{args}", args)))
-    scope = {"CTX": CTX, "_conflict": _conflict, "_int": _int, "_Slice": _Slice,
-             "_second_reader": _second_reader, "_keep_cross_reader": _keep_cross_reader,
-             "UNSET": UNSET, "_unset_local": _unset_local, "wrap_integer": wrap_integer}
+            offset="self.off + " + " + ".join(f"{n} * self.s{d}" for d, n in enumerate(names)),
+        )
+        source.append(
+            _TEMPLATE.format(
+                a=a,
+                args=args,
+                index_read=_INDEX.format(**index, slow=f"_ldn(({args},), site)", write=False),
+                index_write=_INDEX.format(**index, slow=f"_stn(({args},), value, site)", write=True),
+                index_update=_INDEX.format(**index, slow=f"_updn(({args},), op, value, site)", write=True),
+                read_check=_READ_CHECK[space].replace("{args}", args),
+                write_check=_WRITE_CHECK[space].replace("{args}", args),
+            )
+        )
+    scope = {
+        "CTX": CTX,
+        "_conflict": _conflict,
+        "_int": _int,
+        "_Slice": _Slice,
+        "_second_reader": _second_reader,
+        "_keep_cross_reader": _keep_cross_reader,
+        "UNSET": UNSET,
+        "_unset_local": _unset_local,
+        "wrap_integer": wrap_integer,
+    }
     exec(compile("".join(source), f"<kernel doctor {space} {ndim}-d accesses>", "exec"), scope)  # noqa: S102
     return {k: v for k, v in scope.items() if k.startswith(("_ld", "_st", "_upd"))}
 
@@ -335,8 +363,9 @@ _CLASSES = VIEW_CLASSES  # filled below; memory.make_view reads the same table
 for _space, _base in _BASES.items():
     for _ndim in (1, 2, 3, None):
         _methods = _fast_methods(_space, _ndim) if _ndim else _fast_methods(_space, 0)
-        _CLASSES[(_space, _ndim)] = type(f"{_base.__name__}{_ndim or 'N'}", (_base,),
-                                         {"__slots__": (), **_methods})
+        _CLASSES[(_space, _ndim)] = type(f"{_base.__name__}{_ndim or 'N'}", (_base,), {"__slots__": (), **_methods})
+
+
 # Read-only global arrays (a launch that never writes them, by static analysis of the kernel):
 # nobody can conflict with their elements, so loads skip the shadow, and read nested lists
 # (`rows[i][j]`, copied at the launch) instead of computing an offset. Negative indices and
@@ -369,14 +398,15 @@ def _ld3_rows(self, i, j, k, site):
 
 
 for _ndim, _load in ((1, _ld1_rows), (2, _ld2_rows), (3, _ld3_rows)):
-    _CLASSES[("readonly", _ndim)] = type(f"ReadOnlyView{_ndim}", (_CLASSES[("global", _ndim)],),
-                                         {"__slots__": (), f"_ld{_ndim}": _load})
+    _CLASSES[("readonly", _ndim)] = type(
+        f"ReadOnlyView{_ndim}", (_CLASSES[("global", _ndim)],), {"__slots__": (), f"_ld{_ndim}": _load}
+    )
 
 
 def _nested(vals, off, shape, strides):
     if len(shape) == 1:
         n, s = shape[0], strides[0]
-        return vals[off: off + n] if s == 1 else [vals[off + i * s] for i in range(n)]
+        return vals[off : off + n] if s == 1 else [vals[off + i * s] for i in range(n)]
     return [_nested(vals, off + i * strides[0], shape[1:], strides[1:]) for i in range(shape[0])]
 
 
@@ -412,8 +442,7 @@ def make_view(mem: Memory, arr: np.ndarray, name: str | None = None) -> View:
     return view_class(mem.space, arr.ndim)(mem, arr, name)
 
 
-def global_array(data: np.ndarray, name: str, window: slice | None = None,
-                 shape: tuple | None = None) -> View:
+def global_array(data: np.ndarray, name: str, window: slice | None = None, shape: tuple | None = None) -> View:
     """A device array over `data`; `window`/`shape` pick the part the kernel sees (the
     grader's fenced outputs: the canaries on both sides stay outside the view)."""
     flat = data.reshape(-1)

@@ -16,6 +16,7 @@ Read from `inspect.getsource` of the function numba wraps, the body is changed i
 Line numbers are kept, so tracebacks and messages point at the learner's own lines. Anything
 the doctor cannot follow raises Unsupported before the kernel runs.
 """
+
 from __future__ import annotations
 
 import ast
@@ -34,25 +35,91 @@ from grader.doctor.fakecuda import replacement
 from grader.doctor.runtime import HELPERS
 
 MISSING = object()
-CUDA_OK = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "warpsize",
-           "laneid", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
-           "atomic", "shared.array", "local.array", "const.array_like", "threadfence",
-           "threadfence_block", "threadfence_system", "fma", "selp", "cbrt", "popc", "brev",
-           "clz", "ffs", "lanemask_lt")
-CUDA_OK += ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-            "uint32", "uint64", "boolean", "intp", "uintp")  # numba.cuda's scalar types: casts
-WARP_COLLECTIVES = {"shfl_sync": "shfl", "shfl_up_sync": "shfl_up", "shfl_down_sync": "shfl_down",
-                    "shfl_xor_sync": "shfl_xor", "all_sync": "all", "any_sync": "any",
-                    "eq_sync": "eq", "ballot_sync": "ballot", "match_any_sync": "match_any",
-                    "match_all_sync": "match_all", "syncwarp": "syncwarp", "activemask": "activemask"}
+CUDA_OK = (
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "grid",
+    "gridsize",
+    "warpsize",
+    "laneid",
+    "syncthreads",
+    "syncthreads_count",
+    "syncthreads_and",
+    "syncthreads_or",
+    "atomic",
+    "shared.array",
+    "local.array",
+    "const.array_like",
+    "threadfence",
+    "threadfence_block",
+    "threadfence_system",
+    "fma",
+    "selp",
+    "cbrt",
+    "popc",
+    "brev",
+    "clz",
+    "ffs",
+    "lanemask_lt",
+)
+CUDA_OK += (
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "boolean",
+    "intp",
+    "uintp",
+)  # numba.cuda's scalar types: casts
+WARP_COLLECTIVES = {
+    "shfl_sync": "shfl",
+    "shfl_up_sync": "shfl_up",
+    "shfl_down_sync": "shfl_down",
+    "shfl_xor_sync": "shfl_xor",
+    "all_sync": "all",
+    "any_sync": "any",
+    "eq_sync": "eq",
+    "ballot_sync": "ballot",
+    "match_any_sync": "match_any",
+    "match_all_sync": "match_all",
+    "syncwarp": "syncwarp",
+    "activemask": "activemask",
+}
 """numba.cuda's warp functions -> the scheduler's names for them (grader/doctor/warps.py)."""
 CUDA_OK += tuple(WARP_COLLECTIVES)
 BARRIER_REDUCTIONS = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
-OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
-             ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
-             ast.RShift: "rshift", ast.BitOr: "or_", ast.BitXor: "xor", ast.BitAnd: "and_"}
-NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
-                 ast.DictComp, ast.GeneratorExp)
+OPERATORS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "truediv",
+    ast.FloorDiv: "floordiv",
+    ast.Mod: "mod",
+    ast.Pow: "pow",
+    ast.LShift: "lshift",
+    ast.RShift: "rshift",
+    ast.BitOr: "or_",
+    ast.BitXor: "xor",
+    ast.BitAnd: "and_",
+}
+NESTED_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 @dataclass
@@ -229,10 +296,13 @@ class _Builder(ast.NodeTransformer):
         self.env.update({k: v for k, v in ((k, in_kernel(v)) for k, v in self.env.items()) if v is not None})
         free = list(self.free)
         factory = ast.FunctionDef(
-            name="_zg_factory", args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in free],
-                                                   kwonlyargs=[], kw_defaults=[], defaults=[]),
+            name="_zg_factory",
+            args=ast.arguments(
+                posonlyargs=[], args=[ast.arg(n) for n in free], kwonlyargs=[], kw_defaults=[], defaults=[]
+            ),
             body=[func, ast.copy_location(ast.Return(ast.Name(func.name, ast.Load())), func)],
-            decorator_list=[])
+            decorator_list=[],
+        )
         ast.copy_location(factory, func)
         module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
         _install_helpers(self.env)
@@ -245,11 +315,21 @@ class _Builder(ast.NodeTransformer):
         made = scope["_zg_factory"](*values)
         envs = [self.env] + [e for d in self.devices for e in d.envs]
         params = self.fn.__code__.co_varnames[: self.fn.__code__.co_argcount]
-        read_only = frozenset() if self.unknown_writes else frozenset(
-            p for p in params if p in self.array_params and p not in self.written)
-        return Transformed(made, self.uses_yield, self.fn.__name__, self.filename, envs,
-                           self.uses_threadfence or any(d.uses_threadfence for d in self.devices),
-                           read_only, self.uses_warp or any(d.uses_warp for d in self.devices))
+        read_only = (
+            frozenset()
+            if self.unknown_writes
+            else frozenset(p for p in params if p in self.array_params and p not in self.written)
+        )
+        return Transformed(
+            made,
+            self.uses_yield,
+            self.fn.__name__,
+            self.filename,
+            envs,
+            self.uses_threadfence or any(d.uses_threadfence for d in self.devices),
+            read_only,
+            self.uses_warp or any(d.uses_warp for d in self.devices),
+        )
 
     def note_write(self, target) -> None:
         """The array expression of a store, an update or an atomic."""
@@ -293,7 +373,7 @@ class _Builder(ast.NodeTransformer):
         self.unsupported("`global` in a kernel", node)
 
     def check_cuda(self, path, node):
-        rest = path[len("cuda."):]
+        rest = path[len("cuda.") :]
         if path != "cuda" and not any(rest == ok or rest.startswith(ok + ".") for ok in CUDA_OK):
             self.unsupported(f"`{path}` (not implemented by the kernel doctor)", node)
 
@@ -314,7 +394,7 @@ class _Builder(ast.NodeTransformer):
         path = self.path(node.func)
         if path is not None:
             self.check_cuda(path, node)
-            return self.cuda_call(path[len("cuda."):], node)
+            return self.cuda_call(path[len("cuda.") :], node)
         device = self.device_of(node.func)
         if device is not None:
             fn, is_device = device
@@ -341,7 +421,9 @@ class _Builder(ast.NodeTransformer):
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         if api == "syncthreads":
-            return ast.copy_location(self.yield_here(node, ast.Yield(ast.Constant(self.site("barrier", node, text)))), node)
+            return ast.copy_location(
+                self.yield_here(node, ast.Yield(ast.Constant(self.site("barrier", node, text)))), node
+            )
         if api in BARRIER_REDUCTIONS:
             site = ast.Constant(self.site("barrier", node, text))
             value = ast.Tuple([site, ast.Constant(BARRIER_REDUCTIONS[api]), *args], ast.Load())
@@ -363,7 +445,7 @@ class _Builder(ast.NodeTransformer):
         if api.startswith("threadfence"):
             self.uses_threadfence = True
         if api.startswith("atomic."):
-            return self.atomic(api[len("atomic."):], node, args, kwargs, text)
+            return self.atomic(api[len("atomic.") :], node, args, kwargs, text)
         if api in ("shared.array", "local.array"):
             shape = args[0] if args else kwargs.get("shape")
             dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
@@ -409,8 +491,9 @@ class _Builder(ast.NodeTransformer):
     def index(self, node):
         """A subscript's index as an expression (slices become slice(...) calls)."""
         if isinstance(node, ast.Slice):
-            parts = [self.visit(p) if p is not None else ast.Constant(None)
-                     for p in (node.lower, node.upper, node.step)]
+            parts = [
+                self.visit(p) if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)
+            ]
             return ast.Call(ast.Name("slice", ast.Load()), parts, [])
         if isinstance(node, ast.Tuple):
             return ast.Tuple([self.index(e) for e in node.elts], ast.Load())
@@ -420,8 +503,11 @@ class _Builder(ast.NodeTransformer):
         """`a._ld2(i, j, *extra, site)` for a known array, `_zg_ld2(a, i, j, *extra, site)`
         otherwise (arity n: one index argument, slices included)."""
         index = target.slice
-        if isinstance(index, ast.Tuple) and 2 <= len(index.elts) <= 3 and not any(
-                isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts):
+        if (
+            isinstance(index, ast.Tuple)
+            and 2 <= len(index.elts) <= 3
+            and not any(isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts)
+        ):
             arity, args = str(len(index.elts)), [self.visit(e) for e in index.elts]
         elif not isinstance(index, (ast.Tuple, ast.Slice)):
             arity, args = "1", [self.visit(index)]
@@ -481,8 +567,7 @@ class _Builder(ast.NodeTransformer):
             return self.generic_visit(node)
         target = node.target
         self.note_write(target.value)
-        site = self.site("update", target, f"{ast.unparse(target)} {_op_text(node.op)}= ...",
-                         ast.unparse(target.value))
+        site = self.site("update", target, f"{ast.unparse(target)} {_op_text(node.op)}= ...", ast.unparse(target.value))
         op = OPERATORS.get(type(node.op))
         if op is None:
             self.unsupported(f"`{_op_text(node.op)}=` on an array element", node)
@@ -519,8 +604,10 @@ _GRID = {
     ("grid", 1): "_zg_cuda.gx0 + _zg_cuda.threadIdx.x",
     ("grid", 2): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y)",
     ("grid", 3): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y, "
-                 "_zg_cuda.gz0 + _zg_cuda.threadIdx.z)",
-    ("gridsize", 1): "_zg_cuda.gs1", ("gridsize", 2): "_zg_cuda.gs2", ("gridsize", 3): "_zg_cuda.gs3",
+    "_zg_cuda.gz0 + _zg_cuda.threadIdx.z)",
+    ("gridsize", 1): "_zg_cuda.gs1",
+    ("gridsize", 2): "_zg_cuda.gs2",
+    ("gridsize", 3): "_zg_cuda.gs3",
 }
 """`cuda.grid(n)` / `cuda.gridsize(n)` with a literal n, as attribute reads of what the scheduler
 sets per block and per launch (a method call costs several times more, once per thread)."""
@@ -533,9 +620,21 @@ def _grid_expression(api, arg):
 
 
 def _op_text(op) -> str:
-    return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-            ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
-            ast.BitXor: "^", ast.BitAnd: "&", ast.MatMult: "@"}.get(type(op), "?")
+    return {
+        ast.Add: "+",
+        ast.Sub: "-",
+        ast.Mult: "*",
+        ast.Div: "/",
+        ast.FloorDiv: "//",
+        ast.Mod: "%",
+        ast.Pow: "**",
+        ast.LShift: "<<",
+        ast.RShift: ">>",
+        ast.BitOr: "|",
+        ast.BitXor: "^",
+        ast.BitAnd: "&",
+        ast.MatMult: "@",
+    }.get(type(op), "?")
 
 
 def _install_helpers(env: dict) -> None:

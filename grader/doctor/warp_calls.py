@@ -13,6 +13,7 @@ them. Numba's forms (numba-cuda 0.30.4, numba/cuda/intrinsics.py and cudadecl.py
 - `match_any_sync(mask, value)` -> int32 bits; `match_all_sync` -> (int32 bits, bool).
 - `syncwarp(mask=0xffffffff)`; `activemask()` and `lanemask_lt()` -> uint32.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,17 +24,34 @@ WARP = 32
 FULL = 0xFFFFFFFF
 
 SIGNATURES = {
-    "shfl": ("mask", "value", "src_lane"), "shfl_up": ("mask", "value", "delta"),
-    "shfl_down": ("mask", "value", "delta"), "shfl_xor": ("mask", "value", "lane_mask"),
-    "all": ("mask", "predicate"), "any": ("mask", "predicate"), "eq": ("mask", "predicate"),
-    "ballot": ("mask", "predicate"), "match_any": ("mask", "value"),
-    "match_all": ("mask", "value"), "syncwarp": ("mask",), "activemask": (),
+    "shfl": ("mask", "value", "src_lane"),
+    "shfl_up": ("mask", "value", "delta"),
+    "shfl_down": ("mask", "value", "delta"),
+    "shfl_xor": ("mask", "value", "lane_mask"),
+    "all": ("mask", "predicate"),
+    "any": ("mask", "predicate"),
+    "eq": ("mask", "predicate"),
+    "ballot": ("mask", "predicate"),
+    "match_any": ("mask", "value"),
+    "match_all": ("mask", "value"),
+    "syncwarp": ("mask",),
+    "activemask": (),
 }
 SHUFFLES = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
-NUMBA_NAME = {"shfl": "shfl_sync", "shfl_up": "shfl_up_sync", "shfl_down": "shfl_down_sync",
-              "shfl_xor": "shfl_xor_sync", "all": "all_sync", "any": "any_sync", "eq": "eq_sync",
-              "ballot": "ballot_sync", "match_any": "match_any_sync", "match_all": "match_all_sync",
-              "syncwarp": "syncwarp", "activemask": "activemask"}
+NUMBA_NAME = {
+    "shfl": "shfl_sync",
+    "shfl_up": "shfl_up_sync",
+    "shfl_down": "shfl_down_sync",
+    "shfl_xor": "shfl_xor_sync",
+    "all": "all_sync",
+    "any": "any_sync",
+    "eq": "eq_sync",
+    "ballot": "ballot_sync",
+    "match_any": "match_any_sync",
+    "match_all": "match_all_sync",
+    "syncwarp": "syncwarp",
+    "activemask": "activemask",
+}
 
 
 class WarpCall:
@@ -78,20 +96,25 @@ def _checked_call(site, op, args, kwargs) -> WarpCall:
     mask = bound.get("mask")
     if mask is not None:
         if not isinstance(mask, (int, np.integer)) or isinstance(mask, (bool, np.bool_)):
-            raise TypeError(f"cuda.{NUMBA_NAME[op]}: the mask must be an integer (0xffffffff for "
-                            f"the whole warp), not {type(mask).__name__}")
+            raise TypeError(
+                f"cuda.{NUMBA_NAME[op]}: the mask must be an integer (0xffffffff for "
+                f"the whole warp), not {type(mask).__name__}"
+            )
         mask = int(mask) & FULL  # Numba truncates it to 32 bits
     value = bound.get("value", bound.get("predicate"))
     if isinstance(value, (View, np.ndarray, tuple, list)):
-        raise TypeError(f"cuda.{NUMBA_NAME[op]} exchanges one number per lane, not an array: "
-                        "pass an element (x[i]) or a local variable")
+        raise TypeError(
+            f"cuda.{NUMBA_NAME[op]} exchanges one number per lane, not an array: "
+            "pass an element (x[i]) or a local variable"
+        )
     if op in SHUFFLES and isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"cuda.{NUMBA_NAME[op]} moves 32- or 64-bit ints and floats, not a bool: "
-                        "use int32(flag), or cuda.ballot_sync to share flags")
+        raise TypeError(
+            f"cuda.{NUMBA_NAME[op]} moves 32- or 64-bit ints and floats, not a bool: "
+            "use int32(flag), or cuda.ballot_sync to share flags"
+        )
     arg = bound.get(names[2]) if len(names) > 2 else None
     if arg is not None and not isinstance(arg, (int, np.integer)):
-        raise TypeError(f"cuda.{NUMBA_NAME[op]}: `{names[2]}` must be an integer, not "
-                        f"{type(arg).__name__}")
+        raise TypeError(f"cuda.{NUMBA_NAME[op]}: `{names[2]}` must be an integer, not {type(arg).__name__}")
     return WarpCall(site, op, mask, value, None if arg is None else int(arg))
 
 
@@ -100,10 +123,12 @@ def _signature_message(op, given, kwargs) -> str:
     shown = f"cuda.{NUMBA_NAME[op]}({', '.join(names)})"
     text = f"{shown} takes {len(names)} argument{'s' if len(names) != 1 else ''}, you gave {given}."
     if op in SHUFFLES and (given > len(names) or "width" in kwargs):
-        text += (" Numba's shuffles have no `width` argument (CUDA C's __shfl_*_sync do): a "
-                 "shuffle always spans the 32 lanes of a warp. To work in groups of 16 lanes, "
-                 "compute the source lane yourself (cuda.shfl_sync(mask, value, (lane & ~15) | k)) "
-                 "or stop the offsets at 8.")
+        text += (
+            " Numba's shuffles have no `width` argument (CUDA C's __shfl_*_sync do): a "
+            "shuffle always spans the 32 lanes of a warp. To work in groups of 16 lanes, "
+            "compute the source lane yourself (cuda.shfl_sync(mask, value, (lane & ~15) | k)) "
+            "or stop the offsets at 8."
+        )
     elif op == "syncwarp":
         text += " Call cuda.syncwarp() for the whole warp, or cuda.syncwarp(mask)."
     return text
@@ -158,12 +183,17 @@ def results(op: str, calls: dict, taking_part: set) -> tuple[dict, list]:
     bits = sum(1 << lane for lane in taking_part)
     if op in ("all", "any", "eq", "ballot"):
         flags = [bool(v) for v in values.values()]
-        result = {"all": all(flags), "any": any(flags), "eq": len(set(flags)) <= 1,
-                  "ballot": _int32(sum(1 << lane for lane, v in values.items() if v))}[op]
+        result = {
+            "all": all(flags),
+            "any": any(flags),
+            "eq": len(set(flags)) <= 1,
+            "ballot": _int32(sum(1 << lane for lane, v in values.items() if v)),
+        }[op]
         return {lane: result for lane in calls}, bad
     if op == "match_any":
-        return {lane: _int32(sum(1 << k for k, v in values.items() if v == call.value))
-                for lane, call in calls.items()}, bad
+        return {
+            lane: _int32(sum(1 << k for k, v in values.items() if v == call.value)) for lane, call in calls.items()
+        }, bad
     if op == "match_all":
         same = len({v.item() if hasattr(v, "item") else v for v in values.values()}) <= 1
         return {lane: (_int32(bits if same else 0), same) for lane in calls}, bad

@@ -8,25 +8,39 @@ site and kind, counted. CUDA calls the first three undefined behaviour (Programm
 the mask execute the same intrinsic with the same mask; a lane reading an inactive lane gets
 an undefined value).
 """
+
 from __future__ import annotations
 
 from grader.doctor.findings import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from grader.doctor.sites import SITES
 from grader.doctor.warp_calls import NUMBA_NAME, SIGNATURES, WARP
 
-KEEP_ALIVE = ("Keep every lane of the warp alive until its shuffles are done: instead of "
-              "returning early, give lanes past the end a neutral value (0 for a sum) and "
-              "shuffle it too.")
+KEEP_ALIVE = (
+    "Keep every lane of the warp alive until its shuffles are done: instead of "
+    "returning early, give lanes past the end a neutral value (0 for a sum) and "
+    "shuffle it too."
+)
 
 
 def _finding(findings, kind, severity, message, call, lin, other_lin=None, other_line=None, fix=""):
     site = SITES[call.site]
     launch = findings.launch
     block = findings.current_block[: launch.rank]
-    return Finding(kind, severity, message, launch.kernel, site.filename, site.line,
-                   site.statement, other_line, launch.thread(lin), block,
-                   None if other_lin is None else launch.thread(other_lin),
-                   None if other_lin is None else block, fix=fix)
+    return Finding(
+        kind,
+        severity,
+        message,
+        launch.kernel,
+        site.filename,
+        site.line,
+        site.statement,
+        other_line,
+        launch.thread(lin),
+        block,
+        None if other_lin is None else launch.thread(other_lin),
+        None if other_lin is None else block,
+        fix=fix,
+    )
 
 
 def _who(findings, lin) -> str:
@@ -52,12 +66,23 @@ def divergence(findings, call, lin, missing, where: str, other_line) -> None:
             "hang). Call it where every named lane passes (outside the `if`, before any "
             "`return`: lanes without work take part with a neutral value such as 0), or name "
             "only the lanes that get there (mask = cuda.ballot_sync(0xffffffff, condition) "
-            "before the branch).")
-        return _finding(findings, "warp_divergence", SEVERITY_ERROR, message, call, lin,
-                        missing, other_line, fix=(
-                            "Call it where every lane its mask names arrives (outside the `if`, before "
-                            "any `return`; lanes without work take part with a neutral value such as "
-                            "0), or name only the lanes that get there (a ballot before the branch)."))
+            "before the branch)."
+        )
+        return _finding(
+            findings,
+            "warp_divergence",
+            SEVERITY_ERROR,
+            message,
+            call,
+            lin,
+            missing,
+            other_line,
+            fix=(
+                "Call it where every lane its mask names arrives (outside the `if`, before "
+                "any `return`; lanes without work take part with a neutral value such as "
+                "0), or name only the lanes that get there (a ballot before the branch)."
+            ),
+        )
 
     findings._add(("warp_divergence", call.site, other_line), make)
 
@@ -72,10 +97,20 @@ def own_lane(findings, call, lin) -> None:
             f"(line {site.line}) with mask {call.mask:#010x}, which leaves out its own lane "
             f"{lin % WARP}: CUDA leaves the result undefined. The mask names the lanes that "
             "take part, the caller included: 0xffffffff for a whole warp, or the mask of the "
-            "lanes that reach this line (cuda.activemask(), or a ballot taken before the branch).")
-        return _finding(findings, "warp_mask", SEVERITY_ERROR, message, call, lin, fix=(
-            "Name the calling lane in the mask: 0xffffffff for a whole warp, or the lanes that "
-            "reach this line (cuda.activemask(), or a ballot taken before the branch)."))
+            "lanes that reach this line (cuda.activemask(), or a ballot taken before the branch)."
+        )
+        return _finding(
+            findings,
+            "warp_mask",
+            SEVERITY_ERROR,
+            message,
+            call,
+            lin,
+            fix=(
+                "Name the calling lane in the mask: 0xffffffff for a whole warp, or the lanes that "
+                "reach this line (cuda.activemask(), or a ballot taken before the branch)."
+            ),
+        )
 
     findings._add(("warp_mask", call.site), make)
 
@@ -84,17 +119,19 @@ def inactive_source(findings, call, lin, source: int, why: str, reason: str) -> 
     """Lane `lin` shuffled from lane `source`, which does not take part (`why`: gone, absent,
     unnamed; `reason`: the words for it)."""
     site = SITES[call.site]
-    fix = {"gone": KEEP_ALIVE,
-           "absent": "Use a block size that is a multiple of 32, or keep the source lanes within "
-                     "the threads that exist.",
-           "unnamed": "Name every lane you read from in the mask (0xffffffff for the whole warp), "
-                      "or keep the offsets within the lanes it names."}[why]
+    fix = {
+        "gone": KEEP_ALIVE,
+        "absent": "Use a block size that is a multiple of 32, or keep the source lanes within the threads that exist.",
+        "unnamed": "Name every lane you read from in the mask (0xffffffff for the whole warp), "
+        "or keep the offsets within the lanes it names.",
+    }[why]
 
     def make():
         message = (
             f"{_Who(findings, lin)} read lane {source}'s "
             f"value with `{site.text}` (line {site.line}), but lane {source} {reason}: on a "
-            f"GPU that value is undefined (garbage). {fix}")
+            f"GPU that value is undefined (garbage). {fix}"
+        )
         return _finding(findings, "warp_inactive_lane", SEVERITY_ERROR, message, call, lin, fix=fix)
 
     findings._add(("warp_inactive_lane", call.site, why), make)
@@ -108,16 +145,29 @@ def lane_range(findings, call, lin) -> None:
 
     def make():
         kept = arg & 31
-        effect = ("so every lane reads its own value" if kept == 0 and call.op != "shfl"
-                  else f"so it reads lane {'' if call.op == 'shfl' else 'offset '}{kept}")
+        effect = (
+            "so every lane reads its own value"
+            if kept == 0 and call.op != "shfl"
+            else f"so it reads lane {'' if call.op == 'shfl' else 'offset '}{kept}"
+        )
         message = (
             f"{_Who(findings, lin)} called `{site.text}` "
             f"(line {site.line}) with {name} = {arg}: a shuffle never leaves its warp, and a "
             f"GPU keeps only the low 5 bits ({arg} & 31 = {kept}), {effect}. Lanes are "
             "numbered 0-31 within each warp (cuda.laneid, or threadIdx.x % 32), and a warp "
-            "reduction's offsets are 16, 8, 4, 2, 1; combine warps through shared memory.")
-        return _finding(findings, "warp_lane_range", SEVERITY_WARNING, message, call, lin, fix=(
-            "Keep lanes within 0-31 (cuda.laneid, or threadIdx.x % 32) and a reduction's offsets "
-            "at 16, 8, 4, 2, 1; combine warps through shared memory."))
+            "reduction's offsets are 16, 8, 4, 2, 1; combine warps through shared memory."
+        )
+        return _finding(
+            findings,
+            "warp_lane_range",
+            SEVERITY_WARNING,
+            message,
+            call,
+            lin,
+            fix=(
+                "Keep lanes within 0-31 (cuda.laneid, or threadIdx.x % 32) and a reduction's offsets "
+                "at 16, 8, 4, 2, 1; combine warps through shared memory."
+            ),
+        )
 
     findings._add(("warp_lane_range", call.site), make)

@@ -15,6 +15,7 @@ tell whether a `syncwarp` of its warp came between it and an earlier one: such p
 thread meeting its own earlier access, are ordered, and dropped before they reach the findings.
 Shuffles and votes exchange registers and order no memory.
 """
+
 from __future__ import annotations
 
 from grader.doctor import warp_findings
@@ -126,8 +127,11 @@ def _meet(waits, gone, sends, n, s, order, force: bool) -> list:
         base = warp * WARP
         missing = ()
         if len(lins) < WARP and mask is not None:  # a whole warp present misses nobody
-            missing = [base + k for k in range(min(WARP, n - base))
-                       if mask >> k & 1 and not gone[base + k] and base + k not in lins]
+            missing = [
+                base + k
+                for k in range(min(WARP, n - base))
+                if mask >> k & 1 and not gone[base + k] and base + k not in lins
+            ]
         if missing and not force:
             continue
         if missing:
@@ -166,8 +170,7 @@ def _absence(lin, mask, lane, gone, n) -> tuple:
     """Why lane `lane` (thread `lin`) did not take part: ("gone" | "absent" | "unnamed" | "",
     the words for it). "" when it is alive but elsewhere (reported as a divergence)."""
     if lin >= n:
-        return "absent", (f"does not exist: the block has {n} threads, so its last warp has "
-                          f"{n % WARP} lanes")
+        return "absent", (f"does not exist: the block has {n} threads, so its last warp has {n % WARP} lanes")
     if gone[lin]:
         return "gone", "had already left the kernel"
     if mask is not None and not mask >> lane & 1:

@@ -3,6 +3,7 @@
 Measured once per GPU model and driver, cached as JSON under the data directory, and used
 for the roofline floor and "fraction of ceiling" — never datasheet numbers.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -60,7 +61,9 @@ def identity() -> dict:
     try:
         driver = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
-            capture_output=True, text=True, timeout=20,
+            capture_output=True,
+            text=True,
+            timeout=20,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         driver = ""
@@ -68,10 +71,15 @@ def identity() -> dict:
         version = ctypes.c_int(0)
         libcuda.cuDriverGetVersion(ctypes.byref(version))
         driver = f"cuda-{version.value // 1000}.{version.value % 1000 // 10}"
-    return {"name": name.value.decode(errors="replace"), "driver": driver,
-            "sms": attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            "compute_capability": [attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                                   attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)]}
+    return {
+        "name": name.value.decode(errors="replace"),
+        "driver": driver,
+        "sms": attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        "compute_capability": [
+            attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        ],
+    }
 
 
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
@@ -158,8 +166,12 @@ def measure_copy_bandwidth(processes: int = COPY_PROCESSES) -> tuple[float, dict
     runs = [measure_copy_once()]
     for _ in range(processes - 1):
         try:
-            child = subprocess.run([sys.executable, "-m", "grader.gpu.ceilings", "--copy-once"],
-                                   capture_output=True, text=True, timeout=300)
+            child = subprocess.run(
+                [sys.executable, "-m", "grader.gpu.ceilings", "--copy-once"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             runs.append(json.loads(child.stdout.strip().splitlines()[-1]))
         except (OSError, subprocess.SubprocessError, ValueError, IndexError):
             continue  # a child that failed adds nothing; this process's figures stand

@@ -1,6 +1,7 @@
 """Device kernels of the timing harness (grader/gpu/harness.py, grader/gpu/ceilings.py): varying timed
 inputs, flushing L2, holding the GPU before a timed launch. A module of its own so that
 `cuda` is a module global: Numba's simulator swaps in its fake `cuda` there."""
+
 from numba import cuda, uint32
 
 
@@ -29,9 +30,16 @@ def read_all(words, sink):
     i = cuda.grid(1)
     acc = uint32(0)
     while i + 7 * stride < n:
-        acc |= (words[i] | words[i + stride] | words[i + 2 * stride] | words[i + 3 * stride]
-                | words[i + 4 * stride] | words[i + 5 * stride] | words[i + 6 * stride]
-                | words[i + 7 * stride])
+        acc |= (
+            words[i]
+            | words[i + stride]
+            | words[i + 2 * stride]
+            | words[i + 3 * stride]
+            | words[i + 4 * stride]
+            | words[i + 5 * stride]
+            | words[i + 6 * stride]
+            | words[i + 7 * stride]
+        )
         i += 8 * stride
     while i < n:
         acc |= words[i]

@@ -9,6 +9,7 @@ reproducible by the grading process); outputs poisoned before every launch and c
 randomly chosen timed runs; rounds repeated until the median ratios are known to ±1% or a time cap.
 The same code runs on Numba's simulator at tiny sizes, which is how CI tests it.
 """
+
 from __future__ import annotations
 
 import random
@@ -50,9 +51,7 @@ class _Arena:
         from numba import cuda
 
         self.dims = dims
-        self.base = [
-            {a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets
-        ]
+        self.base = [{a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets]
         self.inputs = {a.name: cuda.device_array_like(self.base[0][a.name]) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
         self.pristine, self.buffers, self.views = {}, {}, {}
@@ -180,9 +179,19 @@ def choose_check(input_sets: int, rounds: int = MIN_ROUNDS, rng=None) -> tuple[i
     return rng.randrange(rounds), rng.randrange(input_sets)
 
 
-def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, flush: bool = True,
-            cap_seconds: float = CAP_SECONDS, min_rounds: int = MIN_ROUNDS, max_rounds: int = 200,
-            max_uncertainty: float = 0.01, check: tuple[int, int] | None = None) -> Samples:
+def measure(
+    spec,
+    contenders: dict,
+    input_sets: list,
+    *,
+    variant_seed: int = 0,
+    flush: bool = True,
+    cap_seconds: float = CAP_SECONDS,
+    min_rounds: int = MIN_ROUNDS,
+    max_rounds: int = 200,
+    max_uncertainty: float = 0.01,
+    check: tuple[int, int] | None = None,
+) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`; copy back
     the outputs of the learner's launch at `check` (round, set)."""
     clock = time.perf_counter()
@@ -202,7 +211,7 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
     launch_index = 0
     while True:
         for set_index in range(len(input_sets)):
-            order = names[launch_index % len(names):] + names[: launch_index % len(names)]
+            order = names[launch_index % len(names) :] + names[: launch_index % len(names)]
             # Inputs no launch has seen: caching answers by input buffer or content fails.
             arena.fresh_inputs(set_index, variant_seed, samples.rounds)
             for name in order:
@@ -217,7 +226,8 @@ def measure(spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, 
             continue
         first = samples.seconds[names[0]]
         if len(first) >= MIN_PAIRS_TO_SETTLE and settled(
-                [paired_ratio(samples.seconds[n], first) for n in names[1:]], max_uncertainty):
+            [paired_ratio(samples.seconds[n], first) for n in names[1:]], max_uncertainty
+        ):
             samples.stop_reason = f"median ratios known within ±{max_uncertainty:.0%}"
             break
         if time.perf_counter() - started > cap_seconds:

@@ -5,6 +5,7 @@ grading process: it regenerates the benchmark inputs from the seed, checks the s
 timed outputs against the oracle itself, and turns times into ratios, throughput, tier and
 points against this device's measured ceilings.
 """
+
 from __future__ import annotations
 
 import random
@@ -39,8 +40,7 @@ METHOD = (
 
 def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
     dims = dict(ex.spec.benchmark.dims)
-    return [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret))
-            for k in range(INPUT_SETS)]
+    return [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret)) for k in range(INPUT_SETS)]
 
 
 def new_check() -> tuple[int, int]:
@@ -53,8 +53,15 @@ def collect(ex, launch, seed: int, secret=None, check=None, **options) -> Sample
     inputs = benchmark_inputs(ex, seed, secret)
     built = time.perf_counter() - clock
     contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
-    samples = measure(ex.spec, contenders, inputs, variant_seed=seed,
-                      flush=ex.spec.benchmark.bound == "memory", check=check or new_check(), **options)
+    samples = measure(
+        ex.spec,
+        contenders,
+        inputs,
+        variant_seed=seed,
+        flush=ex.spec.benchmark.bound == "memory",
+        check=check or new_check(),
+        **options,
+    )
     samples.phases = {"benchmark inputs": built, **samples.phases}
     return samples
 
@@ -77,8 +84,7 @@ def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None)
         if name != "yours":
             continue
         want = expected if expected and tuple(expected[0]) == (round_index, set_index) else None
-        _, oracle_out, tolerance = want[1] if want else expected_for_check(
-            ex, seed, (round_index, set_index), secret)
+        _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index), secret)
         rng = np.random.default_rng(random.SystemRandom().getrandbits(64))
         message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, rng)
         if message:
@@ -86,8 +92,7 @@ def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None)
     return None
 
 
-def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None,
-             expected=None) -> tuple[Speed, str | None]:
+def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None, expected=None) -> tuple[Speed, str | None]:
     """(speed section, message when a timed output was wrong). `expected`, when given, is
     ((round, set), expected_for_check(...)) computed ahead."""
     bench = ex.spec.benchmark
@@ -111,22 +116,34 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None,
         tier, points = None, 0
     rate = timing.throughput(bench.bound, bytes_moved, flops, median, ceilings)
     details = {
-        "device": ceilings.get("name"), "dims": dims, "bound": bench.bound,
+        "device": ceilings.get("name"),
+        "dims": dims,
+        "bound": bench.bound,
         "yours_ms": median * 1e3,
         "baseline_ms": float(np.median(samples.seconds["baseline"])) * 1e3,
         "target_ms": float(np.median(samples.seconds["target"])) * 1e3,
         "speedup_vs_baseline": vars(speedup) | {"spread": speedup.spread},
         "fraction_of_target": vars(of_target) | {"spread": of_target.spread},
         "throughput": rate,
-        "ceilings": {"copy_bandwidth_GBps": ceilings.get("copy_bandwidth", 0) / 1e9,
-                     "fp32_TFLOPs": ceilings.get("fp32_flops", 0) / 1e12},
-        "floor_ms": floor * 1e3, "below_floor": impossible, "hidden_work": hidden,
+        "ceilings": {
+            "copy_bandwidth_GBps": ceilings.get("copy_bandwidth", 0) / 1e9,
+            "fp32_TFLOPs": ceilings.get("fp32_flops", 0) / 1e12,
+        },
+        "floor_ms": floor * 1e3,
+        "below_floor": impossible,
+        "hidden_work": hidden,
         "faster_than_target_warning": of_target.median > timing.TARGET_WARNING,
-        "required_speedup": bench.required_speedup, "meets_requirement": meets,
-        "tier": tier, "points": points, "max_points": timing.max_speed_points(bench.tiers),
-        "rounds": samples.rounds, "stop_reason": samples.stop_reason,
+        "required_speedup": bench.required_speedup,
+        "meets_requirement": meets,
+        "tier": tier,
+        "points": points,
+        "max_points": timing.max_speed_points(bench.tiers),
+        "rounds": samples.rounds,
+        "stop_reason": samples.stop_reason,
         "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
-        "method": METHOD.format(sets=INPUT_SETS, cap=CAP_SECONDS, checked=sum(1 for c in samples.checked if c[0] == "yours")),
+        "method": METHOD.format(
+            sets=INPUT_SETS, cap=CAP_SECONDS, checked=sum(1 for c in samples.checked if c[0] == "yours")
+        ),
     }
     details["summary"] = summary_line(details)
     return Speed(measured=True, details=details), wrong
@@ -145,7 +162,9 @@ def summary_line(d: dict) -> str:
     if d["below_floor"]:
         parts.append(f"REJECTED: faster than physically possible (floor {d['floor_ms']:.3f} ms).")
     elif d["hidden_work"]:
-        parts.append("Work ran outside the timed region (another stream?): counted in by the host clock, no speed points.")
+        parts.append(
+            "Work ran outside the timed region (another stream?): counted in by the host clock, no speed points."
+        )
     elif not d["meets_requirement"]:
         parts.append(f"Needs {d['required_speedup']:.2f}x the baseline: too slow for now.")
     else:

@@ -4,6 +4,7 @@ The GPU side (grader/gpu/harness.py) collects paired times; everything that turn
 into a verdict lives here: medians of pairwise ratios with their spread, when to stop
 repeating, the roofline floor, throughput against measured ceilings, tiers and points.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,12 +72,14 @@ def throughput(bound: str, bytes_moved: float, flops: float, seconds: float, cei
     if bound == "compute":
         value = flops / seconds
         ceiling = ceilings.get("fp32_flops")
-        return {"unit": "TFLOP/s", "achieved": value / 1e12,
-                "fraction_of_ceiling": value / ceiling if ceiling else None}
+        return {
+            "unit": "TFLOP/s",
+            "achieved": value / 1e12,
+            "fraction_of_ceiling": value / ceiling if ceiling else None,
+        }
     value = bytes_moved / seconds
     ceiling = ceilings.get("copy_bandwidth")
-    return {"unit": "GB/s", "achieved": value / 1e9,
-            "fraction_of_ceiling": value / ceiling if ceiling else None}
+    return {"unit": "GB/s", "achieved": value / 1e9, "fraction_of_ceiling": value / ceiling if ceiling else None}
 
 
 def tier_reached(fraction_of_target: float, tiers) -> tuple[str | None, int]:

@@ -8,6 +8,7 @@ Each attempt keeps its verdict and, when it passed on a GPU, the speed tier it r
 (NULL otherwise). `status()` is the plain "passed"/"attempted" view `zerogpu list` prints;
 `ladder_status()` adds the best tier per exercise in the shape grader.notebook.widgets.progress takes.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,16 @@ from grader.paths import ROOT, DataDirError, cannot_write, data_dir
 from grader.result import CheckResult
 from grader.authoring.spec import DEFAULT_TIERS
 
-COLUMNS = {"exercise": "TEXT", "at": "REAL", "backend": "TEXT", "verdict": "TEXT",
-           "score": "REAL", "max_score": "REAL", "tier": "TEXT", "tier_points": "INTEGER"}
+COLUMNS = {
+    "exercise": "TEXT",
+    "at": "REAL",
+    "backend": "TEXT",
+    "verdict": "TEXT",
+    "score": "REAL",
+    "max_score": "REAL",
+    "tier": "TEXT",
+    "tier_points": "INTEGER",
+}
 """The attempts table. `tier` and `tier_points` came later: older files gain them on open."""
 TIER_RANK = {tier.name: tier.points for tier in DEFAULT_TIERS}
 """Ranks tiers recorded without their points."""
@@ -73,8 +82,16 @@ def record(result: CheckResult) -> str | None:
         with closing(_connect()) as db, db:
             db.execute(
                 f"INSERT INTO attempts ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (result.exercise, time.time(), result.backend, result.verdict, result.score,
-                 result.max_score, tier, points),
+                (
+                    result.exercise,
+                    time.time(),
+                    result.backend,
+                    result.verdict,
+                    result.score,
+                    result.max_score,
+                    tier,
+                    points,
+                ),
             )
     except DataDirError as err:
         return f"your progress was not recorded: {err}"
@@ -104,8 +121,7 @@ def _attempts() -> list[tuple]:
     """(exercise, verdict, tier, tier_points) of every attempt, oldest first."""
     try:
         with closing(_connect()) as db:
-            return db.execute("SELECT exercise, verdict, tier, tier_points FROM attempts "
-                              "ORDER BY at, rowid").fetchall()
+            return db.execute("SELECT exercise, verdict, tier, tier_points FROM attempts ORDER BY at, rowid").fetchall()
     except (DataDirError, sqlite3.Error):
         return []
 
@@ -134,8 +150,9 @@ def ladder_status() -> dict:
     The shape grader.notebook.widgets.progress(status) accepts."""
     entries: dict = {}
     for exercise_id, verdict, _, _ in _attempts():
-        entry = entries.setdefault(exercise_id, {"status": "attempted", "tier": None,
-                                                 "attempts": 0, "last_verdict": None})
+        entry = entries.setdefault(
+            exercise_id, {"status": "attempted", "tier": None, "attempts": 0, "last_verdict": None}
+        )
         entry["attempts"] += 1
         entry["last_verdict"] = verdict
         if verdict == "passed":
@@ -175,9 +192,11 @@ class NextStep:
     def advice(self) -> str:
         """One sentence: the exercise, where to write it, both ways to check it."""
         retry = " again (read the hint in your last result)" if self.state == "attempted" else ""
-        return (f"Next: {self.exercise} (stage {LADDER.index(self.exercise)}) — open "
-                f"{shown_path(self.exercise_file)} and check it{retry}: "
-                f"grader.check('{self.exercise}', launch) or `{self.command}`.")
+        return (
+            f"Next: {self.exercise} (stage {LADDER.index(self.exercise)}) — open "
+            f"{shown_path(self.exercise_file)} and check it{retry}: "
+            f"grader.check('{self.exercise}', launch) or `{self.command}`."
+        )
 
 
 ALL_PASS = "Every exercise passes. On a GPU, aim for a higher speed tier."
@@ -202,8 +221,12 @@ def next_step(status: dict | None = None) -> NextStep | None:
     if exercise_id is None:
         return None
     status = ladder_status() if status is None else status
-    return NextStep(exercise_id, _state(status.get(exercise_id)),
-                    ROOT / "exercises" / f"{exercise_id}.py", notebook_for(exercise_id))
+    return NextStep(
+        exercise_id,
+        _state(status.get(exercise_id)),
+        ROOT / "exercises" / f"{exercise_id}.py",
+        notebook_for(exercise_id),
+    )
 
 
 _EXERCISE_CELL = re.compile(r'"tags":\s*\[\s*"([a-z0-9_]+)",\s*"exercise"')

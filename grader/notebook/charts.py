@@ -3,6 +3,7 @@
 The roofline uses only figures this GPU measured (grader/gpu/ceilings.py) and times the grader
 measured; with none (the simulator) it draws the shape alone and says so, never a number.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,10 +26,10 @@ STATE_MARKS = {"passed": "✓", "attempted": "…", "not started": ""}
 
 # ---- 4. roofline ------------------------------------------------------------------------
 
+
 def usable_ceilings(ceilings: dict | None) -> bool:
     """Both measured ceilings present and positive: only then are roofs drawn with numbers."""
-    return bool(ceilings) and all((ceilings.get(key) or 0) > 0
-                                  for key in ("copy_bandwidth", "fp32_flops"))
+    return bool(ceilings) and all((ceilings.get(key) or 0) > 0 for key in ("copy_bandwidth", "fp32_flops"))
 
 
 def intensity(point: dict) -> float:
@@ -102,39 +103,58 @@ def _measured_roofline(fig, ax, points, ceilings):
     ax.set_xlim(x[0], x[-1])
     ax.set_ylim(min(roof + [gflops(p) for p in on_chart]) / 3, max(roof) * 3)
     bandwidth, peak = ceilings["copy_bandwidth"] / 1e9, ceilings["fp32_flops"] / 1e9
-    ax.text(x[-1] / 1.5, peak * 1.25, f"compute roof: {peak:,.0f} GFLOP/s", ha="right",
-            fontsize=10)
+    ax.text(x[-1] / 1.5, peak * 1.25, f"compute roof: {peak:,.0f} GFLOP/s", ha="right", fontsize=10)
     _slope_label(ax, x[6], roof[6] * 1.4, f"memory roof: {bandwidth:,.0f} GB/s")
-    ax.text(ridge(ceilings) * 1.1, ax.get_ylim()[0] * 1.3, f"ridge: {ridge(ceilings):.1f} FLOP/byte",
-            fontsize=8, color="#555555")
+    ax.text(
+        ridge(ceilings) * 1.1,
+        ax.get_ylim()[0] * 1.3,
+        f"ridge: {ridge(ceilings):.1f} FLOP/byte",
+        fontsize=8,
+        color="#555555",
+    )
     for point in on_chart:
         _draw_point(ax, point, ceilings)
     device = ceilings.get("name") or "this GPU"
-    fig.suptitle(f"Roofline of {device}: no kernel gets above the roofs\n"
-                 "Roofs: this GPU's measured ceilings (1 GiB device copy, fp32 FMA chains), "
-                 "not datasheet numbers", fontsize=11, x=0.02, ha="left")
+    fig.suptitle(
+        f"Roofline of {device}: no kernel gets above the roofs\n"
+        "Roofs: this GPU's measured ceilings (1 GiB device copy, fp32 FMA chains), "
+        "not datasheet numbers",
+        fontsize=11,
+        x=0.02,
+        ha="left",
+    )
     skipped = [p for p in points if not placeable(p) and p.get("seconds", 0) > 0]
     if skipped:
-        fig.text(0.02, 0.02, "Not on the chart (no FLOPs counted, memory-bound): " + "; ".join(
-            f"{p['label']} {bandwidth_share(p, ceilings):.0%} of the copy bandwidth "
-            f"({p['bytes'] / p['seconds'] / 1e9:,.0f} GB/s)" for p in skipped),
-            fontsize=9, wrap=True)
+        fig.text(
+            0.02,
+            0.02,
+            "Not on the chart (no FLOPs counted, memory-bound): "
+            + "; ".join(
+                f"{p['label']} {bandwidth_share(p, ceilings):.0%} of the copy bandwidth "
+                f"({p['bytes'] / p['seconds'] / 1e9:,.0f} GB/s)"
+                for p in skipped
+            ),
+            fontsize=9,
+            wrap=True,
+        )
 
 
 def describe_roofline(model: Roofline) -> str:
     if not model.measured:
         return NO_GPU_FIGURES
     c = model.ceilings
-    lines = [f"Roofline: memory roof {c['copy_bandwidth'] / 1e9:,.0f} GB/s, compute roof "
-             f"{c['fp32_flops'] / 1e9:,.0f} GFLOP/s, ridge {ridge(c):.1f} FLOP/byte"]
+    lines = [
+        f"Roofline: memory roof {c['copy_bandwidth'] / 1e9:,.0f} GB/s, compute roof "
+        f"{c['fp32_flops'] / 1e9:,.0f} GFLOP/s, ridge {ridge(c):.1f} FLOP/byte"
+    ]
     for p in model.points:
         if placeable(p):
             x, y = intensity(p), gflops(p)
-            lines.append(f"  {p['label']}: {x:.3g} FLOP/byte, {y:,.0f} GFLOP/s "
-                         f"({y / roof_gflops(x, c):.0%} of the roof)")
+            lines.append(
+                f"  {p['label']}: {x:.3g} FLOP/byte, {y:,.0f} GFLOP/s ({y / roof_gflops(x, c):.0%} of the roof)"
+            )
         elif p["seconds"] > 0:
-            lines.append(f"  {p['label']}: no FLOPs counted; {bandwidth_share(p, c):.0%} of the "
-                         "copy bandwidth")
+            lines.append(f"  {p['label']}: no FLOPs counted; {bandwidth_share(p, c):.0%} of the copy bandwidth")
     return "\n".join(lines)
 
 
@@ -147,9 +167,15 @@ def _draw_point(ax, point, ceilings):
     ax.plot([x], [y], "o", color="#D55E00", markersize=8)
     share = y / roof_gflops(x, ceilings)
     right_half = math.log(x / ax.get_xlim()[0]) > 0.6 * math.log(ax.get_xlim()[1] / ax.get_xlim()[0])
-    ax.annotate(f"{point['label']}\n{y:,.0f} GFLOP/s = {share:.0%} of the roof", (x, y),
-                xytext=(-8 if right_half else 8, -4), textcoords="offset points", fontsize=9,
-                va="top", ha="right" if right_half else "left")
+    ax.annotate(
+        f"{point['label']}\n{y:,.0f} GFLOP/s = {share:.0%} of the roof",
+        (x, y),
+        xytext=(-8 if right_half else 8, -4),
+        textcoords="offset points",
+        fontsize=9,
+        va="top",
+        ha="right" if right_half else "left",
+    )
 
 
 def _slope_label(ax, x, y, text):
@@ -176,11 +202,18 @@ def _roofline_shape(fig, ax):
     ax.text(1 / 8, 1 / 60, "← memory-bound:\nmore bytes per second helps", ha="center", fontsize=9)
     ax.text(8, 1 / 60, "compute-bound →\nmore FLOPs per second helps", ha="center", fontsize=9)
     fig.suptitle("The shape of a roofline (no GPU figures)", fontsize=12, x=0.02, ha="left")
-    fig.text(0.02, 0.02, NO_GPU_FIGURES, fontsize=10, wrap=True,
-             bbox={"facecolor": "#fff8c5", "edgecolor": "#d4a72c", "boxstyle": "round"})
+    fig.text(
+        0.02,
+        0.02,
+        NO_GPU_FIGURES,
+        fontsize=10,
+        wrap=True,
+        bbox={"facecolor": "#fff8c5", "edgecolor": "#d4a72c", "boxstyle": "round"},
+    )
 
 
 # ---- 5. the ladder ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Rung:
@@ -217,12 +250,14 @@ def draw_ladder(rungs: list[Rung]) -> Figure:
             ax.text(9.9, row, "← next", ha="right", va="center", fontsize=10, fontweight="bold")
         colour = STATE_COLOURS[rung.state]
         ax.plot([0.4], [row], "o", markersize=16, color=colour)
-        ax.text(0.4, row, STATE_MARKS[rung.state], ha="center", va="center", color="white",
-                fontsize=11, fontweight="bold")
+        ax.text(
+            0.4, row, STATE_MARKS[rung.state], ha="center", va="center", color="white", fontsize=11, fontweight="bold"
+        )
         ax.text(0.9, row, f"{rung.stage:>2}", va="center", fontsize=10, color="#555555")
         ax.text(1.5, row, rung.id, va="center", fontsize=11, family="monospace")
-        ax.text(5.0, row, rung.state, va="center", fontsize=10,
-                color="#57606a" if rung.state == "not started" else colour)
+        ax.text(
+            5.0, row, rung.state, va="center", fontsize=10, color="#57606a" if rung.state == "not started" else colour
+        )
         if rung.tier:
             ax.text(6.7, row, f"speed: {rung.tier}", va="center", fontsize=10)
     passed = sum(r.state == "passed" for r in rungs)

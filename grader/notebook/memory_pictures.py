@@ -2,6 +2,7 @@
 
 Models, drawings and text twins, without widgets (see grader/notebook/pictures.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ SECTOR_BYTES = 32
 
 
 # ---- coalescing -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class WarpAccess:
@@ -64,15 +66,16 @@ class WarpAccess:
 
     def summary(self) -> str:
         count = len(self.sectors)
-        return (f"1 request: {count} sector{'s' if count > 1 else ''} of {SECTOR_BYTES} B — "
-                f"{self.bytes_fetched} B fetched for {self.bytes_used} B used "
-                f"({self.bytes_used / self.bytes_fetched:.0%} useful)")
+        return (
+            f"1 request: {count} sector{'s' if count > 1 else ''} of {SECTOR_BYTES} B — "
+            f"{self.bytes_fetched} B fetched for {self.bytes_used} B used "
+            f"({self.bytes_used / self.bytes_fetched:.0%} useful)"
+        )
 
 
 def draw_coalescing(access: WarpAccess) -> Figure:
     rows, cols = access.rows_shown, access.cols
-    fig, ax = canvas(cols, rows + 0.6, unit=0.3 if rows <= 12 else 0.2, left=0.8, top=0.95,
-                     bottom=0.45)
+    fig, ax = canvas(cols, rows + 0.6, unit=0.3 if rows <= 12 else 0.2, left=0.8, top=0.95, bottom=0.45)
     ax.invert_yaxis()  # row 0 at the top, as the array is printed
     fetched = set(access.sectors)
     for r in range(rows):
@@ -82,29 +85,41 @@ def draw_coalescing(access: WarpAccess) -> Figure:
     for lane, (r, c) in enumerate(access.lane_cells):
         cell(ax, c, r + 0.6, lane, face="#E69F00", edge="#8a5a00", size=7, weight="bold")
     _sector_borders(ax, access, rows, cols)
-    title(fig, [f"One warp (32 threads) reads a row-major float32 array ({cols} floats = "
-                f"{cols * access.itemsize} B per row)", _walk_text(access), access.summary()])
-    fig.legend(handles=[
-        Patch(facecolor="#E69F00", edgecolor="#8a5a00", label="float32 a lane reads (number = lane)"),
-        Patch(facecolor="#ffe0b2", edgecolor="#c8c8c8", label="fetched with it, unused"),
-        Patch(facecolor="white", edgecolor="#c8c8c8", label="not fetched")],
-        loc="lower center", ncol=3, frameon=False, fontsize=9)
+    title(
+        fig,
+        [
+            f"One warp (32 threads) reads a row-major float32 array ({cols} floats = "
+            f"{cols * access.itemsize} B per row)",
+            _walk_text(access),
+            access.summary(),
+        ],
+    )
+    fig.legend(
+        handles=[
+            Patch(facecolor="#E69F00", edgecolor="#8a5a00", label="float32 a lane reads (number = lane)"),
+            Patch(facecolor="#ffe0b2", edgecolor="#c8c8c8", label="fetched with it, unused"),
+            Patch(facecolor="white", edgecolor="#c8c8c8", label="not fetched"),
+        ],
+        loc="lower center",
+        ncol=3,
+        frameon=False,
+        fontsize=9,
+    )
     return fig
 
 
 def describe_warp(access: WarpAccess) -> str:
     reads = "consecutive floats (A[0, 0], A[0, 1], …)" if access.order == "row" else "A[0..31, 0]"
-    return (f"{access.order} order: one warp reads {reads} of a {access.cols}-column float32 "
-            f"array\n{access.summary()}")
+    return f"{access.order} order: one warp reads {reads} of a {access.cols}-column float32 array\n{access.summary()}"
 
 
 def _walk_text(access: WarpAccess) -> str:
     if access.order == "row":
         return "threadIdx.x walks along a row: neighbouring lanes read neighbouring addresses."
-    grown = f" (drawn {access.rows_shown} rows tall so the whole warp fits)" if (
-        access.rows_shown > access.rows) else ""
-    return (f"threadIdx.x walks down a column: neighbouring lanes are "
-            f"{access.cols * access.itemsize} B apart{grown}.")
+    grown = (
+        f" (drawn {access.rows_shown} rows tall so the whole warp fits)" if (access.rows_shown > access.rows) else ""
+    )
+    return f"threadIdx.x walks down a column: neighbouring lanes are {access.cols * access.itemsize} B apart{grown}."
 
 
 def _sector_borders(ax, access, rows, cols):
@@ -114,8 +129,7 @@ def _sector_borders(ax, access, rows, cols):
         for c in range(cols + 1):
             if c in (0, cols) or (r * cols + c) % per_sector == 0:
                 ax.plot([c, c], [r + 0.6, r + 1.6], color="#333333", linewidth=1.6)
-    ax.plot([0, cols, cols, 0, 0], [0.6, 0.6, rows + 0.6, rows + 0.6, 0.6], color="#333333",
-            linewidth=1.6)
+    ax.plot([0, cols, cols, 0, 0], [0.6, 0.6, rows + 0.6, rows + 0.6, 0.6], color="#333333", linewidth=1.6)
     for c in range(0, cols - per_sector + 1, per_sector):
         ax.text(c + per_sector / 2, 0.3, "32 B sector", ha="center", va="center", fontsize=8)
     step = 1 if rows <= 12 else 4
@@ -124,6 +138,7 @@ def _sector_borders(ax, access, rows, cols):
 
 
 # ---- shared-memory tiling---------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TileStep:
@@ -179,8 +194,7 @@ def draw_tiling(step: TileStep) -> Figure:
     _draw_matrix(ax, step, "C", 2 * n + 4, [], step.c_tile)
     rows, cols = step.span(bi), step.span(bj)  # dashed: all this block will ever read
     for left, x, y, w, h in ((0, 0, rows[0], n, len(rows)), (n + 2, cols[0], 0, len(cols), n)):
-        ax.add_patch(Rectangle((left + x, y), w, h, fill=False, edgecolor="#D55E00",
-                               linewidth=2.5, linestyle="--"))
+        ax.add_patch(Rectangle((left + x, y), w, h, fill=False, edgecolor="#D55E00", linewidth=2.5, linestyle="--"))
     for x, symbol in ((n + 1, "×"), (2 * n + 3, "=")):
         ax.text(x, n / 2, symbol, ha="center", va="center", fontsize=22)
     title(fig, tiling_caption(step).split("\n"), bold=0)
@@ -194,19 +208,27 @@ def _draw_matrix(ax, step, name, left, done, now):
         for c in range(n):
             tile = (r // t, c // t)
             face = strong if tile == now else light if tile in done else "white"
-            ax.add_patch(Rectangle((left + c, r), 1, 1, facecolor=face, edgecolor="#cccccc",
-                                   linewidth=0.5))
+            ax.add_patch(Rectangle((left + c, r), 1, 1, facecolor=face, edgecolor="#cccccc", linewidth=0.5))
     for i in range(step.steps):
         for j in range(step.steps):
             rows, cols = step.span(i), step.span(j)
-            ax.add_patch(Rectangle((left + cols[0], rows[0]), len(cols), len(rows), fill=False,
-                                   edgecolor="#333333", linewidth=1.5))
+            ax.add_patch(
+                Rectangle(
+                    (left + cols[0], rows[0]), len(cols), len(rows), fill=False, edgecolor="#333333", linewidth=1.5
+                )
+            )
             mine = (i, j) == now
             if name == "C" or mine:
-                ax.text(left + cols[0] + len(cols) / 2, rows[0] + len(rows) / 2,
-                        _tile_label(step, name, i, j, mine), ha="center", va="center",
-                        fontsize=9 if t >= 3 else 7, fontweight="bold" if mine else "normal",
-                        color="white" if mine and name != "C" else "#333333")
+                ax.text(
+                    left + cols[0] + len(cols) / 2,
+                    rows[0] + len(rows) / 2,
+                    _tile_label(step, name, i, j, mine),
+                    ha="center",
+                    va="center",
+                    fontsize=9 if t >= 3 else 7,
+                    fontweight="bold" if mine else "normal",
+                    color="white" if mine and name != "C" else "#333333",
+                )
     ax.text(left + n / 2, n + 0.7, name, ha="center", va="center", fontsize=14, fontweight="bold")
 
 
@@ -223,11 +245,13 @@ def _tile_label(step, name, i, j, mine):
 def tiling_caption(step: TileStep) -> str:
     bi, bj, k, t = step.block_row, step.block_col, step.k, step.tile
     finished = "complete" if k == step.steps - 1 else "not finished yet"
-    return (f"Step {k + 1} of {step.steps} (k = {k}): block ({bi}, {bj}) loads A tile ({bi}, {k}) "
-            f"and B tile ({k}, {bj}) into shared memory\n"
-            f"Each of its {t}×{t} threads copies one element of each, waits at cuda.syncthreads(), "
-            f"then adds {len(step.span(k))} products to its C element.\n"
-            f"Dashed: the row of A and the column of B this block walks along, one tile per step; "
-            f"pale: earlier steps.\n"
-            f"C tile ({bi}, {bj}) is {finished}. Each value in shared memory is read by {t} "
-            f"threads: {t}× fewer reads from global memory.")
+    return (
+        f"Step {k + 1} of {step.steps} (k = {k}): block ({bi}, {bj}) loads A tile ({bi}, {k}) "
+        f"and B tile ({k}, {bj}) into shared memory\n"
+        f"Each of its {t}×{t} threads copies one element of each, waits at cuda.syncthreads(), "
+        f"then adds {len(step.span(k))} products to its C element.\n"
+        f"Dashed: the row of A and the column of B this block walks along, one tile per step; "
+        f"pale: earlier steps.\n"
+        f"C tile ({bi}, {bj}) is {finished}. Each value in shared memory is read by {t} "
+        f"threads: {t}× fewer reads from global memory."
+    )

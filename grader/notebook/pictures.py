@@ -10,6 +10,7 @@ This module: the shared drawing helpers and the grid of blocks and threads.
 grader/notebook/memory_pictures.py: coalescing and shared-memory tiling; grader/notebook/charts.py: the
 roofline and the ladder.
 """
+
 from __future__ import annotations
 
 import io
@@ -34,13 +35,32 @@ def png_bytes(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def cell(ax, x, y, text="", face="white", edge="#555555", hatch=None, size=9, colour="black",
-         width=1.0, height=1.0, weight="normal"):
-    ax.add_patch(Rectangle((x, y), width, height, facecolor=face, edgecolor=edge, hatch=hatch,
-                           linewidth=0.8))
+def cell(
+    ax,
+    x,
+    y,
+    text="",
+    face="white",
+    edge="#555555",
+    hatch=None,
+    size=9,
+    colour="black",
+    width=1.0,
+    height=1.0,
+    weight="normal",
+):
+    ax.add_patch(Rectangle((x, y), width, height, facecolor=face, edgecolor=edge, hatch=hatch, linewidth=0.8))
     if text != "":
-        ax.text(x + width / 2, y + height / 2, str(text), ha="center", va="center",
-                fontsize=size, color=colour, fontweight=weight)
+        ax.text(
+            x + width / 2,
+            y + height / 2,
+            str(text),
+            ha="center",
+            va="center",
+            fontsize=size,
+            color=colour,
+            fontweight=weight,
+        )
 
 
 def canvas(width, height, unit=0.36, left=1.7, top=0.9, bottom=0.5, right=0.2):
@@ -62,9 +82,14 @@ def title(fig, lines: list[str], bold: int = -1):
     """Top-left caption, one text per line; line `bold` carries the thing to remember."""
     inch = 1 / fig.get_figheight()
     for row, line in enumerate(lines):
-        fig.text(0.01, 1 - (0.08 + 0.22 * row) * inch, line, va="top",
-                 fontsize=12 if row == bold % len(lines) else 11,
-                 fontweight="bold" if row == bold % len(lines) else "normal")
+        fig.text(
+            0.01,
+            1 - (0.08 + 0.22 * row) * inch,
+            line,
+            va="top",
+            fontsize=12 if row == bold % len(lines) else 11,
+            fontweight="bold" if row == bold % len(lines) else "normal",
+        )
 
 
 def span_text(numbers) -> str:
@@ -73,6 +98,7 @@ def span_text(numbers) -> str:
 
 
 # ---- 1. grid, blocks and threads -------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class GridLayout:
@@ -151,64 +177,95 @@ def _draw_block(ax, layout, block, place):
     t = layout.threads_per_block
     colour = BLOCK_COLOURS[block % len(BLOCK_COLOURS)]
     x, base = place(block * t)
-    ax.add_patch(Rectangle((x + 0.06, base + 1.55), t - 0.12, 1.75, facecolor=to_rgba(colour, 0.3),
-                           edgecolor=colour, linewidth=2.5))
+    ax.add_patch(
+        Rectangle(
+            (x + 0.06, base + 1.55), t - 0.12, 1.75, facecolor=to_rgba(colour, 0.3), edgecolor=colour, linewidth=2.5
+        )
+    )
     label = f"block {block}" + (f"  (blockIdx.x = {block})" if t >= 6 else "")
-    ax.text(x + t / 2, base + 3.6, label if t >= 3 else str(block), ha="center", va="center",
-            fontsize=10, fontweight="bold")
+    ax.text(
+        x + t / 2, base + 3.6, label if t >= 3 else str(block), ha="center", va="center", fontsize=10, fontweight="bold"
+    )
     for thread in range(t):
         i = layout.global_index(block, thread)
         x, base = place(i)
         idle = i >= layout.n
-        cell(ax, x, base + 2.55, thread, face=to_rgba(colour, 0.3), size=8, colour="#333333",
-              height=0.5)
-        cell(ax, x, base + 1.7, "" if idle else i, face=IDLE if idle else "white",
-              hatch="///" if idle else None, size=10 if i < 100 else 8, height=0.8, weight="bold")
+        cell(ax, x, base + 2.55, thread, face=to_rgba(colour, 0.3), size=8, colour="#333333", height=0.5)
+        cell(
+            ax,
+            x,
+            base + 1.7,
+            "" if idle else i,
+            face=IDLE if idle else "white",
+            hatch="///" if idle else None,
+            size=10 if i < 100 else 8,
+            height=0.8,
+            weight="bold",
+        )
         if idle:  # a white backdrop keeps the number readable over the hatching
-            ax.text(x + 0.5, base + 2.1, i, ha="center", va="center", fontsize=8, color="#555555",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6})
+            ax.text(
+                x + 0.5,
+                base + 2.1,
+                i,
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="#555555",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6},
+            )
         else:
-            ax.annotate("", (x + 0.5, base + 0.95), (x + 0.5, base + 1.65),
-                        arrowprops={"arrowstyle": "->", "color": "#555555", "lw": 0.8})
+            ax.annotate(
+                "",
+                (x + 0.5, base + 0.95),
+                (x + 0.5, base + 1.65),
+                arrowprops={"arrowstyle": "->", "color": "#555555", "lw": 0.8},
+            )
 
 
 def _draw_element(ax, layout, i, place):
     x, base = place(i)
     if i in layout.uncovered_elements:
-        cell(ax, x, base, f"{i}\n✗", face=MISSED, edge=MISSED_EDGE, size=8, colour=MISSED_EDGE,
-              height=0.9, weight="bold")
+        cell(
+            ax, x, base, f"{i}\n✗", face=MISSED, edge=MISSED_EDGE, size=8, colour=MISSED_EDGE, height=0.9, weight="bold"
+        )
         return
     colour = BLOCK_COLOURS[(i // layout.threads_per_block) % len(BLOCK_COLOURS)]
     cell(ax, x, base, i, face=colour, size=10 if i < 100 else 8, height=0.9)
 
 
 def _grid_title(layout: GridLayout) -> list[str]:
-    head = (f"n = {layout.n} elements, {layout.threads_per_block} threads per block → "
-            f"{layout.blocks_formula()} → {layout.threads} threads")
+    head = (
+        f"n = {layout.n} elements, {layout.threads_per_block} threads per block → "
+        f"{layout.blocks_formula()} → {layout.threads} threads"
+    )
     if layout.uncovered_elements:
-        tail = (f"Only {layout.threads} threads for {layout.n} elements: elements "
-                f"{span_text(layout.uncovered_elements)} are never written! Round up instead.")
+        tail = (
+            f"Only {layout.threads} threads for {layout.n} elements: elements "
+            f"{span_text(layout.uncovered_elements)} are never written! Round up instead."
+        )
     elif layout.idle_threads:
         count = len(layout.idle_threads)
-        tail = (f"{count} thread{'s' if count > 1 else ''} ({span_text(layout.idle_threads)}) "
-                f"{'have' if count > 1 else 'has'} i ≥ n: the bounds guard `if i < n:` turns "
-                f"{'them' if count > 1 else 'it'} away.")
+        tail = (
+            f"{count} thread{'s' if count > 1 else ''} ({span_text(layout.idle_threads)}) "
+            f"{'have' if count > 1 else 'has'} i ≥ n: the bounds guard `if i < n:` turns "
+            f"{'them' if count > 1 else 'it'} away."
+        )
     else:
         tail = "Exactly one thread per element this time (keep the bounds guard anyway)."
     return [head, "Each thread computes i = blockIdx.x * blockDim.x + threadIdx.x.", tail]
 
 
 def _grid_legend():
-    return [Patch(facecolor="white", edgecolor="#555555", label="thread: works on out[i]"),
-            Patch(facecolor=IDLE, edgecolor="#555555", hatch="///",
-                  label="thread with i ≥ n: turned away by the guard"),
-            Patch(facecolor=MISSED, edgecolor=MISSED_EDGE, label="element no thread covers (bug)")]
+    return [
+        Patch(facecolor="white", edgecolor="#555555", label="thread: works on out[i]"),
+        Patch(facecolor=IDLE, edgecolor="#555555", hatch="///", label="thread with i ≥ n: turned away by the guard"),
+        Patch(facecolor=MISSED, edgecolor=MISSED_EDGE, label="element no thread covers (bug)"),
+    ]
 
 
 def describe_grid(layout: GridLayout) -> str:
     t = layout.threads_per_block
-    lines = [f"n = {layout.n}, {t} threads per block, {layout.blocks_formula()} → "
-             f"{layout.threads} threads"]
+    lines = [f"n = {layout.n}, {t} threads per block, {layout.blocks_formula()} → {layout.threads} threads"]
     for block in range(layout.blocks):
         lines.append(f"  block {block}: threads i = {block * t}–{block * t + t - 1}")
     if layout.idle_threads:

@@ -9,6 +9,7 @@ Models, drawings and text twins live in grader/notebook/pictures.py, grader/note
 grader/notebook/charts.py, without widgets.
 No numba here: notebooks import this after `import grader` chose the back end.
 """
+
 from __future__ import annotations
 
 import base64
@@ -77,8 +78,7 @@ class Explorer:
         if self._view is None:
             import ipywidgets as w
 
-            self._image = w.Image(value=self.png(), format="png",
-                                  layout=w.Layout(max_width="100%", height="auto"))
+            self._image = w.Image(value=self.png(), format="png", layout=w.Layout(max_width="100%", height="auto"))
             shown = [self._build_control(control) for control in self._controls]
             row = w.HBox(shown, layout=w.Layout(flex_flow="row wrap"))
             self._view = w.VBox([row, self._image] if shown else [self._image])
@@ -102,8 +102,7 @@ class Explorer:
             self._image.value = self.png()
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/plain": self.text(),
-                  "image/png": base64.b64encode(self.png()).decode("ascii")}
+        bundle = {"text/plain": self.text(), "image/png": base64.b64encode(self.png()).decode("ascii")}
         view = self._live_view()
         if view is not None:
             bundle[WIDGET_MIME] = view._repr_mimebundle_()[WIDGET_MIME]
@@ -133,18 +132,25 @@ def _kernel_running() -> bool:
 
 # ---- controls ---------------------------------------------------------------------------
 
+
 def _int_slider(label: str, low: int, high: int, play_ms: int | None = None) -> Callable:
     def build(value):
         import ipywidgets as w
 
-        slider = w.IntSlider(value=value, min=low, max=high, description=label,
-                             continuous_update=play_ms is not None,
-                             style={"description_width": "initial"})
+        slider = w.IntSlider(
+            value=value,
+            min=low,
+            max=high,
+            description=label,
+            continuous_update=play_ms is not None,
+            style={"description_width": "initial"},
+        )
         if play_ms is None:
             return slider, slider
         play = w.Play(value=value, min=low, max=high, interval=play_ms, description="play")
         w.jslink((play, "value"), (slider, "value"))  # runs in the browser: smooth playback
         return w.HBox([play, slider]), slider
+
     return build
 
 
@@ -154,6 +160,7 @@ def _checkbox(label: str) -> Callable:
 
         box = w.Checkbox(value=value, description=label, indent=False)
         return box, box
+
     return build
 
 
@@ -161,47 +168,60 @@ def _toggle(label: str, options: tuple) -> Callable:
     def build(value):
         import ipywidgets as w
 
-        buttons = w.ToggleButtons(options=options, value=value, description=label,
-                                  style={"description_width": "initial"})
+        buttons = w.ToggleButtons(
+            options=options, value=value, description=label, style={"description_width": "initial"}
+        )
         return buttons, buttons
+
     return build
 
 
 # ---- 1. grid ----------------------------------------------------------------------------
 
+
 def grid_explorer(n=20, threads_per_block=8) -> Explorer:
     """Blocks of threads over n elements: global index, bounds guard, the floor-division bug."""
     state = {"n": n, "threads_per_block": threads_per_block, "floor_division": False}
-    controls = (Control("n", _int_slider("n (elements)", 1, max(64, n))),
-                Control("threads_per_block", _int_slider("threads per block", 1,
-                                                          max(32, threads_per_block))),
-                Control("floor_division", _checkbox("use floor division (n // threads)")))
+    controls = (
+        Control("n", _int_slider("n (elements)", 1, max(64, n))),
+        Control("threads_per_block", _int_slider("threads per block", 1, max(32, threads_per_block))),
+        Control("floor_division", _checkbox("use floor division (n // threads)")),
+    )
     return Explorer(pictures.GridLayout, pictures.draw_grid, pictures.describe_grid, state, controls)
 
 
 # ---- 2. coalescing ----------------------------------------------------------------------
 
+
 def coalescing(rows=8, cols=32, order="row") -> Explorer:
     """The 32-byte sectors one warp touches reading along a row vs down a column."""
     controls = (Control("order", _toggle("threadIdx.x walks along a", ("row", "column"))),)
-    return Explorer(memory.WarpAccess, memory.draw_coalescing, memory.describe_warp,
-                    {"rows": rows, "cols": cols, "order": order}, controls)
+    return Explorer(
+        memory.WarpAccess,
+        memory.draw_coalescing,
+        memory.describe_warp,
+        {"rows": rows, "cols": cols, "order": order},
+        controls,
+    )
 
 
 # ---- 3. tiling --------------------------------------------------------------------------
+
 
 def tiling_animation(n=8, tile=4) -> Explorer:
     """Step k of a shared-memory tiled C = A @ B for one chosen block."""
     steps = max(1, -(-n // tile)) if tile >= 1 else 1
     state = {"n": n, "tile": tile, "block_row": 0, "block_col": 0, "k": 0}
-    controls = (Control("k", _int_slider("step k", 0, steps - 1, play_ms=1500)),
-                Control("block_row", _int_slider("block row (blockIdx.y)", 0, steps - 1)),
-                Control("block_col", _int_slider("block column (blockIdx.x)", 0, steps - 1)))
-    return Explorer(memory.TileStep, memory.draw_tiling, memory.tiling_caption,
-                    state, controls)
+    controls = (
+        Control("k", _int_slider("step k", 0, steps - 1, play_ms=1500)),
+        Control("block_row", _int_slider("block row (blockIdx.y)", 0, steps - 1)),
+        Control("block_col", _int_slider("block column (blockIdx.x)", 0, steps - 1)),
+    )
+    return Explorer(memory.TileStep, memory.draw_tiling, memory.tiling_caption, state, controls)
 
 
 # ---- 4. roofline ------------------------------------------------------------------------
+
 
 def roofline(points=None, ceilings=None) -> Explorer:
     """Measured kernels under this GPU's measured roofs; only the shape when there are none."""
@@ -218,8 +238,9 @@ def roofline_points_from_results(results) -> list[dict]:
             continue
         exercise_id = _field(result, "exercise")
         flops, bytes_moved = _work_done(exercise_id, details)
-        points.append({"label": exercise_id, "flops": flops, "bytes": bytes_moved,
-                       "seconds": details["yours_ms"] / 1e3})
+        points.append(
+            {"label": exercise_id, "flops": flops, "bytes": bytes_moved, "seconds": details["yours_ms"] / 1e3}
+        )
     return points
 
 
@@ -229,9 +250,11 @@ def ceilings_from_results(results) -> dict | None:
         details = _measured_details(result)
         if details and details.get("ceilings"):
             c = details["ceilings"]
-            return {"name": details.get("device"),
-                    "copy_bandwidth": c["copy_bandwidth_GBps"] * 1e9,
-                    "fp32_flops": c["fp32_TFLOPs"] * 1e12}
+            return {
+                "name": details.get("device"),
+                "copy_bandwidth": c["copy_bandwidth_GBps"] * 1e9,
+                "fp32_flops": c["fp32_TFLOPs"] * 1e12,
+            }
     return None
 
 
@@ -241,8 +264,9 @@ def _field(result, name):
 
 def _measured_details(result) -> dict | None:
     speed = _field(result, "speed")
-    measured, details = (speed.get("measured"), speed.get("details")) if isinstance(
-        speed, Mapping) else (speed.measured, speed.details)
+    measured, details = (
+        (speed.get("measured"), speed.get("details")) if isinstance(speed, Mapping) else (speed.measured, speed.details)
+    )
     return details if measured and details and "yours_ms" in details else None
 
 
@@ -255,6 +279,7 @@ def _work_done(exercise_id: str, details: dict) -> tuple[float, float]:
 
 
 # ---- 5. progress ------------------------------------------------------------------------
+
 
 def progress(status=None) -> Explorer:
     """The ladder: which exercises pass, the best speed tier when known, what to do next.
@@ -270,8 +295,10 @@ def progress(status=None) -> Explorer:
 
 
 def _ladder(status: dict) -> tuple:
-    return tuple(charts.Rung(stage, exercise_id, *_state_and_tier(status.get(exercise_id)))
-                 for stage, exercise_id in enumerate(LADDER))
+    return tuple(
+        charts.Rung(stage, exercise_id, *_state_and_tier(status.get(exercise_id)))
+        for stage, exercise_id in enumerate(LADDER)
+    )
 
 
 def _state_and_tier(entry) -> tuple:

@@ -7,6 +7,7 @@ few charts from those summaries (one figure per chart, never one per row) and
 grader/report/page.py lays out a self-contained page. Speed figures come only from results
 timed on a GPU; with none, the report says so and shows no number.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -21,8 +22,13 @@ from grader.authoring.spec import DEFAULT_TIERS
 
 NOT_ATTEMPTED = "not_attempted"
 """A hand-in byte-identical to the starter (exercises/<id>.py): nothing tried, nothing wrong."""
-VERDICT_ORDER = ("passed", "too_slow",
-                 *(v for v in VERDICTS if v not in ("passed", "too_slow")), NOT_ATTEMPTED, NOT_SUBMITTED)
+VERDICT_ORDER = (
+    "passed",
+    "too_slow",
+    *(v for v in VERDICTS if v not in ("passed", "too_slow")),
+    NOT_ATTEMPTED,
+    NOT_SUBMITTED,
+)
 """Column and stacking order: success, nearly, the failures, the starter untouched, nothing handed in."""
 FAILURES = tuple(v for v in VERDICT_ORDER if v not in ("passed", NOT_ATTEMPTED, NOT_SUBMITTED))
 NO_GPU = "Speed was not graded: no GPU on the grading host."
@@ -166,8 +172,7 @@ class ClassReport:
         if not tried:
             return None
         enough = max(e.submitted for e in tried) / 5
-        return min((e for e in tried if e.submitted >= enough),
-                   key=lambda e: (e.pass_rate, -e.submitted))
+        return min((e for e in tried if e.submitted >= enough), key=lambda e: (e.pass_rate, -e.submitted))
 
     @property
     def speed_graded(self) -> bool:
@@ -176,8 +181,7 @@ class ClassReport:
     @property
     def mistakes(self) -> Counter:
         """Failing verdict -> submissions with it, across the class."""
-        return Counter({v: n for v in FAILURES
-                        if (n := sum(e.verdicts.get(v, 0) for e in self.exercises))})
+        return Counter({v: n for v in FAILURES if (n := sum(e.verdicts.get(v, 0) for e in self.exercises))})
 
     @property
     def stuck(self) -> Counter:
@@ -218,15 +222,28 @@ def trusted_speed(row: dict) -> dict | None:
 def analyse(rows: list[dict], source: str = "") -> ClassReport:
     """One pass over the gradebook rows."""
     exercise_ids = ladder_order(r["exercise"] for r in rows)
-    by_exercise = {e: {"verdicts": Counter(), "scores": [], "max": 0.0, "speedups": [],
-                       "required": None, "tiers": Counter(), "rejected": 0} for e in exercise_ids}
+    by_exercise = {
+        e: {
+            "verdicts": Counter(),
+            "scores": [],
+            "max": 0.0,
+            "speedups": [],
+            "required": None,
+            "tiers": Counter(),
+            "rejected": 0,
+        }
+        for e in exercise_ids
+    }
     by_student: dict = {}
     backends, devices, times, timed_on = Counter(), set(), [], {}
     starters = _starter_hashes(exercise_ids)
     for row in rows:
         acc, verdict = by_exercise[row["exercise"]], row["verdict"]
-        if verdict != NOT_SUBMITTED and row.get("submission_sha256") and (
-                row["submission_sha256"] == starters.get(row["exercise"])):
+        if (
+            verdict != NOT_SUBMITTED
+            and row.get("submission_sha256")
+            and (row["submission_sha256"] == starters.get(row["exercise"]))
+        ):
             verdict = NOT_ATTEMPTED
         acc["verdicts"][verdict] += 1
         by_student.setdefault(row["student"], {})[row["exercise"]] = (verdict, row["score"])
@@ -245,10 +262,16 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
                 by_exercise[e]["verdicts"][NOT_SUBMITTED] += 1
     exercises = tuple(_exercise_stats(e, by_exercise[e]) for e in exercise_ids)
     possible = {e.id: e.max_score for e in exercises}
-    students = tuple(_student_stats(name, by_student[name], exercise_ids, possible)
-                     for name in sorted(by_student))
-    return ClassReport(source, exercises, students, dict(backends), tuple(sorted(devices)),
-                       (min(times), max(times)) if times else None, timed_on)
+    students = tuple(_student_stats(name, by_student[name], exercise_ids, possible) for name in sorted(by_student))
+    return ClassReport(
+        source,
+        exercises,
+        students,
+        dict(backends),
+        tuple(sorted(devices)),
+        (min(times), max(times)) if times else None,
+        timed_on,
+    )
 
 
 def _starter_hashes(exercise_ids) -> dict:
@@ -284,9 +307,17 @@ def _add_speed(acc: dict, row: dict, devices: set) -> None:
 def _exercise_stats(exercise_id: str, acc: dict) -> ExerciseStats:
     stage = LADDER.index(exercise_id) if exercise_id in LADDER else None
     max_score = acc["max"] or _spec_points(exercise_id)
-    return ExerciseStats(exercise_id, stage, dict(acc["verdicts"]), max_score,
-                         tuple(acc["scores"]), tuple(acc["speedups"]), acc["required"],
-                         dict(acc["tiers"]), acc["rejected"])
+    return ExerciseStats(
+        exercise_id,
+        stage,
+        dict(acc["verdicts"]),
+        max_score,
+        tuple(acc["scores"]),
+        tuple(acc["speedups"]),
+        acc["required"],
+        dict(acc["tiers"]),
+        acc["rejected"],
+    )
 
 
 def _spec_points(exercise_id: str) -> float:
@@ -307,6 +338,7 @@ def _student_stats(name: str, marks: dict, exercise_ids: list, possible: dict) -
 
 
 # ---- CSV --------------------------------------------------------------------------------
+
 
 def tier_names(report: ClassReport) -> list[str]:
     seen = {t for e in report.exercises for t in e.tiers}

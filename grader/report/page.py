@@ -4,6 +4,7 @@ no script and no external URL, so it opens from a mail attachment or a file shar
 Every string from the gradebook is escaped; the page is laid out top-down in the order an
 instructor reads it: the summary, then exercises, mistakes, speed, scores and students.
 """
+
 from __future__ import annotations
 
 import base64
@@ -14,9 +15,21 @@ from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.report.data import FAILURES, NO_GPU, VERDICT_ORDER, ClassReport, tier_names
 from grader.report.plots import VERDICT_COLOURS, label
 
-CODES = {"passed": "✓", "too_slow": "sl", "syntax_error": "sx", "exception": "ex",
-         "wrong_result": "wr", "out_of_bounds": "ob", "unwritten_output": "uw", "timeout": "to",
-         "race": "rc", "forbidden": "fb", "crashed": "cr", "not_attempted": "na", NOT_SUBMITTED: "–"}
+CODES = {
+    "passed": "✓",
+    "too_slow": "sl",
+    "syntax_error": "sx",
+    "exception": "ex",
+    "wrong_result": "wr",
+    "out_of_bounds": "ob",
+    "unwritten_output": "uw",
+    "timeout": "to",
+    "race": "rc",
+    "forbidden": "fb",
+    "crashed": "cr",
+    "not_attempted": "na",
+    NOT_SUBMITTED: "–",
+}
 """Two-letter cell codes of the student grid (the colour says the same)."""
 MAX_NAMES = 40
 """Names listed inline before "and N more"."""
@@ -69,20 +82,31 @@ footer p{margin:4px 0}
 """
 
 
-def page(report: ClassReport, images: dict, *, title: str | None = None,
-         generated: float | None = None) -> str:
-    body = "\n".join([
-        _header(report, title, generated), _cards(report), _findings(report),
-        _exercises(report), _mistakes(report, images["verdicts"]), _speed(report, images["speed"]),
-        _scores(report, images["scores"]), _students(report), _footer(report)])
+def page(report: ClassReport, images: dict, *, title: str | None = None, generated: float | None = None) -> str:
+    body = "\n".join(
+        [
+            _header(report, title, generated),
+            _cards(report),
+            _findings(report),
+            _exercises(report),
+            _mistakes(report, images["verdicts"]),
+            _speed(report, images["speed"]),
+            _scores(report, images["scores"]),
+            _students(report),
+            _footer(report),
+        ]
+    )
     heading = escape(title or "Class report")
-    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-            f"<title>{heading} — Zero to GPU</title><style>{CSS}</style></head>"
-            f"<body><main>\n{body}\n</main></body></html>\n")
+    return (
+        f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+        f"<title>{heading} — Zero to GPU</title><style>{CSS}</style></head>"
+        f"<body><main>\n{body}\n</main></body></html>\n"
+    )
 
 
 # ---- pieces -----------------------------------------------------------------------------
+
 
 def _img(png: bytes, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
@@ -99,15 +123,19 @@ def _pct(value: float | None) -> str:
 
 def _chip(verdict: str, text: str | None = None) -> str:
     light = " light" if verdict == NOT_SUBMITTED else ""
-    return (f'<span class="chip{light}" style="background:{VERDICT_COLOURS[verdict]}">'
-            f"{escape(text or label(verdict))}</span>")
+    return (
+        f'<span class="chip{light}" style="background:{VERDICT_COLOURS[verdict]}">'
+        f"{escape(text or label(verdict))}</span>"
+    )
 
 
 def _cell(verdict: str, exercise_id: str | None = None) -> str:
     light = " light" if verdict == NOT_SUBMITTED else ""
     tip = f"{exercise_id}: {label(verdict)}" if exercise_id else label(verdict)
-    return (f'<span class="cell{light}" style="background:{VERDICT_COLOURS[verdict]}" '
-            f'title="{escape(tip)}">{CODES[verdict]}</span>')
+    return (
+        f'<span class="cell{light}" style="background:{VERDICT_COLOURS[verdict]}" '
+        f'title="{escape(tip)}">{CODES[verdict]}</span>'
+    )
 
 
 def _names(names: list[str]) -> str:
@@ -135,16 +163,20 @@ def _header(report: ClassReport, title, generated) -> str:
         first, last = (_date(t) for t in report.graded_between)
         span = f" Graded {first}" + (f" – {last}" if last != first else "") + "."
     made = f" Report made {_date(generated, True)}." if generated else ""
-    return (f'<header><p class="eyebrow">Zero to GPU · class report</p>'
-            f"<h1>{escape(title or 'Class report')}</h1>"
-            f'<p class="meta">{len(report.exercises)} exercises · {len(report.students):,} students · '
-            f"gradebook <code>{escape(report.source)}</code>.{span}{made}</p>"
-            f'<p class="meta">{_where_graded(report)}</p></header>')
+    return (
+        f'<header><p class="eyebrow">Zero to GPU · class report</p>'
+        f"<h1>{escape(title or 'Class report')}</h1>"
+        f'<p class="meta">{len(report.exercises)} exercises · {len(report.students):,} students · '
+        f"gradebook <code>{escape(report.source)}</code>.{span}{made}</p>"
+        f'<p class="meta">{_where_graded(report)}</p></header>'
+    )
 
 
 def _card(key: str, value: str, note: str, value_class: str = "") -> str:
-    return (f'<div class="card"><div class="k">{key}</div><div class="v {value_class}">{value}</div>'
-            f'<div class="n">{note}</div></div>')
+    return (
+        f'<div class="card"><div class="k">{key}</div><div class="v {value_class}">{value}</div>'
+        f'<div class="n">{note}</div></div>'
+    )
 
 
 def _cards(report: ClassReport) -> str:
@@ -152,16 +184,29 @@ def _cards(report: ClassReport) -> str:
     median = report.median_percent
     hardest = report.hardest
     cards = [
-        _card("Class size", f"{len(report.students):,}",
-              f"{silent:,} submitted nothing" if silent else "everyone submitted something"),
-        _card("Submissions", f"{report.submissions:,}",
-              f"of {report.possible:,} possible ({report.submissions / report.possible:.0%})"
-              if report.possible else ""),
-        _card("Median score", "–" if median is None else f"{median:.0f}%",
-              f"of the {len(report.active):,} students who submitted"),
-        _card("Hardest exercise", escape(hardest.id) if hardest else "–",
-              f"{hardest.passed:,} of {hardest.submitted:,} submissions pass ({_pct(hardest.pass_rate)})"
-              if hardest else "nothing submitted", "id"),
+        _card(
+            "Class size",
+            f"{len(report.students):,}",
+            f"{silent:,} submitted nothing" if silent else "everyone submitted something",
+        ),
+        _card(
+            "Submissions",
+            f"{report.submissions:,}",
+            f"of {report.possible:,} possible ({report.submissions / report.possible:.0%})" if report.possible else "",
+        ),
+        _card(
+            "Median score",
+            "–" if median is None else f"{median:.0f}%",
+            f"of the {len(report.active):,} students who submitted",
+        ),
+        _card(
+            "Hardest exercise",
+            escape(hardest.id) if hardest else "–",
+            f"{hardest.passed:,} of {hardest.submitted:,} submissions pass ({_pct(hardest.pass_rate)})"
+            if hardest
+            else "nothing submitted",
+            "id",
+        ),
     ]
     return f'<section class="cards">{"".join(cards)}</section>'
 
@@ -171,14 +216,18 @@ def _findings(report: ClassReport) -> str:
     hardest = report.hardest
     if hardest and hardest.common_failure:
         verdict, count = hardest.common_failure
-        items.append(f"<b>Hardest:</b> <code>{escape(hardest.id)}</code> — {hardest.passed:,} of "
-                     f"{hardest.submitted:,} pass; its most common failure is {_chip(verdict)} "
-                     f"({count:,}).")
+        items.append(
+            f"<b>Hardest:</b> <code>{escape(hardest.id)}</code> — {hardest.passed:,} of "
+            f"{hardest.submitted:,} pass; its most common failure is {_chip(verdict)} "
+            f"({count:,})."
+        )
     if report.mistakes:
         verdict, count = report.mistakes.most_common(1)[0]
         worst = max(report.exercises, key=lambda e: e.verdicts.get(verdict, 0))
-        items.append(f"<b>Most common mistake:</b> {_chip(verdict)} in {count:,} submissions, most "
-                     f"in <code>{escape(worst.id)}</code> ({worst.verdicts[verdict]:,}).")
+        items.append(
+            f"<b>Most common mistake:</b> {_chip(verdict)} in {count:,} submissions, most "
+            f"in <code>{escape(worst.id)}</code> ({worst.verdicts[verdict]:,})."
+        )
     if report.stuck:
         top = ", ".join(f"<code>{escape(e)}</code> ({n:,})" for e, n in report.stuck.most_common(3))
         items.append(f"<b>Where students are stuck</b> (first exercise not passed, tried and failed): {top}.")
@@ -189,8 +238,7 @@ def _findings(report: ClassReport) -> str:
     if done:
         items.append(f"<b>{done:,} student{'s' if done != 1 else ''}</b> passed every exercise.")
     if report.silent:
-        items.append(f"<b>Submitted nothing ({len(report.silent):,}):</b> "
-                     f"{_names([s.name for s in report.silent])}.")
+        items.append(f"<b>Submitted nothing ({len(report.silent):,}):</b> {_names([s.name for s in report.silent])}.")
     items.append(f"<b>Speed:</b> {_speed_sentence(report)}")
     return '<ul class="findings">' + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
@@ -202,8 +250,10 @@ def _speed_sentence(report: ClassReport) -> str:
     meeting = sum(e.meeting_requirement for e in report.exercises)
     if len(report.devices) > 1:  # a cluster of mixed GPUs: say which timed how many
         counts = ", ".join(f"{n:,} on {escape(d)}" for d, n in sorted(report.timed_per_device.items()))
-        on = (f"by more than one GPU model ({counts}; each against its own GPU's baseline and "
-              "target; students.csv names the GPU of each result)")
+        on = (
+            f"by more than one GPU model ({counts}; each against its own GPU's baseline and "
+            "target; students.csv names the GPU of each result)"
+        )
     else:
         on = f"on {escape(', '.join(report.devices) or 'a GPU')}"
     return f"{timed:,} submissions timed {on}; {meeting:,} reach their exercise's required speedup."
@@ -211,29 +261,43 @@ def _speed_sentence(report: ClassReport) -> str:
 
 def _exercises(report: ClassReport) -> str:
     speed = report.speed_graded
-    head = ("<tr><th class=num>stage</th><th>exercise</th><th class=num>submitted</th>"
-            "<th class=num>passed</th><th>pass rate</th><th class=num>mean score</th>"
-            "<th>most common failure</th>" + ("<th class=num>median speedup</th>" if speed else "")
-            + "</tr>")
+    head = (
+        "<tr><th class=num>stage</th><th>exercise</th><th class=num>submitted</th>"
+        "<th class=num>passed</th><th>pass rate</th><th class=num>mean score</th>"
+        "<th>most common failure</th>" + ("<th class=num>median speedup</th>" if speed else "") + "</tr>"
+    )
     rows = []
     for e in report.exercises:
         rate = e.pass_rate
-        bar = (f'<span class="bar"><span style="width:{100 * rate:.1f}%"></span></span>{_pct(rate)}'
-               if rate is not None else '<span class="dim">nothing submitted</span>')
-        failure = _chip(e.common_failure[0], f"{label(e.common_failure[0])} · {e.common_failure[1]}") \
-            if e.common_failure else '<span class="dim">–</span>'
+        bar = (
+            f'<span class="bar"><span style="width:{100 * rate:.1f}%"></span></span>{_pct(rate)}'
+            if rate is not None
+            else '<span class="dim">nothing submitted</span>'
+        )
+        failure = (
+            _chip(e.common_failure[0], f"{label(e.common_failure[0])} · {e.common_failure[1]}")
+            if e.common_failure
+            else '<span class="dim">–</span>'
+        )
         mean = f"{sum(e.scores) / len(e.scores):.1f} / {e.max_score:g}" if e.scores else "–"
-        cells = [f'<td class="num dim">{"" if e.stage is None else e.stage}</td>',
-                 f'<td class="id">{escape(e.id)}</td>', f'<td class="num">{e.submitted:,}</td>',
-                 f'<td class="num">{e.passed:,}</td>', f"<td>{bar}</td>",
-                 f'<td class="num">{mean}</td>', f"<td>{failure}</td>"]
+        cells = [
+            f'<td class="num dim">{"" if e.stage is None else e.stage}</td>',
+            f'<td class="id">{escape(e.id)}</td>',
+            f'<td class="num">{e.submitted:,}</td>',
+            f'<td class="num">{e.passed:,}</td>',
+            f"<td>{bar}</td>",
+            f'<td class="num">{mean}</td>',
+            f"<td>{failure}</td>",
+        ]
         if speed:
             cells.append(f'<td class="num">{_speedup_cell(e)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<h2>Exercises</h2><p class=\"lede\">Pass rate is passed ÷ submitted and the mean score "
-            "is over submissions: students who handed nothing in for an exercise are not counted "
-            "against it (they appear under Students).</p>"
-            f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        "<h2>Exercises</h2><p class=\"lede\">Pass rate is passed ÷ submitted and the mean score "
+        "is over submissions: students who handed nothing in for an exercise are not counted "
+        "against it (they appear under Students).</p>"
+        f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _speedup_cell(e) -> str:
@@ -245,96 +309,140 @@ def _speedup_cell(e) -> str:
 
 def _mistakes(report: ClassReport, png: bytes) -> str:
     present = [v for v in FAILURES if report.mistakes.get(v)]
-    head = "<tr><th>exercise</th>" + "".join(
-        f'<th class="num">{escape(label(v))}</th>' for v in present) + "</tr>"
+    head = "<tr><th>exercise</th>" + "".join(f'<th class="num">{escape(label(v))}</th>' for v in present) + "</tr>"
     rows = []
     for e in report.exercises:
-        cells = "".join(f'<td class="num">{e.verdicts[v]:,}</td>' if e.verdicts.get(v)
-                        else '<td class="num dim">·</td>' for v in present)
+        cells = "".join(
+            f'<td class="num">{e.verdicts[v]:,}</td>' if e.verdicts.get(v) else '<td class="num dim">·</td>'
+            for v in present
+        )
         rows.append(f'<tr><td class="id">{escape(e.id)}</td>{cells}</tr>')
-    table = (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>" if present
-             else '<p class="lede">No failing submissions.</p>')
-    return ("<h2>Which mistakes are common</h2><p class=\"lede\">Every student's verdict on each "
-            "exercise. <i>out of bounds</i>: a write outside the output array; <i>unwritten "
-            "output</i>: elements no thread wrote; <i>race</i>: two runs on the same input "
-            "disagreed; <i>too slow</i>: correct, but under the required speedup on a GPU.</p>"
-            + _img(png, "Stacked bars: verdicts per exercise") + table)
+    table = (
+        f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+        if present
+        else '<p class="lede">No failing submissions.</p>'
+    )
+    return (
+        "<h2>Which mistakes are common</h2><p class=\"lede\">Every student's verdict on each "
+        "exercise. <i>out of bounds</i>: a write outside the output array; <i>unwritten "
+        "output</i>: elements no thread wrote; <i>race</i>: two runs on the same input "
+        "disagreed; <i>too slow</i>: correct, but under the required speedup on a GPU.</p>"
+        + _img(png, "Stacked bars: verdicts per exercise")
+        + table
+    )
 
 
 def _speed(report: ClassReport, png: bytes | None) -> str:
     if png is None:
-        return (f'<h2>Speed</h2><p class="notice"><b>{escape(NO_GPU)}</b> Correctness was graded '
-                "on Numba's CUDA simulator, which times nothing, so this report shows no speed "
-                "figures. Grade on a machine with an NVIDIA GPU to see speedups and tiers.</p>")
+        return (
+            f'<h2>Speed</h2><p class="notice"><b>{escape(NO_GPU)}</b> Correctness was graded '
+            "on Numba's CUDA simulator, which times nothing, so this report shows no speed "
+            "figures. Grade on a machine with an NVIDIA GPU to see speedups and tiers.</p>"
+        )
     tiers = tier_names(report)
-    head = ("<tr><th>exercise</th><th class=num>timed</th><th class=num>median speedup</th>"
-            "<th class=num>required</th><th class=num>meeting it</th>"
-            + "".join(f"<th class=num>{escape(t)}</th>" for t in tiers) + "</tr>")
+    head = (
+        "<tr><th>exercise</th><th class=num>timed</th><th class=num>median speedup</th>"
+        "<th class=num>required</th><th class=num>meeting it</th>"
+        + "".join(f"<th class=num>{escape(t)}</th>" for t in tiers)
+        + "</tr>"
+    )
     rows = []
     for e in report.exercises:
         if not e.speedups:
             continue
         need = f"{e.required_speedup:g}×" if e.required_speedup else "–"
-        rows.append(f'<tr><td class="id">{escape(e.id)}</td><td class="num">{len(e.speedups):,}</td>'
-                    f'<td class="num">{e.median_speedup:.2f}×</td><td class="num">{need}</td>'
-                    f'<td class="num">{e.meeting_requirement:,}</td>'
-                    + "".join(f'<td class="num">{e.tiers.get(t, 0):,}</td>' for t in tiers) + "</tr>")
+        rows.append(
+            f'<tr><td class="id">{escape(e.id)}</td><td class="num">{len(e.speedups):,}</td>'
+            f'<td class="num">{e.median_speedup:.2f}×</td><td class="num">{need}</td>'
+            f'<td class="num">{e.meeting_requirement:,}</td>'
+            + "".join(f'<td class="num">{e.tiers.get(t, 0):,}</td>' for t in tiers)
+            + "</tr>"
+        )
     rejected = sum(e.rejected_timings for e in report.exercises)
-    note = (f'<p class="lede">{rejected:,} timing(s) were rejected (faster than physically '
-            "possible, or work outside the timed region) and are left out.</p>" if rejected else "")
+    note = (
+        f'<p class="lede">{rejected:,} timing(s) were rejected (faster than physically '
+        "possible, or work outside the timed region) and are left out.</p>"
+        if rejected
+        else ""
+    )
     untimed = [e.id for e in report.exercises if e.passed and not e.speedups]
     if untimed:
-        note += ('<p class="lede">Not timed on a GPU (graded on the simulator only): '
-                 + ", ".join(f"<code>{escape(i)}</code>" for i in untimed) + ".</p>")
-    return ("<h2>Speed</h2><p class=\"lede\">Speedup over the bundled baseline kernel for every "
-            "submission timed on a GPU (correct ones, including <i>too slow</i>). Box: middle "
-            "half; whiskers: 5th–95th percentile; red tick: the speedup the exercise requires. "
-            "Tiers count passing submissions by the fraction of the target kernel's speed they "
-            "reached.</p>" + _img(png, "Speedup distribution per exercise") + note
-            + f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
+        note += (
+            '<p class="lede">Not timed on a GPU (graded on the simulator only): '
+            + ", ".join(f"<code>{escape(i)}</code>" for i in untimed)
+            + ".</p>"
+        )
+    return (
+        "<h2>Speed</h2><p class=\"lede\">Speedup over the bundled baseline kernel for every "
+        "submission timed on a GPU (correct ones, including <i>too slow</i>). Box: middle "
+        "half; whiskers: 5th–95th percentile; red tick: the speedup the exercise requires. "
+        "Tiers count passing submissions by the fraction of the target kernel's speed they "
+        "reached.</p>"
+        + _img(png, "Speedup distribution per exercise")
+        + note
+        + f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _scores(report: ClassReport, png: bytes) -> str:
     total = report.students[0].max_score if report.students else 0
-    return ("<h2>Scores</h2><p class=\"lede\">Each student's points over all "
-            f"{len(report.exercises)} exercises ({total:g} available), as a percentage; students "
-            "who submitted nothing are left out of the chart.</p>" + _img(png, "Score histogram"))
+    return (
+        "<h2>Scores</h2><p class=\"lede\">Each student's points over all "
+        f"{len(report.exercises)} exercises ({total:g} available), as a percentage; students "
+        "who submitted nothing are left out of the chart.</p>" + _img(png, "Score histogram")
+    )
 
 
 def _students(report: ClassReport) -> str:
     ids = [e.id for e in report.exercises]
-    head = ("<tr><th>student</th><th class=num>score</th><th class=num>passed</th>"
-            "<th>stuck on</th><th>there</th>"
-            + "".join(f'<th class="ex" title="{escape(e.id)}">'
-                      f'{e.stage if e.stage is not None else "·"}</th>' for e in report.exercises)
-            + "</tr>")
+    head = (
+        "<tr><th>student</th><th class=num>score</th><th class=num>passed</th>"
+        "<th>stuck on</th><th>there</th>"
+        + "".join(
+            f'<th class="ex" title="{escape(e.id)}">{e.stage if e.stage is not None else "·"}</th>'
+            for e in report.exercises
+        )
+        + "</tr>"
+    )
     rows = []
     for s in report.students:
-        stuck = (f'<span class="id">{escape(s.stuck_on)}</span>' if s.stuck_on
-                 else '<span class="dim">all passed</span>')
+        stuck = f'<span class="id">{escape(s.stuck_on)}</span>' if s.stuck_on else '<span class="dim">all passed</span>'
         there = _chip(s.verdicts[s.stuck_on]) if s.stuck_on else ""
         grid = "".join(f'<td class="ex">{_cell(s.verdicts[e], e)}</td>' for e in ids)
-        rows.append(f'<tr><td class="id">{escape(s.name)}</td>'
-                    f'<td class="num">{s.percent:.0f}%</td>'
-                    f'<td class="num">{s.passed}/{len(ids)}</td><td>{stuck}</td><td>{there}</td>'
-                    f"{grid}</tr>")
-    legend = "".join(f"<span>{_cell(v)} {escape(label(v))}</span>" for v in VERDICT_ORDER
-                     if any(v in s.verdicts.values() for s in report.students))
-    key = " · ".join(f"{e.stage} <code>{escape(e.id)}</code>" for e in report.exercises
-                     if e.stage is not None)
-    silent = (f'<p class="notice"><b>Submitted nothing ({len(report.silent):,}):</b> '
-              f"{_names([s.name for s in report.silent])}</p>" if report.silent else "")
-    return ("<h2>Students</h2><p class=\"lede\"><i>Stuck on</i> is the first exercise, in ladder "
-            "order, that the student has not passed; <i>there</i> is their verdict on it. The "
-            f"grid shows every exercise by stage: {key}.</p>" + silent
-            + f'<div class="legend">{legend}</div>'
-            + f'<table class="grid"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>')
+        rows.append(
+            f'<tr><td class="id">{escape(s.name)}</td>'
+            f'<td class="num">{s.percent:.0f}%</td>'
+            f'<td class="num">{s.passed}/{len(ids)}</td><td>{stuck}</td><td>{there}</td>'
+            f"{grid}</tr>"
+        )
+    legend = "".join(
+        f"<span>{_cell(v)} {escape(label(v))}</span>"
+        for v in VERDICT_ORDER
+        if any(v in s.verdicts.values() for s in report.students)
+    )
+    key = " · ".join(f"{e.stage} <code>{escape(e.id)}</code>" for e in report.exercises if e.stage is not None)
+    silent = (
+        f'<p class="notice"><b>Submitted nothing ({len(report.silent):,}):</b> '
+        f"{_names([s.name for s in report.silent])}</p>"
+        if report.silent
+        else ""
+    )
+    return (
+        "<h2>Students</h2><p class=\"lede\"><i>Stuck on</i> is the first exercise, in ladder "
+        "order, that the student has not passed; <i>there</i> is their verdict on it. The "
+        f"grid shows every exercise by stage: {key}.</p>"
+        + silent
+        + f'<div class="legend">{legend}</div>'
+        + f'<table class="grid"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    )
 
 
 def _footer(report: ClassReport) -> str:
-    return ("<footer><p>Made by <code>zerogpu report</code>. Alongside this page: "
-            "<code>students.csv</code> (one row per student: score, stuck on, every verdict) and "
-            "<code>exercises.csv</code> (one row per exercise: pass rate, verdict counts, speed).</p>"
-            "<p>Score: points earned ÷ points available over the exercises in the gradebook. "
-            "Speed figures come only from results timed on a GPU; blank means not measured, "
-            "never zero.</p></footer>")
+    return (
+        "<footer><p>Made by <code>zerogpu report</code>. Alongside this page: "
+        "<code>students.csv</code> (one row per student: score, stuck on, every verdict) and "
+        "<code>exercises.csv</code> (one row per exercise: pass rate, verdict counts, speed).</p>"
+        "<p>Score: points earned ÷ points available over the exercises in the gradebook. "
+        "Speed figures come only from results timed on a GPU; blank means not measured, "
+        "never zero.</p></footer>"
+    )

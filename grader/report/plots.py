@@ -4,6 +4,7 @@ MAX_DOTS dots per exercise, never one artist per gradebook row.
 
 No pyplot: figures are plain matplotlib Figures rendered with Agg, as in grader/notebook/charts.py.
 """
+
 from __future__ import annotations
 
 import io
@@ -35,8 +36,11 @@ VERDICT_COLOURS = {
     NOT_SUBMITTED: "#d8dee4",
 }
 """One colour per verdict, shared by the charts and the page's tables."""
-VERDICT_LABELS = {NOT_SUBMITTED: "not submitted", "too_slow": "too slow (correct)",
-                  "not_attempted": "not attempted (starter unchanged)"}
+VERDICT_LABELS = {
+    NOT_SUBMITTED: "not submitted",
+    "too_slow": "too slow (correct)",
+    "not_attempted": "not attempted (starter unchanged)",
+}
 INK, MUTED, GRID = "#1f2328", "#656d76", "#d0d7de"
 SPEEDUP_TICKS = (0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 7, 10, 20, 30, 50, 100, 200, 500, 1000)
 """Readable ticks on the log-scaled speedup axis (a log axis alone labels only decades)."""
@@ -45,9 +49,16 @@ MAX_DOTS = 300
 _MPL = tuple(int(part) for part in matplotlib.__version__.split(".")[:2])
 HORIZONTAL = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
 """Boxplots lying down; `vert` is deprecated since matplotlib 3.10."""
-STYLE = {"font.size": 10, "axes.edgecolor": GRID, "axes.labelcolor": INK, "xtick.color": MUTED,
-         "ytick.color": INK, "axes.spines.top": False, "axes.spines.right": False,
-         "text.color": INK}
+STYLE = {
+    "font.size": 10,
+    "axes.edgecolor": GRID,
+    "axes.labelcolor": INK,
+    "xtick.color": MUTED,
+    "ytick.color": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "text.color": INK,
+}
 
 
 def label(verdict: str) -> str:
@@ -67,8 +78,7 @@ def charts(report) -> dict:
         return {
             "verdicts": png(verdict_chart(report.exercises)),
             "speed": png(speed_chart(report.exercises)) if report.speed_graded else None,
-            "scores": png(score_histogram([s.percent for s in report.active],
-                                          report.median_percent)),
+            "scores": png(score_histogram([s.percent for s in report.active], report.median_percent)),
         }
 
 
@@ -86,13 +96,27 @@ def verdict_chart(exercises) -> Figure:
     present = [v for v in VERDICT_ORDER if any(e.verdicts.get(v) for e in exercises)]
     for verdict in present:
         counts = np.array([e.verdicts.get(verdict, 0) for e in exercises], float)
-        ax.barh(rows, counts, left=left, height=0.68, color=VERDICT_COLOURS[verdict],
-                label=label(verdict), edgecolor="white", linewidth=0.6)
+        ax.barh(
+            rows,
+            counts,
+            left=left,
+            height=0.68,
+            color=VERDICT_COLOURS[verdict],
+            label=label(verdict),
+            edgecolor="white",
+            linewidth=0.6,
+        )
         left += counts
     for row, e in zip(rows, exercises):
         rate = f"{e.pass_rate:.0%}" if e.pass_rate is not None else "–"
-        ax.text(left[row] + left.max() * 0.01, row, f"{e.passed}/{e.submitted} pass  ({rate})",
-                va="center", fontsize=9, color=MUTED)
+        ax.text(
+            left[row] + left.max() * 0.01,
+            row,
+            f"{e.passed}/{e.submitted} pass  ({rate})",
+            va="center",
+            fontsize=9,
+            color=MUTED,
+        )
     ax.set_yticks(rows, [_exercise_label(e) for e in exercises], family="monospace")
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, left.max() * 1.02 if left.max() else 1)
@@ -111,9 +135,17 @@ def _legend_in_rows(fig, ax, per_row: int) -> None:
     rows = -(-len(handles) // per_row)
     cols = -(-len(handles) // rows)
     order = [r * cols + c for c in range(cols) for r in range(rows) if r * cols + c < len(handles)]
-    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-               bbox_to_anchor=(0.01, 0.995), ncols=cols, frameon=False, fontsize=9,
-               handlelength=1.1, columnspacing=1.2)
+    fig.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="upper left",
+        bbox_to_anchor=(0.01, 0.995),
+        ncols=cols,
+        frameon=False,
+        fontsize=9,
+        handlelength=1.1,
+        columnspacing=1.2,
+    )
 
 
 def speed_chart(exercises) -> Figure:
@@ -126,21 +158,36 @@ def speed_chart(exercises) -> Figure:
     ax = fig.add_axes((0.17, 0.75 / height, 0.6, 1 - 1.2 / height))
     rows = np.arange(n)
     data = [np.asarray(e.speedups, float) for e in timed]
-    ax.boxplot(data, positions=rows, **HORIZONTAL, widths=0.5, whis=(5, 95), showfliers=False,
-               patch_artist=True, boxprops={"facecolor": "#ddf4ff", "edgecolor": "#54aeff"},
-               medianprops={"color": "#0969da", "linewidth": 2},
-               whiskerprops={"color": "#54aeff"}, capprops={"color": "#54aeff"})
+    ax.boxplot(
+        data,
+        positions=rows,
+        **HORIZONTAL,
+        widths=0.5,
+        whis=(5, 95),
+        showfliers=False,
+        patch_artist=True,
+        boxprops={"facecolor": "#ddf4ff", "edgecolor": "#54aeff"},
+        medianprops={"color": "#0969da", "linewidth": 2},
+        whiskerprops={"color": "#54aeff"},
+        capprops={"color": "#54aeff"},
+    )
     rng = np.random.default_rng(0)  # the same jitter every time the report is made
     for row, values in zip(rows, data):
         shown = values if len(values) <= MAX_DOTS else rng.choice(values, MAX_DOTS, replace=False)
-        ax.scatter(shown, row + rng.uniform(-0.18, 0.18, len(shown)), s=9, color=INK,
-                   alpha=0.45, linewidths=0, zorder=3)
-    required = [(row, e.required_speedup) for row, e in zip(rows, timed)
-                if e.required_speedup is not None]
+        ax.scatter(
+            shown, row + rng.uniform(-0.18, 0.18, len(shown)), s=9, color=INK, alpha=0.45, linewidths=0, zorder=3
+        )
+    required = [(row, e.required_speedup) for row, e in zip(rows, timed) if e.required_speedup is not None]
     if required:
-        ax.vlines([r for _, r in required], [row - 0.38 for row, _ in required],
-                  [row + 0.38 for row, _ in required], color="#cf222e", linewidth=2.2, zorder=4,
-                  label="required speedup")
+        ax.vlines(
+            [r for _, r in required],
+            [row - 0.38 for row, _ in required],
+            [row + 0.38 for row, _ in required],
+            color="#cf222e",
+            linewidth=2.2,
+            zorder=4,
+            label="required speedup",
+        )
     ax.axvline(1.0, color=MUTED, linestyle=":", linewidth=1, label="baseline (1×)")
     ax.set_xscale("log")
     every = np.concatenate(data + [np.array([1.0] + [r for _, r in required])])
@@ -155,10 +202,20 @@ def speed_chart(exercises) -> Figure:
     ax.grid(axis="x", color=GRID, linewidth=0.6)
     ax.tick_params(axis="y", length=0)
     for row, e in zip(rows, timed):
-        need = f", {e.meeting_requirement}/{len(e.speedups)} ≥ {e.required_speedup:g}×" \
-            if e.required_speedup is not None else ""
-        ax.text(1.02, row, f"median {e.median_speedup:.2f}×{need}", va="center", fontsize=9,
-                color=MUTED, transform=ax.get_yaxis_transform())
+        need = (
+            f", {e.meeting_requirement}/{len(e.speedups)} ≥ {e.required_speedup:g}×"
+            if e.required_speedup is not None
+            else ""
+        )
+        ax.text(
+            1.02,
+            row,
+            f"median {e.median_speedup:.2f}×{need}",
+            va="center",
+            fontsize=9,
+            color=MUTED,
+            transform=ax.get_yaxis_transform(),
+        )
     fig.legend(loc="upper left", bbox_to_anchor=(0.01, 0.995), ncols=2, frameon=False, fontsize=9)
     return fig
 
@@ -175,8 +232,16 @@ def score_histogram(percents, median: float | None) -> Figure:
             ax.text(x, c, str(c), ha="center", va="bottom", fontsize=9, color=MUTED)
     if median is not None:
         ax.axvline(median, color="#cf222e", linewidth=1.6)
-        ax.text(median, 1.0, f" median {median:.0f}%", color="#cf222e", fontsize=9, va="bottom",
-                ha="left" if median < 80 else "right", transform=ax.get_xaxis_transform())
+        ax.text(
+            median,
+            1.0,
+            f" median {median:.0f}%",
+            color="#cf222e",
+            fontsize=9,
+            va="bottom",
+            ha="left" if median < 80 else "right",
+            transform=ax.get_xaxis_transform(),
+        )
     ax.set_xlim(0, 100)
     ax.set_ylim(0, max(counts.max(initial=0), 1) * 1.15)
     ax.set_xticks(edges, [f"{e}%" for e in edges])

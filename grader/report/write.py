@@ -1,5 +1,6 @@
 """`zerogpu report`'s files: report.html (self-contained, charts embedded), students.csv and
 exercises.csv, from a gradebook analysed by grader/report/data.py."""
+
 from __future__ import annotations
 
 import csv
@@ -7,8 +8,16 @@ import statistics
 import time
 from pathlib import Path
 
-from grader.report.data import (EXERCISES_CSV, REPORT_HTML, STUDENTS_CSV, VERDICT_ORDER, ClassReport,
-                                analyse, load_rows, tier_names)
+from grader.report.data import (
+    EXERCISES_CSV,
+    REPORT_HTML,
+    STUDENTS_CSV,
+    VERDICT_ORDER,
+    ClassReport,
+    analyse,
+    load_rows,
+    tier_names,
+)
 from grader.report.page import page
 from grader.report.plots import charts
 
@@ -22,21 +31,48 @@ def write_exercises_csv(report: ClassReport, path: Path) -> None:
     tiers = tier_names(report)
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
-        out.writerow(["stage", "exercise", "students", "submitted", "passed", "pass_rate",
-                      "mean_score", "median_score", "max_score", *VERDICT_ORDER, "gpu_timed",
-                      "median_speedup", "required_speedup", "meeting_required_speedup",
-                      "rejected_timings", *(f"tier_{t.replace(' ', '_')}" for t in tiers)])
+        out.writerow(
+            [
+                "stage",
+                "exercise",
+                "students",
+                "submitted",
+                "passed",
+                "pass_rate",
+                "mean_score",
+                "median_score",
+                "max_score",
+                *VERDICT_ORDER,
+                "gpu_timed",
+                "median_speedup",
+                "required_speedup",
+                "meeting_required_speedup",
+                "rejected_timings",
+                *(f"tier_{t.replace(' ', '_')}" for t in tiers),
+            ]
+        )
         for e in report.exercises:
             timed = len(e.speedups) + e.rejected_timings
-            out.writerow([
-                "" if e.stage is None else e.stage, e.id, e.students, e.submitted, e.passed,
-                _number(e.pass_rate), _number(statistics.mean(e.scores) if e.scores else None, 2),
-                _number(statistics.median(e.scores) if e.scores else None, 2),
-                e.max_score, *(e.verdicts.get(v, 0) for v in VERDICT_ORDER), timed,
-                _number(e.median_speedup), _number(e.required_speedup),
-                e.meeting_requirement if e.speedups else "",
-                e.rejected_timings if timed else "",
-                *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers)])
+            out.writerow(
+                [
+                    "" if e.stage is None else e.stage,
+                    e.id,
+                    e.students,
+                    e.submitted,
+                    e.passed,
+                    _number(e.pass_rate),
+                    _number(statistics.mean(e.scores) if e.scores else None, 2),
+                    _number(statistics.median(e.scores) if e.scores else None, 2),
+                    e.max_score,
+                    *(e.verdicts.get(v, 0) for v in VERDICT_ORDER),
+                    timed,
+                    _number(e.median_speedup),
+                    _number(e.required_speedup),
+                    e.meeting_requirement if e.speedups else "",
+                    e.rejected_timings if timed else "",
+                    *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers),
+                ]
+            )
 
 
 def write_students_csv(report: ClassReport, path: Path) -> None:
@@ -44,18 +80,42 @@ def write_students_csv(report: ClassReport, path: Path) -> None:
     mixed = len(report.devices) > 1  # which GPU timed each result, only when they differ
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
-        out.writerow(["student", "submitted", "passed", "exercises", "score", "max_score",
-                      "percent", "stuck_on", "stuck_on_verdict", *ids, *(["timed_on"] if mixed else [])])
+        out.writerow(
+            [
+                "student",
+                "submitted",
+                "passed",
+                "exercises",
+                "score",
+                "max_score",
+                "percent",
+                "stuck_on",
+                "stuck_on_verdict",
+                *ids,
+                *(["timed_on"] if mixed else []),
+            ]
+        )
         for s in report.students:
-            timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids
-                              if (s.name, e) in report.timed_on)
-            out.writerow([s.name, s.submitted, s.passed, len(ids), round(s.score, 2),
-                          round(s.max_score, 2), round(s.percent, 1), s.stuck_on or "",
-                          s.verdicts[s.stuck_on] if s.stuck_on else "",
-                          *(s.verdicts[e] for e in ids), *([timed] if mixed else [])])
+            timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids if (s.name, e) in report.timed_on)
+            out.writerow(
+                [
+                    s.name,
+                    s.submitted,
+                    s.passed,
+                    len(ids),
+                    round(s.score, 2),
+                    round(s.max_score, 2),
+                    round(s.percent, 1),
+                    s.stuck_on or "",
+                    s.verdicts[s.stuck_on] if s.stuck_on else "",
+                    *(s.verdicts[e] for e in ids),
+                    *([timed] if mixed else []),
+                ]
+            )
 
 
 # ---- the whole report -------------------------------------------------------------------
+
 
 def write_report(db: Path, out_dir: Path, title: str | None = None) -> dict:
     """Read the gradebook at `db`, write report.html and the CSVs into `out_dir`.
@@ -66,8 +126,11 @@ def write_report(db: Path, out_dir: Path, title: str | None = None) -> dict:
     report = analyse(rows, source=str(db))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"html": out_dir / REPORT_HTML, "students_csv": out_dir / STUDENTS_CSV,
-             "exercises_csv": out_dir / EXERCISES_CSV}
+    paths = {
+        "html": out_dir / REPORT_HTML,
+        "students_csv": out_dir / STUDENTS_CSV,
+        "exercises_csv": out_dir / EXERCISES_CSV,
+    }
     write_students_csv(report, paths["students_csv"])
     write_exercises_csv(report, paths["exercises_csv"])
     html = page(report, charts(report), title=title, generated=time.time())

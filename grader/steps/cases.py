@@ -1,4 +1,5 @@
 """Fresh inputs for every case from one seed, with the oracle's answer and tolerance."""
+
 from __future__ import annotations
 
 import hashlib

@@ -4,6 +4,7 @@ wrong value is a whole multiple of, or a constant away from, the expected one.
 
 Each diagnosis is a (message, hint) pair; the judge puts the message in the case's verdict and
 the hint becomes the check's hint (grader.checking.pipeline._hint)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,35 +29,45 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
     n = flat.size
     count = int(flat.sum())
     if count == n:
-        return (f"Nothing was written to `{name}`: not one of its {n} elements.",
-                "Make sure the kernel stores its result (`out[i] = value`), that `launch` launches "
-                "the kernel with `kernel[blocks, threads](...)`, and that it passes the output array.")
+        return (
+            f"Nothing was written to `{name}`: not one of its {n} elements.",
+            "Make sure the kernel stores its result (`out[i] = value`), that `launch` launches "
+            "the kernel with `kernel[blocks, threads](...)`, and that it passes the output array.",
+        )
     written = np.flatnonzero(~flat)
     k = int(written[-1]) + 1
     if k == written.size and k < n:  # a prefix was written, the rest never
         launch = _blocks(report)
         if launch is not None and launch[1] == k and launch[0] > 1:
-            return (f"Only `{name}[0..{k - 1}]` were written and the other {count} of {n} never: "
-                    f"all {launch[0]} blocks wrote the same elements 0..{k - 1} (0..blockDim-1) — "
-                    "the index ignores cuda.blockIdx.x.",
-                    "Give each thread its own element across the whole grid: "
-                    "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, or i = cuda.grid(1).")
+            return (
+                f"Only `{name}[0..{k - 1}]` were written and the other {count} of {n} never: "
+                f"all {launch[0]} blocks wrote the same elements 0..{k - 1} (0..blockDim-1) — "
+                "the index ignores cuda.blockIdx.x.",
+                "Give each thread its own element across the whole grid: "
+                "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, or i = cuda.grid(1).",
+            )
         if launch is None and k in BLOCK_SIZES and n >= 2 * k:  # the simulator ran it: no geometry
-            return (f"Only `{name}[0..{k - 1}]` were written and the other {count} of {n} never: "
-                    f"either every block wrote the same elements 0..{k - 1} (the index ignores "
-                    "cuda.blockIdx.x) or only one block ran.",
-                    "Give each thread its own element across the whole grid (i = cuda.grid(1)) and "
-                    "launch blocks = (n + threads_per_block - 1) // threads_per_block of them.")
+            return (
+                f"Only `{name}[0..{k - 1}]` were written and the other {count} of {n} never: "
+                f"either every block wrote the same elements 0..{k - 1} (the index ignores "
+                "cuda.blockIdx.x) or only one block ran.",
+                "Give each thread its own element across the whole grid (i = cuda.grid(1)) and "
+                "launch blocks = (n + threads_per_block - 1) // threads_per_block of them.",
+            )
         if launch is not None and launch[0] * launch[1] >= n:
-            return (f"The tail of `{name}` was never written: elements {k}..{n - 1} ({count} of {n}), "
-                    f"although the launch had {launch[0] * launch[1]} threads: the threads past "
-                    f"{k - 1} did not store.",
-                    "Compare the bounds guard with the array's size: `if i < n:` lets every element's "
-                    "thread store (not `i < n - 1`, not a size smaller than the output's).")
-        return (f"The tail of `{name}` was never written: elements {k}..{n - 1} ({count} of {n}) — "
-                "the grid stops short of the end.",
-                "Launch enough blocks to cover every element: blocks = (n + threads_per_block - 1) "
-                "// threads_per_block (round up, not down), or loop with a grid-stride loop.")
+            return (
+                f"The tail of `{name}` was never written: elements {k}..{n - 1} ({count} of {n}), "
+                f"although the launch had {launch[0] * launch[1]} threads: the threads past "
+                f"{k - 1} did not store.",
+                "Compare the bounds guard with the array's size: `if i < n:` lets every element's "
+                "thread store (not `i < n - 1`, not a size smaller than the output's).",
+            )
+        return (
+            f"The tail of `{name}` was never written: elements {k}..{n - 1} ({count} of {n}) — "
+            "the grid stops short of the end.",
+            "Launch enough blocks to cover every element: blocks = (n + threads_per_block - 1) "
+            "// threads_per_block (round up, not down), or loop with a grid-stride loop.",
+        )
     for period in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
         if n < 2 * period or count * period > n * (period - 1):
             continue
@@ -65,11 +76,13 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
         if (blocks == blocks[0]).all() and blocks[0].any():
             holes = np.flatnonzero(blocks[0])
             shown = _ranges(holes)
-            return (f"The same elements are unwritten in every stretch of {period} of `{name}`: "
-                    f"offsets {shown} of each ({count} of {n} never written).",
-                    "Every thread must write the element it owns: check the index arithmetic (a "
-                    "stride of 2 where 1 was meant?) and any `if` that keeps some threads of "
-                    "each block from storing.")
+            return (
+                f"The same elements are unwritten in every stretch of {period} of `{name}`: "
+                f"offsets {shown} of each ({count} of {n} never written).",
+                "Every thread must write the element it owns: check the index arithmetic (a "
+                "stride of 2 where 1 was meant?) and any `if` that keeps some threads of "
+                "each block from storing.",
+            )
     return None
 
 
@@ -98,10 +111,11 @@ def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
         ratios = g / w
         r = float(np.median(ratios))
         whole = round(r)
-        if (abs(whole) >= 2 and abs(r - whole) <= 1e-3 * abs(whole)
-                and np.all(np.abs(ratios - r) <= 1e-3 * abs(r))):
-            return (f" {every.capitalize()} is {whole:g} x the expected: did {whole:g} threads each add "
-                    "the same value (e.g. every thread of a block adding the block's partial)?")
+        if abs(whole) >= 2 and abs(r - whole) <= 1e-3 * abs(whole) and np.all(np.abs(ratios - r) <= 1e-3 * abs(r)):
+            return (
+                f" {every.capitalize()} is {whole:g} x the expected: did {whole:g} threads each add "
+                "the same value (e.g. every thread of a block adding the block's partial)?"
+            )
     if g.size < 3 or np.ptp(w) == 0:  # an offset needs several different expected values
         return ""
     offsets = g - w
@@ -124,6 +138,8 @@ def inputs_text(inputs: dict | None, shown: int = 8) -> str:
             continue
         flat = a.reshape(-1)
         values = ", ".join(f"{v:.4g}" if a.dtype.kind == "f" else str(v) for v in flat[:shown].tolist())
-        more = f", ... ({flat.size} values{', shape ' + str(a.shape) if a.ndim > 1 else ''})" if flat.size > shown else ""
+        more = (
+            f", ... ({flat.size} values{', shape ' + str(a.shape) if a.ndim > 1 else ''})" if flat.size > shown else ""
+        )
         parts.append(f"{name} = [{values}{more}]")
     return " Inputs: " + "; ".join(parts) + "."

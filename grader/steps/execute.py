@@ -4,6 +4,7 @@ Each output lives in the middle of a larger device buffer: PAD canary elements b
 after it. After the launch we copy the whole buffer back; the caller (the judge) checks the
 canaries and the poison. Nothing here decides a verdict.
 """
+
 from __future__ import annotations
 
 import time
@@ -14,6 +15,7 @@ import numpy as np
 from grader.sentinels import PAD, fenced_buffer
 from grader.steps.explain import ErrorInfo, explain_exception
 from grader.authoring.spec import Dims, Spec
+
 
 @dataclass
 class Outcome:

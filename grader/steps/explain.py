@@ -4,6 +4,7 @@ We never show a grader traceback: we find the innermost frame of the learner's o
 the source line, the CUDA thread and block (the simulator prefixes them), and for an
 out-of-range index, which array and how big it is.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -129,7 +130,7 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
     match = _THREAD.match(text)
     if match:
         thread, block = _shown_dims(_dims(match.group(1)), _dims(match.group(2)), _launch_rank(exc))
-        text = text[match.end():]
+        text = text[match.end() :]
     found = _learner_frame(exc, learner_files)
     frame, line = found if found else (None, None)
     source = linecache.getline(frame.f_code.co_filename, line).strip() if frame else ""
@@ -148,9 +149,17 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
             shown, extent = f"`{name}[{index}]`", _plural(size, "element")
             guard = "`if i < n:`"
         else:
-            what = {0: "row", 1: "column"}.get(axis, f"index along axis {axis}") if ndim == 2 else f"index along axis {axis}"
+            what = (
+                {0: "row", 1: "column"}.get(axis, f"index along axis {axis}")
+                if ndim == 2
+                else f"index along axis {axis}"
+            )
             shown = f"{what} {index} of `{name}`"
-            extent = (_plural(size, "row") if axis == 0 else _plural(size, "column")) if ndim == 2 else f"size {size} on axis {axis}"
+            extent = (
+                (_plural(size, "row") if axis == 0 else _plural(size, "column"))
+                if ndim == 2
+                else f"size {size} on axis {axis}"
+            )
             guard = "`if row < rows and col < cols:`"
         message = f"{who} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
         return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block)
@@ -159,9 +168,11 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         message = f"The GPU reported an error that ends the program: {text.strip()}"
         if "ILLEGAL_ADDRESS" in text or "illegal memory" in text:
             # On a GPU nothing checks indices: a far-off index shows up only as this.
-            message += (" — a thread read or wrote memory outside every array. On a GPU "
-                        "indices are not checked: is your bounds guard right, and does "
-                        "every index stay within its array's shape?")
+            message += (
+                " — a thread read or wrote memory outside every array. On a GPU "
+                "indices are not checked: is your bounds guard right, and does "
+                "every index stay within its array's shape?"
+            )
         return ErrorInfo("crashed", message, error_type, line, source, thread, block)
 
     missing = missing_attribute(exc, text)
@@ -169,8 +180,7 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         message, hint = missing
         return ErrorInfo("exception", f"{who}: {message}", error_type, line, source, thread, block, hint)
     if isinstance(exc, MemoryError):
-        message = (f"{who} ran out of memory — is a launch configuration or an allocation far "
-                   "larger than the data?")
+        message = f"{who} ran out of memory — is a launch configuration or an allocation far larger than the data?"
         return ErrorInfo("exception", message, error_type, line, source, thread, block)
     message = f"{who} raised {error_type}: {text.strip()}"
     return ErrorInfo("exception", message, error_type, line, source, thread, block)
@@ -179,22 +189,61 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
 def _looks_like_crash(exc: BaseException) -> bool:
     text = str(exc)
     return type(exc).__name__ in ("CudaAPIError", "CudaDriverError") or any(
-        marker in text
-        for marker in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "MISALIGNED_ADDRESS", "illegal memory")
+        marker in text for marker in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "MISALIGNED_ADDRESS", "illegal memory")
     )
 
 
-_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'|module '([\w.]+)' has no attribute '(\w+)'"
-                           r"|Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'")
-_CUDA_TYPES = {"FakeCUDAModule": "cuda", "FakeCUDAAtomic": "cuda.atomic", "FakeCUDAShared": "cuda.shared",
-               "FakeCUDALocal": "cuda.local", "FakeCUDAConst": "cuda.const", "FakeCuda": "cuda"}
+_NO_ATTRIBUTE = re.compile(
+    r"'(\w+)' object has no attribute '(\w+)'|module '([\w.]+)' has no attribute '(\w+)'"
+    r"|Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'"
+)
+_CUDA_TYPES = {
+    "FakeCUDAModule": "cuda",
+    "FakeCUDAAtomic": "cuda.atomic",
+    "FakeCUDAShared": "cuda.shared",
+    "FakeCUDALocal": "cuda.local",
+    "FakeCUDAConst": "cuda.const",
+    "FakeCuda": "cuda",
+}
 """The simulator's and the doctor's stand-ins for numba.cuda and its namespaces, as a learner
 writes them."""
-KERNEL_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "syncthreads",
-                "shared", "local", "const", "atomic", "threadfence", "threadfence_block", "warpsize",
-                "laneid", "jit", "to_device", "device_array", "device_array_like", "synchronize",
-                "shfl_sync", "shfl_down_sync", "shfl_up_sync", "shfl_xor_sync", "all_sync", "any_sync",
-                "ballot_sync", "activemask", "selp", "fma", "cbrt", "popc", "clz", "ffs", "brev")
+KERNEL_NAMES = (
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "grid",
+    "gridsize",
+    "syncthreads",
+    "shared",
+    "local",
+    "const",
+    "atomic",
+    "threadfence",
+    "threadfence_block",
+    "warpsize",
+    "laneid",
+    "jit",
+    "to_device",
+    "device_array",
+    "device_array_like",
+    "synchronize",
+    "shfl_sync",
+    "shfl_down_sync",
+    "shfl_up_sync",
+    "shfl_xor_sync",
+    "all_sync",
+    "any_sync",
+    "ballot_sync",
+    "activemask",
+    "selp",
+    "fma",
+    "cbrt",
+    "popc",
+    "clz",
+    "ffs",
+    "brev",
+)
 """Names a kernel reaches for in numba.cuda, for suggestions whichever engine ran."""
 
 
@@ -225,17 +274,23 @@ def missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
     if name in candidates:  # not a misspelling: numba.cuda has it, the simulator that ran does not
         if owner != "cuda":
             return None
-        return (f"`cuda.{name}` exists on a GPU, but Numba's CUDA simulator, which ran this kernel "
-                "because the kernel doctor could not, does not have it.",
-                "The result's doctor section says why the doctor did not run the kernel; on a GPU, "
-                f"`cuda.{name}` works as written.")
+        return (
+            f"`cuda.{name}` exists on a GPU, but Numba's CUDA simulator, which ran this kernel "
+            "because the kernel doctor could not, does not have it.",
+            "The result's doctor section says why the doctor did not run the kernel; on a GPU, "
+            f"`cuda.{name}` works as written.",
+        )
     same = [c for c in candidates if c.lower() == name.lower()]
     close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     guess = f"; did you mean `{close[0]}`?" if close else "."
     message = f"{owner} has no `{name}`{guess}"
-    hint = (f"Names are case-sensitive: write `{owner}.{close[0]}`." if same else
-            f"Write `{owner}.{close[0]}`." if close else
-            f"Check the spelling of `{owner}.{name}` against the lesson's examples.")
+    hint = (
+        f"Names are case-sensitive: write `{owner}.{close[0]}`."
+        if same
+        else f"Write `{owner}.{close[0]}`."
+        if close
+        else f"Check the spelling of `{owner}.{name}` against the lesson's examples."
+    )
     if owner.startswith("cuda"):
         hint += " The ones kernels use most: cuda.threadIdx, cuda.blockIdx, cuda.blockDim, cuda.grid(1), cuda.syncthreads()."
     return message, hint

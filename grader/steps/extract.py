@@ -5,6 +5,7 @@ We follow the names `launch` uses, transitively: functions and kernels are copie
 modules become imports, numbers and strings become assignments. Anything else (a global
 array, a closure, a lambda) makes extraction fail, and the caller checks in-process instead.
 """
+
 from __future__ import annotations
 
 import ast
@@ -89,7 +90,8 @@ def module_source(launch) -> str:
                 imports.append(line.replace("import numba.cuda as cuda", "from numba import cuda"))
                 seen.add(name)
             elif isinstance(value, (bool, int, float, str)) or (
-                    isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value)):
+                isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value)
+            ):
                 assignments.append(f"{name} = {value!r}")
                 seen.add(name)
             elif _numba_import(name, value):

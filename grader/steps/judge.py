@@ -1,4 +1,5 @@
 """Compare what a run left behind with the oracle: canaries, poison, then values."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,16 +53,18 @@ def _compare(array, got: np.ndarray, want: np.ndarray, tol) -> tuple[np.ndarray,
     return never, err, (err > tol) & ~never
 
 
-def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance,
-               inputs: dict | None = None) -> CaseResult:
+def judge_case(
+    spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance, inputs: dict | None = None
+) -> CaseResult:
     """The verdict on one case. `tolerance` maps output name -> allowed |error|; `inputs`, when
     given, are shown in a wrong result's message."""
     dims = dict(case.dims)
     base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
     if outcome.error is not None:
         e = outcome.error
-        return CaseResult(verdict=e.verdict, message=e.message, line=e.line, source=e.source,
-                          hint=getattr(e, "hint", ""), **base)
+        return CaseResult(
+            verdict=e.verdict, message=e.message, line=e.line, source=e.source, hint=getattr(e, "hint", ""), **base
+        )
     fence_message = check_canaries(spec, outcome, dims)
     if fence_message:
         return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
@@ -75,8 +78,11 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
         total += got.size
         never, err, bad = _compare(array, got, want, tolerance[array.name])
         if never.any() and first_unwritten is None:
-            first_unwritten = (array.name, [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
-                               diagnose.unwritten(array.name, never, getattr(outcome, "report", None)))
+            first_unwritten = (
+                array.name,
+                [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
+                diagnose.unwritten(array.name, never, getattr(outcome, "report", None)),
+            )
         if bad.any() and not related:
             related = diagnose.relation(got, want, bad)
         unwritten += int(never.sum())
@@ -91,13 +97,18 @@ def judge_case(spec: Spec, case: Case, outcome: Outcome, expected: dict, toleran
             idx = _index(flat, shape)
             mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))
 
-    stats = dict(wrong=wrong, unwritten=unwritten, total=total, max_abs_error=max_abs,
-                 max_rel_error=max_rel, mismatches=tuple(mismatches))
+    stats = dict(
+        wrong=wrong,
+        unwritten=unwritten,
+        total=total,
+        max_abs_error=max_abs,
+        max_rel_error=max_rel,
+        mismatches=tuple(mismatches),
+    )
     if unwritten:
         name, where, diagnosis = first_unwritten
         if diagnosis:
-            return CaseResult(verdict="unwritten_output", message=diagnosis[0], hint=diagnosis[1],
-                              **base, **stats)
+            return CaseResult(verdict="unwritten_output", message=diagnosis[0], hint=diagnosis[1], **base, **stats)
         shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
         message = (
             f"{unwritten} of {total} output elements were never written, first in `{name}` at "
@@ -121,8 +132,9 @@ partly computed answer is wrong in far more than 1 element in 10^4, and 2^20 ran
 then miss it with probability below e^-100; judging all 2^28 took seconds."""
 
 
-def judge_sampled(spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict,
-                  rng: np.random.Generator) -> str | None:
+def judge_sampled(
+    spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict, rng: np.random.Generator
+) -> str | None:
     """A message when a timed run's output is wrong: the canaries in full, the values at
     SAMPLED random elements (all of them for smaller outputs). None when it is right."""
     fence = check_canaries(spec, Outcome(buffers, None, 0.0), dims)
@@ -140,8 +152,13 @@ def judge_sampled(spec: Spec, dims: dict, buffers: dict, expected: dict, toleran
         if bad.any():
             first = int(picked[np.flatnonzero(bad)[0]])
             idx = _fmt_index(_index(first, shape))
-            what = "was never written" if never[np.flatnonzero(bad)[0]] else (
-                f"should be {float(want[first]):.7g} but is {float(got[first]):.7g}")
-            return (f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
-                    f"first: `{array.name}[{idx}]` {what}.")
+            what = (
+                "was never written"
+                if never[np.flatnonzero(bad)[0]]
+                else (f"should be {float(want[first]):.7g} but is {float(got[first]):.7g}")
+            )
+            return (
+                f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
+                f"first: `{array.name}[{idx}]` {what}."
+            )
     return None

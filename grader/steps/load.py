@@ -1,4 +1,5 @@
 """Source text -> the learner's `launch`, with every failure turned into a verdict."""
+
 from __future__ import annotations
 
 import inspect
@@ -78,12 +79,14 @@ def check_signature(spec: Spec, launch) -> None:
 
 
 def load_launch(spec: Spec, source: str, filename: str, policy: bool = True):
-    namespace = load_namespace(source, filename, spec.allowed_imports if policy else None,
-                               getattr(spec, "allowed_library_calls", ()))
+    namespace = load_namespace(
+        source, filename, spec.allowed_imports if policy else None, getattr(spec, "allowed_library_calls", ())
+    )
     launch = namespace.get("launch")
     if launch is None:
         raise SubmissionError(
-            "exception", f"Your file defines no `launch` function; it must define launch({', '.join(spec.param_names)})."
+            "exception",
+            f"Your file defines no `launch` function; it must define launch({', '.join(spec.param_names)}).",
         )
     check_signature(spec, launch)
     return launch
