@@ -98,3 +98,23 @@ def test_other_missing_attributes_in_the_projects_words():
     info = explain_exception(typing)
     assert "cuda has no `syncthread`; did you mean `syncthreads`?" in info.message
     assert info.hint.startswith("Write `cuda.syncthreads`.")
+
+
+def test_a_gpus_own_compile_error_reads_as_the_compile_check_does(tmp_path):
+    """On a GPU the refusal comes from numba-cuda itself, coloured for a terminal: is it the
+    same teaching message, at the learner's line, without the colour codes?"""
+    from numba.core.errors import TypingError
+
+    from grader.steps.explain import explain_exception
+
+    path = tmp_path / "vector_add.py"
+    path.write_text("from numba import cuda\n\n\n@cuda.jit\ndef add(a, b, c):\n    return c\n")
+    error = TypingError(
+        "\x1b[1mFailed in cuda mode pipeline (step: nopython frontend)\n"
+        f'\x1b[1mCUDA kernel must have void return type but got array(float32, 1d, C)\n\nFile "{path}", line 6:\x1b[0m'
+    )
+    info = explain_exception(error, learner_files=(str(path),))
+    assert info.verdict == "exception"
+    assert info.message.startswith("A GPU would not compile your kernel: the kernel returns a value")
+    assert "\x1b" not in info.message
+    assert (info.line, info.source) == (6, "return c")

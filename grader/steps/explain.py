@@ -14,6 +14,8 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grader.steps import compile_errors
+
 _GRADER_DIR = str(Path(__file__).resolve().parent)
 _LIBRARY_DIRS = tuple(
     str(Path(p).resolve()) for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]}
@@ -122,9 +124,30 @@ def _was_write(exc: BaseException) -> bool:
     return "__setitem__" in names
 
 
+def _refused_by_the_compiler(exc: BaseException, learner_files) -> ErrorInfo | None:
+    """A GPU's own compile of a kernel failed (numba-cuda's TypingError and kin): the same
+    words as the compile check gives without a GPU, at the learner's line."""
+    if not type(exc).__module__.startswith("numba.core.errors"):
+        return None
+    text = compile_errors.ANSI.sub("", str(exc))
+    returns = "void return type" in text
+    line = source = None
+    for path, number in compile_errors.FILE_LINE.findall(text):
+        if any(path.endswith(Path(f).name) for f in learner_files):
+            line, source = int(number), linecache.getline(path, int(number)).strip()
+    misspelt = None if returns else missing_attribute(exc, text)
+    reason, hint = misspelt if misspelt else (compile_errors.why("the kernel", text, returns), "")
+    return ErrorInfo(
+        "exception", f"A GPU would not compile your kernel: {reason}", type(exc).__name__, line, source or "", hint=hint
+    )
+
+
 def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> ErrorInfo:
     if isinstance(getattr(exc, "learner_info", None), ErrorInfo):  # grader/compiler's refusals
         return exc.learner_info
+    refused = _refused_by_the_compiler(exc, learner_files)
+    if refused is not None:
+        return refused
     text = str(exc)
     thread = block = None
     match = _THREAD.match(text)

@@ -1,5 +1,5 @@
 # expect: exception
-# gpu: to confirm on a GPU (numba-cuda's compiler, run here, refuses `max` of a list and `math.fsum`)
+# gpu: exception on an NVIDIA H200 too (2026-11-30, driver 580.159.04, numba-cuda 0.30.4: `ZEROGPU_BACKEND=gpu zerogpu check reduce_sum tests/gpu_verdicts/reduce_sum/python_lists.py --json --seed 7`)
 # defect: a "kernel" built from Python lists, max() and math.fsum ran on the CPU engines
 import math
 

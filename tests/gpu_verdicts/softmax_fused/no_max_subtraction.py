@@ -1,5 +1,5 @@
 # expect: wrong_result
-# gpu: the row [90, 1, 2] gives [nan, 0, 0] on an H200 (measured); this file's verdict to confirm on a GPU
+# gpu: wrong_result on an NVIDIA H200 too (2026-11-30, driver 580.159.04, numba-cuda 0.30.4: `ZEROGPU_BACKEND=gpu zerogpu check softmax_fused tests/gpu_verdicts/softmax_fused/no_max_subtraction.py --json --seed 7`)
 # defect: float32 math.exp(90) overflows to inf on a GPU, so inf / inf = NaN; a CPU computing in Python floats passed it
 import math
 

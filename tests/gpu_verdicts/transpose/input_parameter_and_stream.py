@@ -1,5 +1,5 @@
 # expect: passed
-# gpu: to confirm on a GPU
+# gpu: passed on an NVIDIA H200 too (2026-11-30, driver 580.159.04, numba-cuda 0.30.4: `ZEROGPU_BACKEND=gpu zerogpu check transpose tests/gpu_verdicts/transpose/input_parameter_and_stream.py --json --seed 7`)
 # defect: a parameter named `input` and `getattr(a, "stream", 0)` (as in numba-cuda's own transpose) were refused by the policy
 from numba import cuda, float32
 

@@ -1,5 +1,5 @@
 # expect: passed
-# gpu: to confirm on a GPU
+# gpu: passed on an NVIDIA H200 too (2026-11-30, driver 580.159.04, numba-cuda 0.30.4: `ZEROGPU_BACKEND=gpu zerogpu check vector_add tests/gpu_verdicts/vector_add/cuda_dtype_cast.py --json --seed 7`)
 # defect: `cuda.float32(...)` exists in numba-cuda; the CPU engines refused it
 from numba import cuda
 

@@ -1,5 +1,5 @@
 # expect: exception
-# gpu: to confirm on a GPU (numba-cuda's compiler, run here, refuses it: "CUDA kernel must have void return type")
+# gpu: exception on an NVIDIA H200 too (2026-11-30, driver 580.159.04, numba-cuda 0.30.4: `ZEROGPU_BACKEND=gpu zerogpu check vector_add tests/gpu_verdicts/vector_add/returns_output.py --json --seed 7`)
 # defect: a kernel ending in `return c` ran on the CPU engines
 from numba import cuda
 
