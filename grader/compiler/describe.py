@@ -13,7 +13,6 @@ dtype, NumPy scalars their dtype, Python ints int64, floats float64.
 from __future__ import annotations
 
 import builtins
-import dis
 import functools
 import inspect
 import math
@@ -22,6 +21,8 @@ import textwrap
 import types
 
 import numpy as np
+
+from grader.steps.extract import code_names
 
 CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
 MODULE_NAMES = {"math", "cmath", "numpy", "numba", "numba.cuda", "operator"}
@@ -37,15 +38,6 @@ def jit_python_function(value):
         device = bool(getattr(value, "_device", False) or getattr(value, "device", False))
         return fn, device, {"fastmath": bool(getattr(value, "_fastmath", False))}
     return None
-
-
-def _code_names(code) -> set:
-    """Global names the code reads (attribute names, also in co_names, are not globals)."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
 
 
 def describe_value(value, seen: dict):
@@ -120,7 +112,7 @@ def describe_function(fn, options: dict | None = None, seen: dict | None = None)
             except ValueError:  # an empty cell
                 continue
     builtin_names = set(dir(builtins))
-    for name in sorted(_code_names(fn.__code__) | set(fn.__code__.co_freevars)):
+    for name in sorted(code_names(fn.__code__) | set(fn.__code__.co_freevars)):
         if name in scope:
             desc["globals"][name] = describe_value(scope[name], seen)
         elif name not in builtin_names:

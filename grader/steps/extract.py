@@ -19,12 +19,12 @@ class NotExtractable(Exception):
     pass
 
 
-def _code_names(code) -> set:
+def code_names(code) -> set:
     """Global names the code reads (not attribute names like `.shape`)."""
     names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _code_names(const)
+            names |= code_names(const)
     return names
 
 
@@ -78,7 +78,7 @@ def module_source(launch) -> str:
         seen.add(f.__name__)
         source = _source(f)
         definitions.append(source)
-        for name in sorted(_code_names(f.__code__) | _decorator_names(source)):
+        for name in sorted(code_names(f.__code__) | _decorator_names(source)):
             if name in seen or name not in namespace:
                 continue  # a builtin, an attribute name, or already copied
             value = namespace[name]
