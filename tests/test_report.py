@@ -435,3 +435,24 @@ def test_a_gradebook_without_graded_on_gains_it(tmp_path):
     book = Gradebook(path)
     book.record("bob", "vector_add", "y", result("vector_add", "passed"), graded_on="simulator on n1")
     assert {r["student"]: r["graded_on"] for r in book.rows()} == {"ada": None, "bob": "simulator on n1"}
+
+
+def test_results_graded_without_the_sandbox_are_named_in_the_report(tmp_path):
+    """Does the report say which results were graded with --unsandboxed (the page and
+    students.csv), and say nothing of it when every result was sandboxed?"""
+    from dataclasses import replace
+
+    book = Gradebook(tmp_path / "book.sqlite")
+    fill(book, GPU_SPEEDUPS)
+    bare = replace(result("saxpy", "passed", "gpu", gpu_speed(1.5)), unsandboxed=True)
+    book.record("ada", "saxpy", "sha", bare)
+    written = write_report(book.path, tmp_path / "out")
+    students = {r["student"]: r for r in csv.DictReader(open(written["students_csv"], encoding="utf-8"))}
+    assert students["ada"]["unsandboxed"] == "saxpy" and students["bob"]["unsandboxed"] == ""
+    html = written["html"].read_text()
+    assert "Graded without the sandbox (1," in html and "ada/saxpy" in html
+    sandboxed = Gradebook(tmp_path / "all.sqlite")
+    fill(sandboxed, GPU_SPEEDUPS)
+    written = write_report(sandboxed.path, tmp_path / "out1")
+    assert "unsandboxed" not in open(written["students_csv"], encoding="utf-8").readline()
+    assert "without the sandbox" not in written["html"].read_text()

@@ -135,6 +135,8 @@ class ClassReport:
     """(first, last) grading time, seconds since the epoch."""
     timed_on: dict = field(default_factory=dict)
     """(student, exercise) -> the GPU that timed that result (a cluster may mix models)."""
+    unsandboxed: tuple = ()
+    """(student, exercise) of results graded without the OS sandbox (`--unsandboxed`)."""
 
     @property
     def timed_per_device(self) -> dict:
@@ -235,7 +237,7 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         for e in exercise_ids
     }
     by_student: dict = {}
-    backends, devices, times, timed_on = Counter(), set(), [], {}
+    backends, devices, times, timed_on, unsandboxed = Counter(), set(), [], {}, []
     starters = _starter_hashes(exercise_ids)
     for row in rows:
         acc, verdict = by_exercise[row["exercise"]], row["verdict"]
@@ -248,6 +250,8 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         acc["verdicts"][verdict] += 1
         by_student.setdefault(row["student"], {})[row["exercise"]] = (verdict, row["score"])
         times.append(row["graded_at"])
+        if (row.get("result") or {}).get("unsandboxed"):
+            unsandboxed.append((row["student"], row["exercise"]))
         if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
             continue
         backends[row["backend"] or "unknown"] += 1
@@ -271,6 +275,7 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         tuple(sorted(devices)),
         (min(times), max(times)) if times else None,
         timed_on,
+        tuple(sorted(unsandboxed)),
     )
 
 

@@ -239,6 +239,12 @@ def _findings(report: ClassReport) -> str:
         items.append(f"<b>{done:,} student{'s' if done != 1 else ''}</b> passed every exercise.")
     if report.silent:
         items.append(f"<b>Submitted nothing ({len(report.silent):,}):</b> {_names([s.name for s in report.silent])}.")
+    if report.unsandboxed:
+        shown = _names([f"{student}/{exercise}" for student, exercise in report.unsandboxed])
+        items.append(
+            f"<b>Graded without the sandbox ({len(report.unsandboxed):,}, <code>--unsandboxed</code>):</b> "
+            f"{shown}. Their code ran outside bubblewrap: weaker evidence (docs/SECURITY.md)."
+        )
     items.append(f"<b>Speed:</b> {_speed_sentence(report)}")
     return '<ul class="findings">' + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 

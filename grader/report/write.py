@@ -93,10 +93,13 @@ def write_students_csv(report: ClassReport, path: Path) -> None:
                 "stuck_on_verdict",
                 *ids,
                 *(["timed_on"] if mixed else []),
+                *(["unsandboxed"] if report.unsandboxed else []),
             ]
         )
+        outside = set(report.unsandboxed)
         for s in report.students:
             timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids if (s.name, e) in report.timed_on)
+            bare = "; ".join(e for e in ids if (s.name, e) in outside)
             out.writerow(
                 [
                     s.name,
@@ -110,6 +113,7 @@ def write_students_csv(report: ClassReport, path: Path) -> None:
                     s.verdicts[s.stuck_on] if s.stuck_on else "",
                     *(s.verdicts[e] for e in ids),
                     *([timed] if mixed else []),
+                    *([bare] if report.unsandboxed else []),
                 ]
             )
 
