@@ -39,7 +39,8 @@ def test_cheat_gets_its_verdict(exercise_id, path, expected, monkeypatch, tmp_pa
     assert result.verdict == expected, result.message
     assert not result.passed and result.score < result.max_score
     assert result.seed is None, "graded results must not reveal the seed"
-    assert "test-secret" not in result.to_json() and not result.unsandboxed
+    assert "test-secret" not in result.to_json()
+    assert result.unsandboxed == sandbox.forced_off(), "sandboxed wherever bubblewrap runs, marked where not"
 
 
 ESCAPED = "zerogpu-escaped"

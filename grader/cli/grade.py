@@ -89,9 +89,9 @@ def grade_all(out, todo, book, args, private, heading: str) -> None:
 
 
 def cmd_grade(args) -> int:
-    from grader.containment.sandbox import unavailable
+    from grader.containment.sandbox import forced_off, unavailable
 
-    if not args.unsandboxed and unavailable():  # refused before anything is read or started
+    if not (args.unsandboxed or forced_off()) and unavailable():  # refused before anything runs
         return error(unavailable())
     from grader.classroom.gradebook import Gradebook
     from grader.classroom.grading import discover, pending, unrecognised

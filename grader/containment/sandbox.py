@@ -89,6 +89,12 @@ def unavailable() -> str | None:
     return None
 
 
+def forced_off() -> bool:
+    """`ZEROGPU_UNSANDBOXED=1`: what `--unsandboxed` says, for runs that pass no flag (the test
+    suite on a machine without bubblewrap). Every result still says it was unsandboxed."""
+    return os.environ.get("ZEROGPU_UNSANDBOXED") == "1"
+
+
 def require() -> None:
     reason = unavailable()
     if reason:
