@@ -149,6 +149,16 @@ def grade_before_deadline(task: Task, device, backend: str, limit: float, **opti
     from grader.checking.isolate import TaskProcesses
 
     processes, results = TaskProcesses(), queue.Queue()
+    _start_work(task, device, processes, results, backend, options)
+    try:
+        return results.get(timeout=limit)[1]
+    except queue.Empty:
+        processes.cancel()
+        return timed_out(task, backend, limit)
+
+
+def _start_work(task: Task, device, processes, results: queue.Queue, backend: str, options: dict) -> None:
+    """A daemon thread for one task: one that never returns cannot hold up the run or its exit."""
     threading.Thread(
         target=_work,
         name=f"zerogpu-grade-{task.student}-{task.exercise}",
@@ -156,11 +166,6 @@ def grade_before_deadline(task: Task, device, backend: str, limit: float, **opti
         kwargs=options,
         daemon=True,
     ).start()
-    try:
-        return results.get(timeout=limit)[1]
-    except queue.Empty:
-        processes.cancel()
-        return timed_out(task, backend, limit)
 
 
 def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
@@ -230,13 +235,7 @@ def grade_class(
                 task = todo.popleft()
                 limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
                 running[task] = _Running(slots.pop(0), time.monotonic() + limit, limit, TaskProcesses())
-                threading.Thread(
-                    target=_work,
-                    name=f"zerogpu-grade-{task.student}-{task.exercise}",
-                    args=(task, running[task].device, running[task].processes, results, backend),
-                    kwargs=options,
-                    daemon=True,
-                ).start()
+                _start_work(task, running[task].device, running[task].processes, results, backend, options)
             wait = min(r.deadline for r in running.values()) - time.monotonic()
             try:
                 task, result = results.get(timeout=min(max(wait, 0.0), 1.0))
