@@ -91,8 +91,9 @@ def grade_all(out, todo, book, args, private, heading: str) -> None:
 def cmd_grade(args) -> int:
     from grader.containment.sandbox import forced_off, unavailable
 
-    if not (args.unsandboxed or forced_off()) and unavailable():  # refused before anything runs
-        return error(unavailable())
+    missing = None if args.unsandboxed or forced_off() else unavailable()
+    if missing:  # refused before anything runs
+        return error(missing)
     from grader.classroom.gradebook import Gradebook
     from grader.classroom.grading import discover, pending, unrecognised
 
