@@ -7,12 +7,13 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from grader.checking.isolate import contained
-from grader.containment import sandbox
+from grader.containment import process_cap, sandbox
 from grader.containment.guard import scrubbed_env
 from grader.paths import ROOT
 
@@ -113,8 +114,8 @@ def test_the_child_is_walled_in(tmp_path, monkeypatch):
     assert out["ptrace"] == [-1, 1] and out["unshare"] == [-1, 1]  # seccomp: EPERM
 
 
-def test_no_process_outlives_the_sandbox(tmp_path):
-    _, token, _ = _run(tmp_path)
+def _left(token: str) -> list:
+    """Processes whose command line holds `token`."""
     left = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -122,7 +123,12 @@ def test_no_process_outlives_the_sandbox(tmp_path):
                 left.append(pid)
         except OSError:
             pass
-    assert not left
+    return left
+
+
+def test_no_process_outlives_the_sandbox(tmp_path):
+    _, token, _ = _run(tmp_path)
+    assert not _left(token)
 
 
 def test_the_secret_is_removed_from_the_environment_when_read(monkeypatch):
@@ -142,3 +148,50 @@ def test_bwrap_missing_gives_one_line(monkeypatch):
     finally:
         sandbox.unavailable.cache_clear()
     assert "bubblewrap" in reason and "--unsandboxed" in reason and "\n" not in reason
+
+
+FORK_BOMB = r"""
+import ctypes, os, sys, time
+from grader.containment.process_cap import limit_own_processes
+limit_own_processes(int(sys.argv[1]))  # as the graded child does, before the submission runs
+libc = ctypes.CDLL(None, use_errno=True)  # native fork: no audit hook sees it
+forked = 0
+while forked < 10 * int(sys.argv[1]):
+    pid = libc.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    if pid < 0:
+        break
+    forked += 1
+print(forked, flush=True)
+"""
+
+
+def test_a_fork_bomb_stops_at_the_process_cap(tmp_path):
+    cap = 64
+    cgroup = process_cap.new_cgroup(cap)
+    if cgroup is None and os.geteuid() == 0:
+        pytest.skip("as root, only a pids cgroup caps processes, and none can be made here")
+    task = tmp_path / "task"
+    (task / "work").mkdir(parents=True)
+    (task / "bomb.py").write_text(FORK_BOMB)
+    token = f"zerogpu-bomb-{os.getpid()}-{tmp_path.name}"
+    env = scrubbed_env(task / "work", ROOT, "simulator")
+    fd = sandbox.seccomp_fd()
+    try:
+        command = sandbox.command(
+            [sys.executable, str(task / "bomb.py"), str(cap), token], task, env, fd=fd, hidden=(), shown_files=()
+        )
+        if cgroup is not None:
+            command = process_cap.enter_then_exec(command, cgroup)
+        started = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, pass_fds=(fd,), env=env)
+    finally:
+        os.close(fd)
+        if cgroup is not None:
+            process_cap.remove_cgroup(cgroup)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < cap  # fork failed at the cap; the bomb's children sleep 60 s...
+    assert time.monotonic() - started < 30  # ...and went with the sandbox
+    assert not _left(token)

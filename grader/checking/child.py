@@ -171,7 +171,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
 
 
 def _arguments(argv: list) -> dict:
-    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES]"""
+    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES] [--processes N]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
         args[flag.lstrip("-").replace("-", "_")] = int(value)
@@ -184,6 +184,10 @@ if __name__ == "__main__":
         from grader.containment.guard import apply_limits
 
         apply_limits(args["cpu"], args.get("address_space"))
+    if "processes" in args:  # inside the sandbox, where the kernel counts its own tasks only
+        from grader.containment.process_cap import limit_own_processes
+
+        limit_own_processes(args["processes"])
     if "spare" in args:
         wait_as_spare(args["task_dir"], args["spare"])
     run_task(args["task_dir"])

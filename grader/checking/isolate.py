@@ -26,7 +26,7 @@ from grader.steps.load import SubmissionError
 from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
-from grader.containment import sandbox
+from grader.containment import process_cap, sandbox
 from grader.checking.capture import CappedOutput
 from grader.paths import data_dir
 
@@ -260,10 +260,14 @@ def _spawn(
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", str(os.getpid())]
-    fds = ()
+    fds, cgroup = (), None
     if contain is not None:
+        command += ["--processes", str(process_cap.PROCESS_CAP)]
         fds = (sandbox.seccomp_fd(),)
         command = sandbox.command(command, task_dir, env, fd=fds[0], **contain)
+        cgroup = process_cap.new_cgroup()
+        if cgroup is not None:
+            command = process_cap.enter_then_exec(command, cgroup)
     try:
         proc = subprocess.Popen(
             command,
@@ -275,9 +279,14 @@ def _spawn(
             env=env,
             pass_fds=fds,
         )
+    except BaseException:
+        if cgroup is not None:
+            process_cap.remove_cgroup(cgroup)
+        raise
     finally:
         for fd in fds:
             os.close(fd)
+    proc.cgroup = cgroup
     proc.output = CappedOutput(proc.stdout)
     if not spare:
         track(proc)
@@ -350,6 +359,8 @@ def run_in_child(
     finally:
         if proc is not None and proc.poll() is None:
             _kill(proc)
+        if getattr(proc, "cgroup", None) is not None:
+            process_cap.remove_cgroup(proc.cgroup)
         tmp.cleanup()
 
 
