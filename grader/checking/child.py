@@ -49,7 +49,7 @@ def _read_inputs(task_dir: Path, indices) -> dict:
 def wait_as_spare(task_dir: Path, parent: int) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
     parent's task.json. Gone when the parent (its pid given, in case it died before we
-    started) is."""
+    started) is; a sandboxed spare gets 0, and bwrap ends it with its parent."""
     from grader.backend import current  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor  # noqa: F401
     from grader.gpu.speed import collect  # noqa: F401
@@ -62,7 +62,7 @@ def wait_as_spare(task_dir: Path, parent: int) -> None:
         except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
             pass
     while not (task_dir / "task.json").exists():
-        if os.getppid() != parent:
+        if parent and os.getppid() != parent:
             os._exit(0)
         time.sleep(0.005)
 

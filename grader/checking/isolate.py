@@ -6,6 +6,7 @@ import atexit
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,21 +142,36 @@ def _read_samples(task_dir: Path):
 class _Spare:
     """A child started ahead of its task: Python, numba and the grader imported and the
     compiler warmed up while the previous submission ran; it waits for task.json
-    (grader/checking/child.py). Every submission still gets a fresh process of its own."""
+    (grader/checking/child.py). Every submission still gets a fresh process of its own.
+    `sandbox`: None, or (exercise id, private folders): a sandboxed spare's mounts depend on
+    those and not on the submission, which arrives in its task folder."""
 
-    def __init__(self, backend: str, device: int | None):
+    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None):
         self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
         work = self.task_dir / "work"
         work.mkdir()
+        contain = contained(sandbox[0], sandbox[1]) if sandbox else None
         self.proc = _spawn(
-            self.task_dir, work, scrubbed_env(work, ROOT, backend, device), SPARE_CPU_SECONDS, backend, spare=True
+            self.task_dir,
+            work,
+            scrubbed_env(work, ROOT, backend, device),
+            SPARE_CPU_SECONDS,
+            backend,
+            spare=True,
+            contain=contain,
         )
 
     def discard(self) -> None:
         if self.proc.poll() is None:
             _kill(self.proc)
+        _remove_cgroup(self.proc)
         self.tmp.cleanup()
+
+
+def _remove_cgroup(proc) -> None:
+    if getattr(proc, "cgroup", None) is not None:
+        process_cap.remove_cgroup(proc.cgroup)
 
 
 _spares: dict = {}
@@ -235,10 +251,12 @@ def _refill_spare(key) -> None:
 atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
 
 
-def contained(exercise_id: str, submission: Path, private=()) -> dict:
+def contained(exercise_id: str, private=(), also_shown=()) -> dict:
     """What the sandbox hides (the course's private folders, the data dir with the secret,
-    the home directory) and the only files it shows again inside them: the submission and the
-    exercise's spec, kernels/<id>.py (with any exercise it reuses: `reference("other")`)."""
+    the home directory) and the only files it shows again inside them: the exercise's spec,
+    kernels/<id>.py (with any exercise it reuses: `reference("other")`), and `also_shown`. The
+    submission itself is copied into the task folder (`run_in_child`), so the same mounts
+    serve every submission of an exercise: a spare's."""
     shown, todo = [], [exercise_id]
     while todo:
         path = ROOT / "kernels" / f"{todo.pop()}.py"
@@ -246,7 +264,7 @@ def contained(exercise_id: str, submission: Path, private=()) -> dict:
             shown.append(path)
             todo += re.findall(r"""reference\(["'](\w+)["']\)""", path.read_text())
     hidden = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), *private]
-    return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in shown] + [str(submission)]}
+    return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in [*shown, *also_shown]]}
 
 
 def _spawn(
@@ -258,8 +276,8 @@ def _spawn(
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
-    if spare:
-        command += ["--spare", str(os.getpid())]
+    if spare:  # inside a PID namespace our pid means nothing: bwrap's --die-with-parent instead
+        command += ["--spare", str(os.getpid() if contain is None else 0)]
     fds, cgroup = (), None
     if contain is not None:
         command += ["--processes", str(process_cap.PROCESS_CAP)]
@@ -305,12 +323,11 @@ def run_in_child(
     time_check=(0, 0),
     sandboxed: bool = False,
 ) -> ChildRun:
-    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap
-    (never from a spare: a spare's mounts are made before its submission is known)."""
+    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
+    the submission copied into the task folder (the one place the sandbox shows it)."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
-    key = (backend, device)
-    contain = contained(exercise_id, Path(submission).resolve(), private) if sandboxed else None
-    spare = _take_spare(key) if env is None and not sandboxed else None
+    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
+    spare = _take_spare(key) if env is None else None
     tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -318,9 +335,14 @@ def run_in_child(
     proc = spare.proc if spare else None
     cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
     try:
+        source = Path(submission).resolve()
+        if sandboxed:
+            (task_dir / "submission").mkdir(exist_ok=True)
+            source = task_dir / "submission" / source.name
+            shutil.copyfile(submission, source)
         task = {
             "exercise": exercise_id,
-            "submission": str(Path(submission).resolve()),
+            "submission": str(source),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
@@ -342,9 +364,9 @@ def run_in_child(
                 scrubbed_env(work, ROOT, backend, device) if env is None else env,
                 cpu,
                 backend,
-                contain=contain,
+                contain=contained(exercise_id, private) if sandboxed else None,
             )
-        if env is None and not sandboxed:
+        if env is None:
             _refill_spare(key)
         run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
         if env is None and backend == "gpu" and _faulted(run):
@@ -359,8 +381,7 @@ def run_in_child(
     finally:
         if proc is not None and proc.poll() is None:
             _kill(proc)
-        if getattr(proc, "cgroup", None) is not None:
-            process_cap.remove_cgroup(proc.cgroup)
+        _remove_cgroup(proc)
         tmp.cleanup()
 
 
