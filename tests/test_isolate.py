@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -66,6 +67,22 @@ def test_graded_checks_are_served_by_sandboxed_spares(monkeypatch, tmp_path):
     assert first.passed and not first.unsandboxed and third.passed
     assert second.verdict == "wrong_result" and not second.unsandboxed
     assert not live_spares()
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+def test_a_sandboxed_spare_outlives_the_task_thread_that_started_it(monkeypatch):
+    """bwrap's --die-with-parent follows the starting thread: class grading runs each task on a
+    thread of its own, which ends before the next task takes the spare."""
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    with isolate.keep_warm():
+        task = threading.Thread(
+            target=check_file, args=("vector_add", exercise("vector_add").solution_file), kwargs={"graded": True}
+        )
+        task.start()
+        task.join()
+        time.sleep(1.0)
+        assert live_spares(), "the spare died with the task's thread"
 
 
 def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,11 +237,25 @@ def _faulted(run: "ChildRun") -> bool:
     return any(o.error is not None and o.error.error_type in GPU_FAULTS for o in run.outcomes.values())
 
 
+_spawner_pool = None
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """The one thread that starts every spare. bwrap's --die-with-parent kills a sandbox when
+    the *thread* that started it ends (PR_SET_PDEATHSIG), and a class's task threads end with
+    their task, before the spare they started is used; this thread lives as long as we do."""
+    global _spawner_pool
+    with _spares_lock:
+        if _spawner_pool is None:
+            _spawner_pool = ThreadPoolExecutor(1, thread_name_prefix="zerogpu-spares")
+        return _spawner_pool
+
+
 def _refill_spare(key) -> None:
     with _spares_lock:
         if not _keep_warm or _spares.get(key, 0) is not None:
             return
-    spare = _Spare(*key)
+    spare = _spawner().submit(_Spare, *key).result()
     with _spares_lock:
         if _keep_warm and _spares.get(key, 0) is None:
             _spares[key] = spare
