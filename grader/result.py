@@ -126,8 +126,9 @@ class CheckResult:
     """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
     executor ran the cases, races and other findings, memory efficiency per kernel."""
     warnings: tuple = ()
-    """What a passed check still costs on a GPU, one short line each ("11% coalesced: slow on
-    a GPU"); the headline names the first."""
+    """What a passed check still gets wrong or costs on a GPU, one short line each ("out[127]
+    was written by 128 threads: ...", "11% coalesced: slow on a GPU"); the headline names the
+    first."""
     unsandboxed: bool = False
     """Graded without the operating system's sandbox (`--unsandboxed`): weaker evidence."""
 

@@ -132,7 +132,7 @@ def summarise(
         seed=None if secret else seed,
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
-        warnings=speed_warnings(doctor) if failing is None else (),
+        warnings=passed_warnings(doctor) if failing is None else (),
     )
 
 
@@ -140,6 +140,14 @@ COALESCED_BELOW = 0.5
 """Global accesses less coalesced than this are named in a passed check's headline."""
 CONFLICTS_FROM = 4.0
 """Shared-memory bank conflicts of this degree or worse (on average) likewise."""
+
+
+def passed_warnings(doctor) -> tuple:
+    """What a passed check's headline names ("PASSED — but ..."): the doctor's warnings that
+    have a headline (several threads storing one element), then what makes the kernel slow."""
+    report = as_report(doctor)
+    found = tuple(dict.fromkeys(f.headline for f in getattr(report, "findings", ()) if f.headline))
+    return found + speed_warnings(doctor)
 
 
 def speed_warnings(doctor) -> tuple:

@@ -209,6 +209,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
                 if arg.rows is None:  # not a read-only twin: it may have been written
                     arg.mem.dirty = True
                 arg.mem.flush()
+        findings.end_launch(args)  # elements several threads stored to, counted during the launch
     for host, view in copies:
         host[...] = view.arr
 

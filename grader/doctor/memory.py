@@ -13,6 +13,17 @@ that an earlier block of the launch read, that earlier reader moves to `xr` (a d
 (stamp, site), rarely filled), so a later write by this block still conflicts with it (another
 block read it, and blocks never wait for each other). Conflicts go to `CTX.on_conflict`.
 
+Stores that collide: when a plain store to a global element finds that its last writer was
+another thread of the launch, with nothing ordering the two stores (the same epoch, or an
+earlier block), it counts one more writer of the element in `dups` (a list made at the
+launch's first such store: per element, the threads that stored to it after the first) and
+keeps in `dup_same` the first one that stored the value already there: (element, the earlier
+store's site, index).
+The first store to an element in a launch never gets that far (grader/doctor/spaces.py,
+`GlobalView._check_write`), so a kernel whose threads store distinct elements pays nothing.
+At the end of the launch grader/doctor/findings.py turns the counts into findings
+(`Findings.end_launch`) and clears them.
+
 While kernels run, values live in `vals`, a list of NumPy scalars of the array's dtype (NumPy
 scalar semantics, as on Numba's simulator; a store casts with the dtype's scalar type, as
 NumPy's setitem does): reading a list is five times faster than indexing an array. A global
@@ -91,6 +102,8 @@ class Memory:
         "rd2",
         "rs2",
         "xr",
+        "dups",
+        "dup_same",
         "space",
         "name",
         "addr",
@@ -108,6 +121,8 @@ class Memory:
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
             self.rd1, self.rd2, self.rs2 = [NO_STAMP] * n, [NO_STAMP] * n, [0] * n
             self.xr: dict = {}
+            self.dups: list | None = None
+            self.dup_same: tuple | None = None
 
     def flush(self) -> None:
         """Values written by kernels -> the NumPy buffer (what the host and the judge see)."""
