@@ -238,17 +238,42 @@ def check(
 def _check_isolated(exercise_id: str, launch, seed, case_timeout) -> CheckResult | None:
     import tempfile
 
-    from grader.steps.extract import NotExtractable, module_source
+    from grader.steps.extract import NotExtractable, extract
 
     exercise(exercise_id)  # an unknown id raises here, as in-process
     try:
-        source = module_source(launch)
+        extracted = extract(launch)
     except NotExtractable:
         return None
     with tempfile.TemporaryDirectory(prefix="zerogpu-notebook-") as tmp:
         path = Path(tmp) / f"{exercise_id}_notebook.py"
-        path.write_text(source)
-        return check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+        path.write_text(extracted.source)
+        result = check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+    return in_cells(result, extracted) if extracted.lines else result
+
+
+_LEARNER_CODE = ("source", "text")
+"""Fields holding the learner's own code: never rewritten."""
+
+
+def in_cells(result: CheckResult, extracted) -> CheckResult:
+    """A result whose lines are the extracted module's, with every line said as the learner's
+    line in their cell (grader/steps/extract.py), wherever it appears: the verdict, the cases,
+    the doctor's findings and sites."""
+
+    def walk(value, key=""):
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(v, key) for v in value)
+        if key in ("line", "other_line") and isinstance(value, int):
+            return extracted.line(value)
+        if isinstance(value, str) and key not in _LEARNER_CODE:
+            return extracted.text(value)
+        return value
+
+    again = CheckResult.from_dict(walk(result.to_dict()))
+    return replace(again, doctor=as_report(again.doctor))
 
 
 def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
