@@ -75,6 +75,10 @@ def test_endless_kernel_in_a_notebook_ends_as_timeout(tmp_path):
     )
     result = check("vector_add", ns["launch"], case_timeout=3)
     assert result.verdict == "timeout"
+    cell = (tmp_path / "cell.py").read_text().splitlines()
+    loop = next(n for n, text in enumerate(cell, 1) if "while i >= 0" in text)
+    assert result.cases[0].line in (loop, loop + 1), result.message  # the cell's line, not the module's
+    assert f"at line {result.cases[0].line} (`" in result.message and "thread 0 of block 0" in result.message
 
 
 def test_a_lambda_is_checked_in_process():
