@@ -135,6 +135,13 @@ def test_endless_loop_at_import_names_its_line(capsys):
     assert "grid-stride" not in data["hint"] and "`break`" in data["hint"]
 
 
+def test_the_time_limit_is_said_before_the_check_starts():
+    proc = run_cli("check", "vector_add", "solutions/vector_add.py", "--timeout", "45")
+    first = proc.stderr.splitlines()[0]
+    assert first == "Checking vector_add: 7 cases, each may take up to 45 s (--timeout to change).", proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def _children_running_grader():
     """Grader children of this process only (other test workers have their own)."""
     pids = []
