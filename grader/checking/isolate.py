@@ -15,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
 from grader.containment import process_cap, sandbox
+from grader.checking import stuck
 from grader.checking.capture import CappedOutput
 from grader.paths import data_dir
 
@@ -52,6 +53,14 @@ class ChildRun:
     """GPU timing samples (grader.gpu.harness.Samples), or an error string, when asked for."""
     startup_seconds: float | None = None
     """From starting the child to its imports done (Python, numba, the grader)."""
+    limit: float = 0.0
+    """The time limit that stopped the child, in seconds (with `stopped` "timeout")."""
+    where: list = field(default_factory=list)
+    """Where the child's code was when the time limit ran out (grader/checking/stuck.py), as
+    it said: places in the submission, GPU threads first; empty when it did not say."""
+    phase: str = ""
+    """What the time limit stopped: "starting" (Python and the grader), "loading" (the
+    submission's file) or "running" (a case)."""
 
 
 KILL_WAIT_SECONDS = 10.0
@@ -337,9 +346,11 @@ def run_in_child(
     device: int | None = None,
     time_check=(0, 0),
     sandboxed: bool = False,
+    progress=None,
 ) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
-    the submission copied into the task folder (the one place the sandbox shows it)."""
+    the submission copied into the task folder (the one place the sandbox shows it).
+    `progress`: see `_follow`."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
     key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
     spare = _take_spare(key) if env is None else None
@@ -383,7 +394,7 @@ def run_in_child(
             )
         if env is None:
             _refill_spare(key)
-        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned, progress)
         if env is None and backend == "gpu" and _faulted(run):
             _replace_spare(key)
         return run
@@ -400,10 +411,19 @@ def run_in_child(
         tmp.cleanup()
 
 
-def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float) -> ChildRun:
-    """Collect the child's outcomes as they appear; stop it when it makes no progress."""
+PROGRESS_SECONDS = 0.5
+"""How often `progress` hears how long the case under way has taken."""
+
+
+def _follow(
+    proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float, progress=None
+) -> ChildRun:
+    """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
+    it first where it is). `progress(case index, seconds into it)`, if given, hears about the
+    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts."""
     outcomes: dict = {}
     startup = None
+    shown = 0.0
     deadline = spawned + STARTUP_SECONDS
     imported = ready = False
     while pending:
@@ -426,13 +446,21 @@ def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed,
             tail = proc.output.text()[-2000:]
             return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
         if time.monotonic() > deadline:
+            places = stuck.ask(task_dir, proc) if imported else []
             _kill(proc)
             limit = case_timeout if imported else STARTUP_SECONDS
-            where = "running a case" if ready else "loading your file" if imported else "starting"
-            return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
+            phase = "running" if ready else "loading" if imported else "starting"
+            where = {"running": "running a case", "loading": "loading your file", "starting": "starting"}[phase]
+            detail = f"no progress within {limit:.0f} s while {where}"
+            return ChildRun(outcomes, "timeout", detail, limit=limit, where=places, phase=phase)
+        if progress is not None and ready and time.monotonic() >= shown + PROGRESS_SECONDS:
+            shown = time.monotonic()
+            progress(pending[0], shown - (deadline - case_timeout))
         time.sleep(0.02)
     samples = None
     if time_seed is not None:
+        if progress is not None:
+            progress(None, 0.0)
         try:
             proc.wait(timeout=SPEED_TIMEOUT)
         except subprocess.TimeoutExpired:
