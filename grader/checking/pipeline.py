@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grader import backend as _backend
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
+from grader.doctor.findings import mistake_of
 from grader.doctor.integration import as_report, case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.result import DEFAULT_HINTS
@@ -97,6 +98,7 @@ def _as_race(result: CaseResult) -> CaseResult:
     return replace(
         result,
         verdict="race",
+        mistake="",  # the first run's diagnosis named one outcome of the race, not its cause
         message=(
             "Runs on the same input gave different answers: threads are racing, or reading shared "
             f"memory that no thread wrote. First run: {result.message}"
@@ -108,6 +110,7 @@ def summarise(
     ex: Exercise, backend: str, seed, case_results: list[CaseResult], started: float, secret: bool = False, doctor=None
 ) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
+    slow = _slow(doctor) if failing is None else []
     passed_count = sum(c.passed for c in case_results)
     score = round(ex.spec.points * passed_count / max(len(case_results), 1), 2)
     if failing is None:
@@ -132,8 +135,17 @@ def summarise(
         seed=None if secret else seed,
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
-        warnings=speed_warnings(doctor) if failing is None else (),
+        warnings=tuple(text for _, text in slow) if failing is None else (),
+        mistake=_mistake(failing, doctor) if failing is not None else (slow[0][0] if slow else ""),
     )
+
+
+def _mistake(failing: CaseResult, doctor) -> str:
+    """The failing case's mistake, else the doctor's first finding's (as `_hint` picks)."""
+    if failing.mistake:
+        return failing.mistake
+    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.fix), None)
+    return mistake_of(finding) if finding is not None else ""
 
 
 COALESCED_BELOW = 0.5
@@ -144,16 +156,23 @@ CONFLICTS_FROM = 4.0
 
 def speed_warnings(doctor) -> tuple:
     """What the doctor measured that makes a correct kernel slow on a GPU, worst first."""
+    return tuple(text for _, text in _slow(doctor))
+
+
+def _slow(doctor) -> list:
+    """(mistake, warning) for what makes a correct kernel slow on a GPU, worst first."""
     report = as_report(doctor)
     found = []
     for k in getattr(report, "kernels", ()):
         worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
         if worst is not None and worst < COALESCED_BELOW:
-            found.append((worst, f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
+            found.append((worst, "uncoalesced", f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
         degree = k.shared_degree
         if degree is not None and degree >= CONFLICTS_FROM:
-            found.append((1 / degree, f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)"))
-    return tuple(text for _, text in sorted(found))
+            found.append(
+                (1 / degree, "bank_conflicts", f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)")
+            )
+    return [(mistake, text) for _, mistake, text in sorted(found)]
 
 
 def _fmt_dims(dims: dict) -> str:
