@@ -90,15 +90,19 @@ MISTAKES = {
     "unwritten_stretches": ("holes in every stretch", "the same offsets unwritten in every stretch"),
     "repeated_adds": ("value added many times", "every wrong value is a whole multiple of the expected"),
     "constant_offset": ("off by a constant", "every wrong value is a constant away from the expected"),
-    # what a passed check costs on a GPU (grader/checking/pipeline.py speed_warnings)
+    # what a passed check costs on a GPU (grader/checking/pipeline.py passed_warnings)
+    "duplicate_write": (
+        "one element stored by many threads",
+        "threads of one launch store the same value to one element: wasted work, and a race on a GPU",
+    ),
     "uncoalesced": ("uncoalesced access", "correct, but global accesses under 50% coalesced"),
     "bank_conflicts": ("bank conflicts", "correct, but shared memory with 4-way bank conflicts or worse"),
 }
 """The mistakes a diagnosis can name (`CaseResult.mistake`, `CheckResult.mistake`): name ->
 (a short label, what it means). A class report counts these; a result without one is counted by
 its verdict."""
-SLOW_MISTAKES = ("uncoalesced", "bank_conflicts")
-"""Mistakes of correct kernels: they cost speed on a GPU, not points."""
+SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts")
+"""Mistakes a correct kernel can still make: they cost work or speed on a GPU, not points."""
 
 
 def mistake_label(name: str) -> str:
@@ -184,8 +188,9 @@ class CheckResult:
     """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
     executor ran the cases, races and other findings, memory efficiency per kernel."""
     warnings: tuple = ()
-    """What a passed check still costs on a GPU, one short line each ("11% coalesced: slow on
-    a GPU"); the headline names the first."""
+    """What a passed check still gets wrong or costs on a GPU, one short line each ("out[127]
+    was written by 128 threads: ...", "11% coalesced: slow on a GPU"); the headline names the
+    first."""
     unsandboxed: bool = False
     """Graded without the operating system's sandbox (`--unsandboxed`): weaker evidence."""
     mistake: str = ""

@@ -290,7 +290,8 @@ def target(counts, amounts, counts_scan, amounts_scan):
     then an add-back moves 4n and a reduce-then-scan 3n): tiles of 4096 elements, 16 per
     thread, loaded and stored coalesced through a padded shared buffer, scanned in registers,
     by warp shuffles and across the 8 warps; each tile learns the total of the tiles before it
-    by decoupled look-back (warp 0 reads 32 predecessors' status words at a time). Not yet
-    timed on a GPU."""
+    by decoupled look-back (warp 0 reads 32 predecessors' status words at a time). On an
+    H200 1.81 ms at n = 2**27 (28% of the copy ceiling, 1.09x faster than cupy.cumsum;
+    docs/BENCHMARKS.md)."""
     _single_pass_scan(counts, counts_scan)
     _single_pass_scan(amounts, amounts_scan)

@@ -94,7 +94,7 @@ def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_
             task,
             env,
             fd=fd,
-            **contained(exercise_id, path),
+            **contained(exercise_id, also_shown=[path]),
         )
         proc = subprocess.Popen(
             [sys.executable, "-c", RUN_CHEAT, str(fd), *inner],

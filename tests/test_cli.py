@@ -102,6 +102,46 @@ def test_kernel_that_never_ends_is_stopped_as_timeout(tmp_path, capsys):
     assert "stopped" in data["message"]
 
 
+FORGETS_STRIDE = ROOT / "tests" / "submissions" / "saxpy" / "forgets_stride.py"
+
+
+@pytest.mark.parametrize("mode", [[], ["--graded"]], ids=["normal", "graded"])
+def test_endless_loop_names_the_line_and_thread_it_was_stuck_on(mode, capsys):
+    """A grid-stride `while` loop without its step: the time limit ends the case, and the
+    message says where the GPU thread was, with the time limit, and the hint names the loop
+    (graded: the child runs in bubblewrap and answers through its task folder all the same)."""
+    code = main(["check", "saxpy", str(FORGETS_STRIDE), "--json", "--timeout", "2", *mode])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["verdict"] == "timeout", data["message"]
+    case = data["cases"][0]
+    lines = FORGETS_STRIDE.read_text().splitlines()
+    loop = next(n for n, text in enumerate(lines, 1) if "while i < out.size" in text)
+    assert case["line"] in (loop, loop + 1), case  # the loop's test or its body
+    assert case["source"] == lines[case["line"] - 1].strip()
+    message = data["message"]
+    assert f"Your kernel `saxpy_kernel` was still running at line {case['line']} (`{case['source']}`" in message
+    assert "thread 0 of block 0" in message and "time limit of 2 s ran out" in message, message
+    assert "a loop that never ends?" in message and message.count(f"line {case['line']}") == 1
+    assert f"`while` loop on line {loop}" in data["hint"] and "i += cuda.gridsize(1)" in data["hint"]
+    assert all(c["verdict"] == "timeout" for c in data["cases"])
+
+
+def test_endless_loop_at_import_names_its_line(capsys):
+    path = ROOT / "tests" / "cheats" / "infinite_loop_at_import.py"
+    main(["check", "vector_add", str(path), "--json", "--timeout", "2"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "timeout"
+    assert "Your file was still being loaded at line 4 (`while True:`)" in data["message"], data["message"]
+    assert "grid-stride" not in data["hint"] and "`break`" in data["hint"]
+
+
+def test_the_time_limit_is_said_before_the_check_starts():
+    proc = run_cli("check", "vector_add", "solutions/vector_add.py", "--timeout", "45")
+    first = proc.stderr.splitlines()[0]
+    assert first == "Checking vector_add: 7 cases, each may take up to 45 s (--timeout to change).", proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def _children_running_grader():
     """Grader children of this process only (other test workers have their own)."""
     pids = []

@@ -515,3 +515,30 @@ def test_all_or_nothing_gives_no_points_for_the_cases_a_kernel_happens_to_pass(t
     config.write_text(config.read_text().replace('"per_case"', '"some"'))
     refused = subprocess.run(grade, cwd=ROOT, env=env, capture_output=True, text=True)
     assert refused.returncode == 2 and "'per_case', 'all_or_nothing'" in refused.stderr
+
+
+def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypatch):
+    """The hidden grader cell grades the exercise cell's text as a file of its own: a line in
+    the verdict is the learner's line in that cell, below the exercise's docstring."""
+    from grader.course import cells
+
+    source = (
+        (ROOT / "exercises" / "saxpy.py")
+        .read_text()
+        .replace(
+            "    if i < out.size:\n        out[i] = x[i]  # TODO: out[i] = alpha * x[i] + y[i]\n",
+            "    for k in range(i, out.size + 1, cuda.gridsize(1)):  # one step too far\n"
+            "        out[k] = alpha * x[k] + y[k]\n",
+        )
+    )
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if "out[k] = alpha" in text)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade_id": "saxpy", "solution": True, "grade": False, "locked": False}
+    nb.cells = [nbformat.v4.new_markdown_cell("# SAXPY"), cell]
+    nbformat.write(nb, tmp_path / "03-saxpy.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ZEROGPU_CASE_TIMEOUT", CASE_TIMEOUT)
+    _, result = cells._scores("saxpy")
+    assert line > 25 and result["verdict"] == "out_of_bounds"
+    assert f"(line {line}: out[k] = alpha * x[k] + y[k])" in result["message"], result["message"]

@@ -99,7 +99,7 @@ def test_unwritten_patterns_without_a_launch_record():
         ("reduce_sum", "no_syncthreads", "race", "missing_barrier"),
         ("reduce_sum", "plain_add", "race", "missing_atomic"),
         ("histogram", "shared_plain_add", "race", "missing_atomic"),
-        ("reduce_sum", "plain_store", "wrong_result", "blocks_overwrite"),
+        ("reduce_sum", "plain_store", "race", "blocks_overwrite"),
         ("thread_ids", "no_bounds_guard", "out_of_bounds", "missing_bounds_guard"),
         ("stencil_1d", "negative_index_wraps", "out_of_bounds", "negative_index"),
         ("thread_ids", "fixed_grid", "unwritten_output", "unwritten_tail"),
@@ -124,3 +124,14 @@ def test_a_correct_kernel_with_bank_conflicts_names_them(tmp_path):
     result = check_file("transpose", unpadded, seed=3)
     assert (result.verdict, result.mistake) == ("passed", "bank_conflicts")
     assert check_file("transpose", ROOT / "solutions" / "transpose.py", seed=3).mistake == ""
+
+
+def test_every_finding_kind_names_a_known_mistake():
+    """Does every kind of doctor finding map to a mistake a class report can label (a new kind
+    must be named in grader.result.MISTAKES too)?"""
+    from grader.doctor.findings import ORDER, mistake_of
+    from grader.result import MISTAKES
+
+    for kind in ORDER:
+        assert mistake_of({"kind": kind, "block": (0,), "other_block": (1,)}) in MISTAKES, kind
+    assert mistake_of({"kind": "race", "block": (2,), "other_block": (2,)}) == "missing_barrier"

@@ -204,3 +204,85 @@ def test_finding_carries_the_fix_that_becomes_the_hint(bad):
         assert result.hint == outcome.error.hint and result.hint
         if hits and hits[0].severity == "error":
             assert result.hint == hits[0].fix
+
+
+def test_stores_of_the_same_value_by_many_threads_are_a_warning_with_a_headline():
+    """A grid-stride loop without its stride: the right output, so no error, but a warning
+    naming the element most threads stored to and the fix; shown in a passed headline."""
+    _, marked, _, outcome, _ = run(CASES / "stride_less_loop_bad.py")
+    assert outcome.error is None
+    (finding,) = [f for f in outcome.report.findings if f.kind == "duplicate_write"]
+    assert finding.severity == "warning" and finding.line in marked
+    assert finding.message.startswith("`out[127]` was written by 128 threads in one launch")
+    assert "499 elements of `out`" in finding.message and "range(i, n, cuda.gridsize(1))" in finding.fix
+    assert finding.headline.startswith("out[127] was written by 128 threads: each element should be written once")
+
+
+def test_different_values_stored_by_a_blocks_threads_are_a_race_that_counts_them():
+    _, _, _, outcome, _ = run(CASES / "block_output_every_thread_bad.py")
+    assert outcome.error.verdict == "race"
+    finding = outcome.report.findings[0]
+    assert finding.kind == "race" and finding.thread != finding.other_thread
+    assert "stored a different value there" in finding.message
+    assert "In all, 64 threads stored to `out[0]`." in finding.message
+    assert "if cuda.threadIdx.x == 0:" in finding.fix
+
+
+STORES = '''# expect: clean
+import numpy as np
+from numba import cuda, float32
+
+from grader.authoring.spec import Array
+
+PARAMS = (Array("x", "float32", ("n",)), Array("out", "float32", ("n",), role="out", init="zeros"))
+DIMS = {"n": 128}
+
+
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    tile = cuda.shared.array(64, float32)
+{body}
+
+
+def launch(x, out):
+    kernel[2, 64](x, out)
+    {again}
+'''
+
+
+@pytest.mark.parametrize(
+    "body, again",
+    [
+        ("    out[i] = 0.0\n    out[i] = x[i]\n    out[i] = x[i]", ""),  # one thread, three stores
+        ("    cuda.atomic.add(out, 0, 1.0)\n    cuda.atomic.max(out, 1, x[i])", ""),  # atomics
+        ("    out[i] = x[i]", "kernel[2, 64](x, out)"),  # two launches, one store each
+        ("    tile[cuda.threadIdx.x] = 1.0\n    tile[0] = 1.0", ""),  # shared memory: not counted
+        (  # ordered by a barrier: thread 0 stores a block's slot, thread 1 stores it again after
+            "    if cuda.threadIdx.x == 0:\n        out[cuda.blockIdx.x] = 5.0\n    cuda.syncthreads()\n"
+            "    if cuda.threadIdx.x == 1:\n        out[cuda.blockIdx.x] = 5.0",
+            "",
+        ),
+    ],
+    ids=["one_thread", "atomics", "two_launches", "shared", "barrier"],
+)
+def test_stores_that_do_not_collide(tmp_path, body, again):
+    """One thread storing an element several times, atomics, one store per launch, shared
+    memory and stores ordered by a barrier: no finding."""
+    path = tmp_path / "stores.py"
+    path.write_text(STORES.replace("{body}", body).replace("{again}", again))
+    _, _, _, outcome, _ = run(path)
+    assert outcome.error is None and outcome.report.ran_on_doctor, outcome.report.reason
+    assert not outcome.report.findings, [f.message for f in outcome.report.findings]
+
+
+def test_blocks_storing_one_value_to_one_element_are_counted_between_blocks(tmp_path):
+    """Thread 0 of every block stores the same flag: a warning naming all 4 blocks' stores."""
+    path = tmp_path / "flag.py"
+    body = "    if cuda.threadIdx.x == 0:\n        out[0] = 1.0"
+    path.write_text(STORES.replace("{body}", body).replace("{again}", "").replace("kernel[2, 64]", "kernel[4, 64]"))
+    _, _, _, outcome, _ = run(path)
+    (finding,) = outcome.report.findings
+    assert finding.kind == "duplicate_write" and finding.block == (3,) and finding.thread == (0,)
+    assert finding.message.startswith("`out[0]` was written by 4 threads in one launch")
+    assert "if i == 0:" in finding.fix

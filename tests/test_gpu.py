@@ -44,16 +44,27 @@ def test_the_baseline_itself_is_too_slow(exercise_id):
 
 
 def test_caching_outputs_between_calls_is_caught():
-    """A launch that computes once and then replays is wrong on fresh timed inputs."""
+    """A launch that computes once and then replays is wrong on fresh timed inputs. The cache
+    stays on the device (host code may not read device data: that alone is `forbidden`)."""
+    from numba import cuda
+
     ex = exercise("vector_add")
     state = {}
 
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        if i < dst.size:
+            dst[i] = src[i]
+
     def replay(a, b, c):
+        blocks = (c.size + 255) // 256
         if "c" in state and c.size == state["c"].size:
-            c.copy_to_device(state["c"])
+            copy[blocks, 256](state["c"], c)
             return
         ex.target(a, b, c)
-        state["c"] = c.copy_to_host()
+        state["c"] = cuda.device_array_like(c)
+        copy[blocks, 256](c, state["c"])
 
     result = check("vector_add", replay)
     assert result.verdict in ("wrong_result",), result.message
@@ -149,3 +160,44 @@ def test_a_class_with_unguarded_writes_before_correct_ones_completes_on_every_gp
     assert len(verdicts) == len(tasks)
     assert verdicts[2 * gpus :] == ["passed"] * (2 * gpus)
     assert all(v != "passed" for v in verdicts[: 2 * gpus])
+
+
+def test_device_arrays_are_opaque_to_host_code_while_launch_runs_on_a_gpu():
+    """grader/containment/device_data.py on Numba's real device arrays: the same refusals as on
+    the CPU engines, and a kernel launched while sealed runs."""
+    import numpy as np
+    from numba import cuda
+
+    from grader.containment.device_data import HostDataAccess, seal_numba_arrays, sealed
+
+    seal_numba_arrays()
+
+    @cuda.jit
+    def double(v):
+        i = cuda.grid(1)
+        if i < v.size:
+            v[i] = 2 * v[i]
+
+    a = cuda.to_device(np.arange(8, dtype=np.float32))
+    with sealed({"a": a}):
+        for read in (lambda: a[3], lambda: list(a), lambda: np.asarray(a), lambda: a.copy_to_host()):
+            with pytest.raises(HostDataAccess, match="host code read `a`'s data"):
+                read()
+        with pytest.raises(HostDataAccess, match="host code wrote `a`'s data"):
+            a.copy_to_device(np.zeros(8, np.float32))
+        assert a[:4].shape == (4,) and a.size == 8
+        double[1, 8](a)
+        cuda.synchronize()
+    assert list(a.copy_to_host()) == [2.0 * i for i in range(8)]
+
+
+def test_host_computation_is_forbidden_in_graded_checks_on_a_gpu(monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "gpu-secret")
+    cheats = sorted((Path(__file__).parent / "cheats").glob("host_*.py"))
+    assert len(cheats) >= 6
+    for path in cheats:
+        exercise_id = path.read_text().splitlines()[0].split(": ")[1]
+        result = check_file(exercise_id, path, graded=True, case_timeout=30)
+        assert result.verdict == "forbidden", (path.stem, result.verdict, result.message)

@@ -18,7 +18,7 @@ SUBMISSIONS = Path(__file__).parent / "submissions"
         ("reduce_sum", "plain_add", "cuda.atomic.add(out", "syncthreads"),
         # `local[v] += 1` in shared memory: a missing atomic within a block
         ("histogram", "shared_plain_add", "cuda.atomic.add(local", "syncthreads"),
-        # `out[0] = partial[0]`: blocks overwrite each other (a warning finding, wrong result)
+        # `out[0] = partial[0]`: blocks overwrite each other (a race)
         ("reduce_sum", "plain_store", "cuda.atomic.add(out", "syncthreads"),
         # a shared histogram never zeroed
         ("histogram", "shared_not_zeroed", "before any thread reads it", "atomic"),

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from grader.checking import isolate
 from grader.checking.pipeline import check_file
+from grader.containment import sandbox
 from grader.exercises import ROOT, exercise
 
 CHEATS = Path(__file__).parent / "cheats"
@@ -38,6 +40,49 @@ def test_a_spare_child_grades_exactly_like_a_fresh_one():
             [c.verdict for c in cold.cases],
         )
     assert all(s.proc.poll() is not None for s in spares) and not live_spares()
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+def test_graded_checks_are_served_by_sandboxed_spares(monkeypatch, tmp_path):
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    broken = tmp_path / "vector_add.py"
+    broken.write_text(exercise("vector_add").solution_file.read_text().replace("a[i] + b[i]", "a[i] - b[i]"))
+    served = []
+    take = isolate._take_spare
+
+    def take_and_note(key):
+        spare = take(key)
+        served.append(spare is not None)
+        return spare
+
+    monkeypatch.setattr(isolate, "_take_spare", take_and_note)
+    with isolate.keep_warm():
+        first = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
+        spares = live_spares()
+        assert len(spares) == 1 and spares[0].proc.args[0] in ("bwrap", "/bin/sh"), "a spare inside the sandbox"
+        second = check_file("vector_add", broken, graded=True)  # served by that spare
+        third = check_file("saxpy", exercise("saxpy").solution_file, graded=True)  # other mounts: no spare yet
+    assert served[:2] == [False, True] and served[-1] is False  # a wrong result may be run again, in a spare
+    assert first.passed and not first.unsandboxed and third.passed
+    assert second.verdict == "wrong_result" and not second.unsandboxed
+    assert not live_spares()
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+def test_a_sandboxed_spare_outlives_the_task_thread_that_started_it(monkeypatch):
+    """bwrap's --die-with-parent follows the starting thread: class grading runs each task on a
+    thread of its own, which ends before the next task takes the spare."""
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    with isolate.keep_warm():
+        task = threading.Thread(
+            target=check_file, args=("vector_add", exercise("vector_add").solution_file), kwargs={"graded": True}
+        )
+        task.start()
+        task.join()
+        time.sleep(1.0)
+        assert live_spares(), "the spare died with the task's thread"
 
 
 def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():

@@ -97,6 +97,42 @@ def test_a_pass_that_is_slow_on_a_gpu_says_so_in_every_headline(tmp_path):
     assert CheckResult.from_dict(json.loads(r.to_json())).warnings == r.warnings
 
 
+NO_STRIDE = '''
+from numba import cuda
+
+
+@cuda.jit
+def add_kernel(a, b, c):
+    for j in range(cuda.grid(1), c.size):  # a grid-stride loop without its stride
+        c[j] = a[j] + b[j]
+
+
+def launch(a, b, c):
+    add_kernel[2, 32](a, b, c)
+'''
+
+
+def test_a_pass_whose_elements_many_threads_wrote_says_so_in_every_headline(tmp_path):
+    """Every thread adds every element from its own index on: the right answer, each element
+    stored by up to 64 threads. Full score, but no plain PASSED, and the report warns."""
+    import json
+
+    from grader.checking.pipeline import check_file
+
+    path = tmp_path / "no_stride.py"
+    path.write_text(NO_STRIDE)
+    r = check_file("vector_add", path, seed=7)
+    assert r.passed and r.score == r.max_score, r.message
+    wanted = "c[63] was written by 64 threads: each element should be written once; on a GPU this is wasted work and a data race"
+    assert r.warnings[0] == wanted
+    assert f"PASSED — but {wanted}" in result_text(r).splitlines()[0]
+    assert f"Passed — but {wanted}" in result_html(r)
+    assert "PASSED — but c[63] was written by 64 threads" in rich_text(r)
+    finding = next(f for f in r.doctor.findings if f.kind == "duplicate_write")
+    assert finding.severity == "warning" and "cuda.gridsize(1)" in finding.fix
+    assert CheckResult.from_dict(json.loads(r.to_json())).warnings == r.warnings
+
+
 def test_a_clean_pass_has_no_warning():
     from grader.checking.pipeline import check_file
     from grader.exercises import exercise

@@ -41,6 +41,20 @@ def test_writing_any_file_is_refused_but_the_grader_may(tmp_path):
     assert not (tmp_path / "outcome-0.json").exists()
 
 
+def test_only_the_thread_inside_writing_may_write(tmp_path):
+    """The child's lookout thread writes its answer while the submission runs in the main
+    thread: the submission's writes stay refused meanwhile."""
+    target = tmp_path / "outcome-0.json"
+    body = (
+        "import threading; inside, done = threading.Event(), threading.Event(); grader_writes = guard.writing(); "
+        "threading.Thread(target=lambda: [grader_writes.__enter__(), inside.set(), done.wait()], daemon=True).start(); "
+        f"inside.wait(); open({str(target)!r}, 'w').write('x')"
+    )
+    out = run_guarded(tmp_path, body)
+    assert "REFUSED" in out and "GRADER WROTE" in out
+    assert not target.exists()
+
+
 def test_starting_a_process_is_refused(tmp_path):
     out = run_guarded(tmp_path, "import subprocess; subprocess.run(['true'])")
     assert "REFUSED" in out

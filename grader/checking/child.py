@@ -4,7 +4,9 @@ The parent writes task.json and one inputs-<i>.npz per case into TASK_DIR. The c
 all of it, installs the guard (grader/containment/guard.py), loads the submission, runs each case and
 leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (error, seconds)
 behind; it never judges. A load failure goes to load-error.json. Every result is written
-atomically (temp file, then rename) and only by the grader's own code.
+atomically (temp file, then rename) and only by the grader's own code. While the file loads
+and the cases run, a lookout thread answers the parent's question where the code is when a
+case runs out of time (grader/checking/stuck.py).
 
 `python -m grader.checking.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
@@ -49,7 +51,7 @@ def _read_inputs(task_dir: Path, indices) -> dict:
 def wait_as_spare(task_dir: Path, parent: int) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
     parent's task.json. Gone when the parent (its pid given, in case it died before we
-    started) is."""
+    started) is; a sandboxed spare gets 0, and bwrap ends it with its parent."""
     from grader.backend import current  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor  # noqa: F401
     from grader.gpu.speed import collect  # noqa: F401
@@ -62,7 +64,7 @@ def wait_as_spare(task_dir: Path, parent: int) -> None:
         except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
             pass
     while not (task_dir / "task.json").exists():
-        if os.getppid() != parent:
+        if parent and os.getppid() != parent:
             os._exit(0)
         time.sleep(0.005)
 
@@ -98,6 +100,7 @@ def run_task(task_dir: Path) -> None:
     from grader.containment.guard import Guard
     from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the submission loads
     from grader.compiler.client import start_helper
+    from grader.checking.stuck import Lookout
 
     clock["imported"] = time.perf_counter()
     ex = exercise(task["exercise"])
@@ -107,6 +110,7 @@ def run_task(task_dir: Path) -> None:
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
     start_helper()  # the GPU compile check's process; the guard forbids starting it later
+    lookout = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
     GUARD.install()
     try:
@@ -128,6 +132,7 @@ def run_task(task_dir: Path) -> None:
         _write_json(
             task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)}
         )
+    lookout.stop()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
         _time_submission(

@@ -6,14 +6,16 @@ import atexit
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
 from grader.containment import process_cap, sandbox
+from grader.checking import stuck
 from grader.checking.capture import CappedOutput
 from grader.paths import data_dir
 
@@ -50,6 +53,14 @@ class ChildRun:
     """GPU timing samples (grader.gpu.harness.Samples), or an error string, when asked for."""
     startup_seconds: float | None = None
     """From starting the child to its imports done (Python, numba, the grader)."""
+    limit: float = 0.0
+    """The time limit that stopped the child, in seconds (with `stopped` "timeout")."""
+    where: list = field(default_factory=list)
+    """Where the child's code was when the time limit ran out (grader/checking/stuck.py), as
+    it said: places in the submission, GPU threads first; empty when it did not say."""
+    phase: str = ""
+    """What the time limit stopped: "starting" (Python and the grader), "loading" (the
+    submission's file) or "running" (a case)."""
 
 
 KILL_WAIT_SECONDS = 10.0
@@ -141,21 +152,36 @@ def _read_samples(task_dir: Path):
 class _Spare:
     """A child started ahead of its task: Python, numba and the grader imported and the
     compiler warmed up while the previous submission ran; it waits for task.json
-    (grader/checking/child.py). Every submission still gets a fresh process of its own."""
+    (grader/checking/child.py). Every submission still gets a fresh process of its own.
+    `sandbox`: None, or (exercise id, private folders): a sandboxed spare's mounts depend on
+    those and not on the submission, which arrives in its task folder."""
 
-    def __init__(self, backend: str, device: int | None):
+    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None):
         self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
         work = self.task_dir / "work"
         work.mkdir()
+        contain = contained(sandbox[0], sandbox[1]) if sandbox else None
         self.proc = _spawn(
-            self.task_dir, work, scrubbed_env(work, ROOT, backend, device), SPARE_CPU_SECONDS, backend, spare=True
+            self.task_dir,
+            work,
+            scrubbed_env(work, ROOT, backend, device),
+            SPARE_CPU_SECONDS,
+            backend,
+            spare=True,
+            contain=contain,
         )
 
     def discard(self) -> None:
         if self.proc.poll() is None:
             _kill(self.proc)
+        _remove_cgroup(self.proc)
         self.tmp.cleanup()
+
+
+def _remove_cgroup(proc) -> None:
+    if getattr(proc, "cgroup", None) is not None:
+        process_cap.remove_cgroup(proc.cgroup)
 
 
 _spares: dict = {}
@@ -220,11 +246,25 @@ def _faulted(run: "ChildRun") -> bool:
     return any(o.error is not None and o.error.error_type in GPU_FAULTS for o in run.outcomes.values())
 
 
+_spawner_pool = None
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """The one thread that starts every spare. bwrap's --die-with-parent kills a sandbox when
+    the *thread* that started it ends (PR_SET_PDEATHSIG), and a class's task threads end with
+    their task, before the spare they started is used; this thread lives as long as we do."""
+    global _spawner_pool
+    with _spares_lock:
+        if _spawner_pool is None:
+            _spawner_pool = ThreadPoolExecutor(1, thread_name_prefix="zerogpu-spares")
+        return _spawner_pool
+
+
 def _refill_spare(key) -> None:
     with _spares_lock:
         if not _keep_warm or _spares.get(key, 0) is not None:
             return
-    spare = _Spare(*key)
+    spare = _spawner().submit(_Spare, *key).result()
     with _spares_lock:
         if _keep_warm and _spares.get(key, 0) is None:
             _spares[key] = spare
@@ -235,10 +275,12 @@ def _refill_spare(key) -> None:
 atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
 
 
-def contained(exercise_id: str, submission: Path, private=()) -> dict:
+def contained(exercise_id: str, private=(), also_shown=()) -> dict:
     """What the sandbox hides (the course's private folders, the data dir with the secret,
-    the home directory) and the only files it shows again inside them: the submission and the
-    exercise's spec, kernels/<id>.py (with any exercise it reuses: `reference("other")`)."""
+    the home directory) and the only files it shows again inside them: the exercise's spec,
+    kernels/<id>.py (with any exercise it reuses: `reference("other")`), and `also_shown`. The
+    submission itself is copied into the task folder (`run_in_child`), so the same mounts
+    serve every submission of an exercise: a spare's."""
     shown, todo = [], [exercise_id]
     while todo:
         path = ROOT / "kernels" / f"{todo.pop()}.py"
@@ -246,7 +288,7 @@ def contained(exercise_id: str, submission: Path, private=()) -> dict:
             shown.append(path)
             todo += re.findall(r"""reference\(["'](\w+)["']\)""", path.read_text())
     hidden = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), *private]
-    return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in shown] + [str(submission)]}
+    return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in [*shown, *also_shown]]}
 
 
 def _spawn(
@@ -258,8 +300,8 @@ def _spawn(
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
-    if spare:
-        command += ["--spare", str(os.getpid())]
+    if spare:  # inside a PID namespace our pid means nothing: bwrap's --die-with-parent instead
+        command += ["--spare", str(os.getpid() if contain is None else 0)]
     fds, cgroup = (), None
     if contain is not None:
         command += ["--processes", str(process_cap.PROCESS_CAP)]
@@ -304,13 +346,14 @@ def run_in_child(
     device: int | None = None,
     time_check=(0, 0),
     sandboxed: bool = False,
+    progress=None,
 ) -> ChildRun:
-    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap
-    (never from a spare: a spare's mounts are made before its submission is known)."""
+    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
+    the submission copied into the task folder (the one place the sandbox shows it).
+    `progress`: see `_follow`."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
-    key = (backend, device)
-    contain = contained(exercise_id, Path(submission).resolve(), private) if sandboxed else None
-    spare = _take_spare(key) if env is None and not sandboxed else None
+    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
+    spare = _take_spare(key) if env is None else None
     tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -318,9 +361,14 @@ def run_in_child(
     proc = spare.proc if spare else None
     cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
     try:
+        source = Path(submission).resolve()
+        if sandboxed:
+            (task_dir / "submission").mkdir(exist_ok=True)
+            source = task_dir / "submission" / source.name
+            shutil.copyfile(submission, source)
         task = {
             "exercise": exercise_id,
-            "submission": str(Path(submission).resolve()),
+            "submission": str(source),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
@@ -342,11 +390,11 @@ def run_in_child(
                 scrubbed_env(work, ROOT, backend, device) if env is None else env,
                 cpu,
                 backend,
-                contain=contain,
+                contain=contained(exercise_id, private) if sandboxed else None,
             )
-        if env is None and not sandboxed:
+        if env is None:
             _refill_spare(key)
-        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned)
+        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned, progress)
         if env is None and backend == "gpu" and _faulted(run):
             _replace_spare(key)
         return run
@@ -359,15 +407,23 @@ def run_in_child(
     finally:
         if proc is not None and proc.poll() is None:
             _kill(proc)
-        if getattr(proc, "cgroup", None) is not None:
-            process_cap.remove_cgroup(proc.cgroup)
+        _remove_cgroup(proc)
         tmp.cleanup()
 
 
-def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float) -> ChildRun:
-    """Collect the child's outcomes as they appear; stop it when it makes no progress."""
+PROGRESS_SECONDS = 0.5
+"""How often `progress` hears how long the case under way has taken."""
+
+
+def _follow(
+    proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float, progress=None
+) -> ChildRun:
+    """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
+    it first where it is). `progress(case index, seconds into it)`, if given, hears about the
+    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts."""
     outcomes: dict = {}
     startup = None
+    shown = 0.0
     deadline = spawned + STARTUP_SECONDS
     imported = ready = False
     while pending:
@@ -390,13 +446,21 @@ def _follow(proc, task_dir: Path, pending: list, case_timeout: float, time_seed,
             tail = proc.output.text()[-2000:]
             return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
         if time.monotonic() > deadline:
+            places = stuck.ask(task_dir, proc) if imported else []
             _kill(proc)
             limit = case_timeout if imported else STARTUP_SECONDS
-            where = "running a case" if ready else "loading your file" if imported else "starting"
-            return ChildRun(outcomes, "timeout", f"no progress within {limit:.0f} s while {where}")
+            phase = "running" if ready else "loading" if imported else "starting"
+            where = {"running": "running a case", "loading": "loading your file", "starting": "starting"}[phase]
+            detail = f"no progress within {limit:.0f} s while {where}"
+            return ChildRun(outcomes, "timeout", detail, limit=limit, where=places, phase=phase)
+        if progress is not None and ready and time.monotonic() >= shown + PROGRESS_SECONDS:
+            shown = time.monotonic()
+            progress(pending[0], shown - (deadline - case_timeout))
         time.sleep(0.02)
     samples = None
     if time_seed is not None:
+        if progress is not None:
+            progress(None, 0.0)
         try:
             proc.wait(timeout=SPEED_TIMEOUT)
         except subprocess.TimeoutExpired:

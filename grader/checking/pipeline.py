@@ -6,6 +6,7 @@ source file in a child process with a time limit (the CLI path). Both share ever
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -110,7 +111,6 @@ def summarise(
     ex: Exercise, backend: str, seed, case_results: list[CaseResult], started: float, secret: bool = False, doctor=None
 ) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
-    slow = _slow(doctor) if failing is None else []
     passed_count = sum(c.passed for c in case_results)
     score = round(ex.spec.points * passed_count / max(len(case_results), 1), 2)
     if failing is None:
@@ -119,7 +119,8 @@ def summarise(
         verdict = failing.verdict
         if verdict == "wrong_result":  # the smallest such case: its inputs are the easiest to read
             failing = min((c for c in case_results if c.verdict == verdict), key=lambda c: c.total)
-        where = f" (line {failing.line}: {failing.source})" if failing.line else ""
+        said = failing.line and re.search(rf"\bline {failing.line}\b", failing.message)  # named already
+        where = f" (line {failing.line}: {failing.source})" if failing.line and not said else ""
         message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
     return CheckResult(
         exercise=ex.id,
@@ -135,8 +136,8 @@ def summarise(
         seed=None if secret else seed,
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
-        warnings=tuple(text for _, text in slow) if failing is None else (),
-        mistake=_mistake(failing, doctor) if failing is not None else (slow[0][0] if slow else ""),
+        warnings=passed_warnings(doctor) if failing is None else (),
+        mistake=_mistake(failing, doctor) if failing is not None else _passed_mistake(doctor),
     )
 
 
@@ -152,6 +153,24 @@ COALESCED_BELOW = 0.5
 """Global accesses less coalesced than this are named in a passed check's headline."""
 CONFLICTS_FROM = 4.0
 """Shared-memory bank conflicts of this degree or worse (on average) likewise."""
+
+
+def _passed_mistake(doctor) -> str:
+    """The mistake a passed check's first warning names (as `passed_warnings` orders them): a
+    doctor warning with a headline, else what makes the kernel slow; "" when none."""
+    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.headline), None)
+    if finding is not None:
+        return mistake_of(finding)
+    slow = _slow(doctor)
+    return slow[0][0] if slow else ""
+
+
+def passed_warnings(doctor) -> tuple:
+    """What a passed check's headline names ("PASSED — but ..."): the doctor's warnings that
+    have a headline (several threads storing one element), then what makes the kernel slow."""
+    report = as_report(doctor)
+    found = tuple(dict.fromkeys(f.headline for f in getattr(report, "findings", ()) if f.headline))
+    return found + speed_warnings(doctor)
 
 
 def speed_warnings(doctor) -> tuple:
@@ -207,10 +226,11 @@ def time_limit(ex: Exercise, case_timeout: float) -> float:
     run (start, load, every case, GPU timing) and the race re-runs. A grading coordinator
     ends a task that outlives it, whatever the task is waiting on."""
     from grader.checking.isolate import SPEED_TIMEOUT, STARTUP_SECONDS
+    from grader.checking.stuck import ANSWER_SECONDS  # asking a late child where it is
 
     cases = len(ex.spec.cases) + 1  # with the repeat of the last case
-    first = STARTUP_SECONDS + case_timeout * (cases + 1) + SPEED_TIMEOUT
-    reruns = STARTUP_SECONDS + case_timeout * (RACE_RERUNS + 1)
+    first = STARTUP_SECONDS + case_timeout * (cases + 1) + ANSWER_SECONDS + SPEED_TIMEOUT
+    reruns = STARTUP_SECONDS + case_timeout * (RACE_RERUNS + 1) + ANSWER_SECONDS
     return first + reruns + 30.0  # the grader's own judging and copying
 
 
@@ -257,17 +277,42 @@ def check(
 def _check_isolated(exercise_id: str, launch, seed, case_timeout) -> CheckResult | None:
     import tempfile
 
-    from grader.steps.extract import NotExtractable, module_source
+    from grader.steps.extract import NotExtractable, extract
 
     exercise(exercise_id)  # an unknown id raises here, as in-process
     try:
-        source = module_source(launch)
+        extracted = extract(launch)
     except NotExtractable:
         return None
     with tempfile.TemporaryDirectory(prefix="zerogpu-notebook-") as tmp:
         path = Path(tmp) / f"{exercise_id}_notebook.py"
-        path.write_text(source)
-        return check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+        path.write_text(extracted.source)
+        result = check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+    return in_cells(result, extracted) if extracted.lines else result
+
+
+_LEARNER_CODE = ("source", "text")
+"""Fields holding the learner's own code: never rewritten."""
+
+
+def in_cells(result: CheckResult, extracted) -> CheckResult:
+    """A result whose lines are the extracted module's, with every line said as the learner's
+    line in their cell (grader/steps/extract.py), wherever it appears: the verdict, the cases,
+    the doctor's findings and sites."""
+
+    def walk(value, key=""):
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(v, key) for v in value)
+        if key in ("line", "other_line") and isinstance(value, int):
+            return extracted.line(value)
+        if isinstance(value, str) and key not in _LEARNER_CODE:
+            return extracted.text(value)
+        return value
+
+    again = CheckResult.from_dict(walk(result.to_dict()))
+    return replace(again, doctor=as_report(again.doctor))
 
 
 def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:
@@ -307,12 +352,13 @@ def check_file(
     private=(),
     secret: int | None = None,
     unsandboxed: bool = False,
+    progress=None,
 ) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). Graded mode mixes
     the grading host's secret into every input (`secret`: a task's own, derived by a class
     coordinator on another machine); the child only ever sees derived values, and runs in
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
-    then says)."""
+    then says). `progress(text)`, if given, hears what is under way, about twice a second."""
     from grader.checking.isolate import run_in_child
     from grader.containment import sandbox
 
@@ -344,6 +390,7 @@ def check_file(
             device=device,
             time_check=expected[0] if timed else (0, 0),
             sandboxed=sandboxed,
+            progress=_case_progress(prepared, case_timeout, progress) if progress else None,
         )
     except SubmissionError as err:
         return replace(
@@ -353,18 +400,22 @@ def check_file(
 
     def rerun(p: PreparedCase):
         twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
-        again = run_in_child(ex.id, path, twins, case_timeout, private=private, device=device, sandboxed=sandboxed)
+        again = run_in_child(
+            ex.id,
+            path,
+            twins,
+            case_timeout,
+            private=private,
+            device=device,
+            sandboxed=sandboxed,
+            progress=_case_progress(twins, case_timeout, progress, again=True) if progress else None,
+        )
         return [again.outcomes.get(t.index) for t in twins]
 
     finished = [p for p in prepared if p.index in run.outcomes]
     results = judge_all(ex, finished, run.outcomes, rerun)
     if run.stopped:
-        stuck = prepared[len(finished)]
-        message = {
-            "timeout": f"Your code made no progress: {run.detail} (an endless loop?); it was stopped.",
-            "crashed": f"The run died: {run.detail}.",
-        }[run.stopped]
-        results.append(CaseResult(stuck.case.name, dict(stuck.case.dims), run.stopped, message))
+        results.append(_stopped_case(prepared[len(finished)], run, path))
         for p in prepared[len(finished) + 1 :]:
             results.append(
                 CaseResult(p.case.name, dict(p.case.dims), run.stopped, "not run: an earlier case stopped the run")
@@ -395,6 +446,41 @@ def check_file(
             }
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
+
+
+def _case_progress(prepared: list, case_timeout: float, progress, again: bool = False):
+    """What the child's follower hears (a case index, seconds into it) as a line for `progress`."""
+    where = {p.index: k for k, p in enumerate(prepared)}
+
+    def hear(index, seconds: float) -> None:
+        if index is None:
+            progress("timing your kernel on the GPU")
+            return
+        k = where.get(index, 0)
+        p = prepared[k]
+        what = (
+            f"running case '{p.case.name}' again, to look for a race"
+            if again
+            else f"case {k + 1} of {len(prepared)}, '{p.case.name}' {_fmt_dims(p.case.dims)}"
+        )
+        progress(f"{what}: {seconds:.0f} s of {case_timeout:g} s")
+
+    return hear
+
+
+def _stopped_case(p: PreparedCase, run, path: Path) -> CaseResult:
+    """The case a stopped child was on: a crash, or the time limit, said with where the
+    code was when it ran out (grader/checking/stuck.py) when the child told us."""
+    if run.stopped == "crashed":
+        return CaseResult(p.case.name, dict(p.case.dims), "crashed", f"The run died: {run.detail}.")
+    from grader.checking.stuck import timeout_message
+
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        source = ""
+    message, line, text, hint = timeout_message(run.where, source, run.limit, run.phase)
+    return CaseResult(p.case.name, dict(p.case.dims), "timeout", message, line=line, source=text, hint=hint)
 
 
 def _expected_in_background(ex: Exercise, seed: int, secret):

@@ -1,7 +1,11 @@
-"""`zerogpu check ID FILE`: one submission, one result (exit 0 passed, 1 not yet, 2 usage)."""
+"""`zerogpu check ID FILE`: one submission, one result (exit 0 passed, 1 not yet, 2 usage).
+
+On stderr, unless --json: first the time limit of each case, then (in a terminal) a status
+line that follows the case under way and its seconds, gone when the result prints."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
@@ -10,28 +14,38 @@ from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
 def cmd_check(args) -> int:
     from grader.checking.pipeline import check_file
     from grader.containment.sandbox import SandboxUnavailable
+    from grader.exercises import exercise
     from grader.learner import progress
     from grader.render import result_rich
 
     path = Path(args.file)
     if not path.is_file():
         return error(f"no such file: {path}")
-    try:
-        result = check_file(
-            args.exercise,
-            path,
-            seed=args.seed,
-            case_timeout=args.timeout,
-            graded=args.graded,
-            unsandboxed=args.unsandboxed,
+    cases = len(exercise(args.exercise).spec.cases) + 1  # the last one again, with fresh inputs
+    talk = None if args.json else console(stderr=True)
+    if talk is not None:  # the limit first: a learner waiting knows how long it may take
+        talk.print(
+            f"Checking {args.exercise}: {cases} cases, each may take up to {args.timeout:g} s "
+            f"(--timeout to change){', graded' if args.graded else ''}."
         )
+    try:
+        with talk.status("starting the check") if talk is not None else nullcontext() as status:
+            result = check_file(
+                args.exercise,
+                path,
+                seed=args.seed,
+                case_timeout=args.timeout,
+                graded=args.graded,
+                unsandboxed=args.unsandboxed,
+                progress=status.update if status is not None else None,
+            )
     except SandboxUnavailable as err:
         return error(str(err))
     not_recorded = progress.record(result)
     if args.json:
         print(result.to_json())
     else:
-        console().print(result_rich(result))
+        console().print(result_rich(result), soft_wrap=False)  # wrapped inside its panel, not cut off
     if not_recorded:
         console(stderr=True).print(f"[yellow]warning:[/] {not_recorded}")
     return EXIT_PASSED if result.passed else EXIT_FAILED

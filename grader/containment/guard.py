@@ -9,7 +9,8 @@
 - `Guard`: a PEP 578 audit hook, installed after the grader's own files are read and
   before the submission is, and impossible to remove from Python. It refuses process
   creation, signals, sockets and deletions, reads of the course's private files, and every
-  write except the grader's own (made inside `Guard.writing()`).
+  write except the grader's own (made inside `Guard.writing()`, by the thread inside it only:
+  the child's lookout thread writes while the submission runs in another).
 The static policy (grader/containment/policy.py) already refuses the imports these need; the guard is
 the second wall. docs/SECURITY.md lists what is and is not defended.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -83,7 +85,8 @@ class Guard:
         self.denied = tuple(str(Path(d).resolve()) + os.sep for d in denied_dirs if d)
         self.writable = str(Path(writable_dir).resolve()) + os.sep
         self.active = False
-        self._writing = False
+        self._writers: set = set()
+        """Threads inside `writing()`."""
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
@@ -92,14 +95,15 @@ class Guard:
     @contextmanager
     def writing(self):
         """The grader's own writes of results; nothing else may write."""
-        self._writing = True
+        me = threading.get_ident()
+        self._writers.add(me)
         try:
             yield
         finally:
-            self._writing = False
+            self._writers.discard(me)
 
     def _hook(self, event: str, args) -> None:
-        if not self.active or self._writing:
+        if not self.active or (self._writers and threading.get_ident() in self._writers):
             return
         if event in BLOCKED_EVENTS or event.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
             raise PermissionError(f"a submission may not do this ({event})")

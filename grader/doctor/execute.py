@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from grader.containment.device_data import sealed
 from grader.doctor.errors import OutOfBounds, Unsupported
 from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt, mistake_of
 from grader.doctor.kernel import session
@@ -60,7 +61,8 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), prof
     start = time.perf_counter()
     with session(profile) as s:
         try:
-            run(**kwargs)
+            with sealed(kwargs):  # device data is the kernels' alone (grader/containment/device_data.py)
+                run(**kwargs)
         except Unsupported:
             raise
         except OutOfBounds as exc:

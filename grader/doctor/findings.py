@@ -1,5 +1,6 @@
 """What the doctor found wrong, in a learner's words: races, missing atomics, divergent
-barriers, reads of shared memory no thread wrote, reads of local memory the thread never wrote.
+barriers, reads of shared memory no thread wrote, reads of local memory the thread never wrote,
+global elements several threads of one launch stored to.
 
 `Findings` is the sink the memory's shadow checks and the block scheduler report to while a
 launch runs; it keeps the first example of each distinct problem (kind, sites, array) and
@@ -10,13 +11,21 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from grader.doctor.memory import EPOCH_SHIFT
 from grader.doctor.sites import SITES
 
 SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
-ORDER = ("divergent_barrier", "race", "missing_atomic", "uninitialised_shared", "uninitialised_local", "overwrite")
+ORDER = (
+    "divergent_barrier",
+    "race",
+    "missing_atomic",
+    "uninitialised_shared",
+    "uninitialised_local",
+    "overwrite",
+    "duplicate_write",
+)
 """Which finding becomes the case's verdict message when there are several."""
 VERDICT = {
     "divergent_barrier": "race",
@@ -25,6 +34,7 @@ VERDICT = {
     "uninitialised_shared": "race",
     "uninitialised_local": "wrong_result",
     "overwrite": "race",
+    "duplicate_write": "race",  # a warning: it never decides a case (the output does)
 }
 
 
@@ -34,10 +44,12 @@ class Finding:
 
     kind: str
     """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
-    "uninitialised_local" or "overwrite" (blocks storing different values to one global element)."""
+    "uninitialised_local", "overwrite" (blocks storing different values to one global element)
+    or "duplicate_write" (several threads of one launch storing the same value to one global
+    element)."""
     severity: str
-    """"error": fails the case whatever the output; "warning": shown, and fails the case only
-    if the output is right by luck (see grader.doctor.verdict)."""
+    """"error": fails the case whatever the output; "warning": shown, and the output decides
+    the case."""
     message: str
     kernel: str = ""
     filename: str = ""
@@ -54,6 +66,8 @@ class Finding:
     """How many times it happened (accesses or barrier crossings), at most COUNT_CAP."""
     fix: str = ""
     """What to change, in one or two sentences: the check's hint when this finding comes first."""
+    headline: str = ""
+    """A warning's short form, for the headline of a check that passes ("PASSED — but ...")."""
     mistake: str = ""
     """The mistake by name (grader.result.MISTAKES); empty: `mistake_of` derives it from the kind."""
 
@@ -118,6 +132,9 @@ class Findings:
         self.current_block: tuple = (0, 0, 0)
         self.relaxed = False
         """The kernel uses cuda.threadfence(): conflicts between blocks are only warnings."""
+        self.stores: dict = {}
+        """Write-write conflicts on global memory first met in this launch: key -> (memory,
+        element), to say at its end how many threads stored to the element."""
 
     # -- reporting --------------------------------------------------------------------------
     def _add(self, key, make):
@@ -150,6 +167,93 @@ class Findings:
             self.items[key][1] += 1
             return
         self._add(key, lambda: self._conflict(kind, view, other, other_site, site, index, cross))
+        if kind == "ww" and view.mem.space == "global":
+            self.stores[key] = (view.mem, f)
+
+    def end_launch(self, views) -> None:
+        """The launch is over: say how many threads stored to the element of each write-write
+        race, and warn about each global array that several threads stored the same value to
+        (`Memory.dups`, grader/doctor/memory.py). Clears the launch's writer counts."""
+        for key, (mem, f) in self.stores.items():
+            writers = mem.dups[f] + 1 if mem.dups else 0
+            entry = self.items.get(key)
+            if entry is not None and writers > 2:
+                found = entry[0]
+                element = f"`{found.array}[{_index_text(found.index)}]`"
+                entry[0] = replace(found, message=f"{found.message} In all, {writers} threads stored to {element}.")
+        self.stores = {}
+        seen: set = set()
+        for view in views:
+            mem = getattr(view, "mem", None)
+            if mem is None or mem.space != "global" or id(mem) in seen or mem.dups is None:
+                continue
+            seen.add(id(mem))
+            try:
+                if mem.dup_same is not None:
+                    self._duplicates(view, mem)
+            finally:
+                mem.dups = mem.dup_same = None
+
+    def _duplicates(self, view, mem) -> None:
+        """Threads stored the same value to elements of `mem`: one warning, naming the element
+        stored to by the most threads."""
+        dups = mem.dups
+        f = dups.index(max(dups))
+        index = _unflatten(view, f)
+        if index is None:  # not an element of this view: name the first one met instead
+            f, index = mem.dup_same[0], _as_tuple(mem.dup_same[2])
+        writers, elements = dups[f] + 1, len(dups) - dups.count(0)
+        last, last_site = mem.wr[f], mem.ws[f]
+        site, first_site = SITES[last_site], SITES[mem.dup_same[1]]
+        key = ("duplicate", mem.name, last_site, mem.dup_same[1])
+        if key in self.items:
+            self.items[key][1] = min(self.items[key][1] + elements, COUNT_CAP)
+            return
+        launch = self.launch
+        lin, block = (last >> 1) & 2047, launch.block_of_epoch(last >> EPOCH_SHIFT)
+        element = f"`{view.name}[{_index_text(index)}]`"
+        others = f"; {elements} elements of `{view.name}` were written by more than one thread" if elements > 1 else ""
+        lines = f"line {site.line}" if first_site.line == site.line else f"lines {first_site.line} and {site.line}"
+        if elements > 1:
+            fix = (
+                "Give every element one writer: index with the thread's own position (cuda.grid), "
+                "and let a grid-stride loop step by the whole grid "
+                "(`for j in range(i, n, cuda.gridsize(1))`), not by 1."
+            )
+        else:
+            fix = (
+                f"Let one thread store {element}: guard the store with `if i == 0:` (or "
+                "`if cuda.threadIdx.x == 0:` for one value per block)."
+            )
+        message = (
+            f"{element} was written by {writers} threads in one launch, all storing the same value "
+            f"({lines}; the last was {self.who(lin, block)}){others}. Each element should be "
+            "written once: on a GPU the repeated stores are wasted work and a data race (harmless "
+            f"only while every thread stores the same value). {fix}"
+        )
+        headline = (
+            f"{view.name}[{_index_text(index)}] was written by {writers} threads: each element "
+            "should be written once; on a GPU this is wasted work and a data race"
+        )
+        self.items[key] = [
+            Finding(
+                "duplicate_write",
+                SEVERITY_WARNING,
+                message,
+                launch.kernel,
+                site.filename,
+                site.line,
+                site.statement,
+                first_site.line if first_site.line != site.line else None,
+                launch.thread(lin),
+                block,
+                array=view.name,
+                index=index,
+                fix=fix,
+                headline=headline,
+            ),
+            min(elements, COUNT_CAP),
+        ]
 
     def uninit(self, view, f, site, index):
         key = ("uninit", site, view.mem.name)
@@ -243,13 +347,27 @@ class Findings:
                     "Atomics only protect against other atomics: separate the plain access "
                     "from the atomic ones with a cuda.syncthreads()."
                 )
-            message = (
-                f"Race on {space} array `{view.name}`: {them} {them_did} "
-                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) with no "
-                f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
-            )
+            elif kind == "ww":
+                fix = (
+                    "Let one thread store each element (guard the store with `if "
+                    "cuda.threadIdx.x == 0:` when the block has one value to store), or combine "
+                    f"the values with cuda.atomic.add({view.name}, index, value) when many must add to it."
+                )
+            if kind == "ww" and "atomic" not in (me_site.kind, them_site.kind):
+                message = (
+                    f"Race on {space} array `{view.name}`: {them} wrote {element} (line "
+                    f"{them_site.line}) and {me} stored a different value there (line {me_site.line}), "
+                    "with no cuda.syncthreads() between the stores, so on a GPU which value stays "
+                    f"is luck. {fix}"
+                )
+            else:
+                message = (
+                    f"Race on {space} array `{view.name}`: {them} {them_did} "
+                    f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) with no "
+                    f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
+                )
         severity = SEVERITY_ERROR
-        if kind_out == "overwrite" or (cross and self.relaxed):
+        if cross and self.relaxed:
             severity = SEVERITY_WARNING
         return Finding(
             kind_out,
@@ -395,6 +513,20 @@ _CROSS_FIX = {
     "totals with cuda.atomic.* everywhere.",
 }
 """How to fix a conflict between blocks, by kind (read after write, write after read, both write)."""
+
+
+def _unflatten(view, f) -> tuple | None:
+    """The index of memory element `f` in `view` (None when the view does not hold it)."""
+    rest = f - view.off
+    index = [0] * view.ndim
+    for axis in sorted(range(view.ndim), key=lambda a: -abs(view.st[a])):
+        stride = view.st[axis]
+        if stride <= 0:
+            return None
+        index[axis], rest = divmod(rest, stride)
+    if rest or not all(0 <= i < n for i, n in zip(index, view.shape)):
+        return None
+    return tuple(index)
 
 
 def _as_tuple(index):

@@ -175,6 +175,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
     threads = _threads(block)
     CTX.lfloor = s.epoch << EPOCH_SHIFT
     profiler = s.efficiency.start_launch(code.name, block, kernel.py_func) if s.efficiency else None
+    RUNNING.append(launch)
     try:
         for bz in range(grid[2]):
             for by in range(grid[1]):
@@ -203,14 +204,30 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
         s.where = (launch.thread(CTX.lin), tuple(FAKE_CUDA.blockIdx)[: launch.rank], launch.rank)
         raise
     finally:
+        RUNNING.pop()
         BLOCK.shared = {}
         for arg in args:
             if isinstance(arg, View):
                 if arg.rows is None:  # not a read-only twin: it may have been written
                     arg.mem.dirty = True
                 arg.mem.flush()
+        findings.end_launch(args)  # elements several threads stored to, counted during the launch
     for host, view in copies:
         host[...] = view.arr
+
+
+RUNNING: list = []
+"""The `Launch` being run, while one is (`running_thread`)."""
+
+
+def running_thread() -> tuple | None:
+    """(thread, block) the doctor is running at this moment, as a learner names them (the
+    launch's dimensions only), or None outside a launch. For a thread that watches this one
+    (grader/checking/stuck.py, when a case runs out of time): the state of the moment."""
+    launch = RUNNING[-1] if RUNNING else None
+    if launch is None:
+        return None
+    return launch.thread(CTX.lin), tuple(FAKE_CUDA.blockIdx)[: launch.rank]
 
 
 def _read_only_arguments(func, args, names) -> tuple:

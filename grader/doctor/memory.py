@@ -13,6 +13,17 @@ that an earlier block of the launch read, that earlier reader moves to `xr` (a d
 (stamp, site), rarely filled), so a later write by this block still conflicts with it (another
 block read it, and blocks never wait for each other). Conflicts go to `CTX.on_conflict`.
 
+Stores that collide: when a plain store to a global element finds that its last writer was
+another thread of the launch, with nothing ordering the two stores (the same epoch, or an
+earlier block), it counts one more writer of the element in `dups` (a list made at the
+launch's first such store: per element, the threads that stored to it after the first) and
+keeps in `dup_same` the first one that stored the value already there: (element, the earlier
+store's site, index).
+The first store to an element in a launch never gets that far (grader/doctor/spaces.py,
+`GlobalView._check_write`), so a kernel whose threads store distinct elements pays nothing.
+At the end of the launch grader/doctor/findings.py turns the counts into findings
+(`Findings.end_launch`) and clears them.
+
 While kernels run, values live in `vals`, a list of NumPy scalars of the array's dtype (NumPy
 scalar semantics, as on Numba's simulator; a store casts with the dtype's scalar type, as
 NumPy's setitem does): reading a list is five times faster than indexing an array. A global
@@ -27,6 +38,7 @@ import itertools
 
 import numpy as np
 
+from grader.containment.device_data import refuse_host_read, refuse_host_write
 from grader.doctor.errors import OutOfBounds, Unsupported
 
 EPOCH_SHIFT = 12
@@ -90,6 +102,8 @@ class Memory:
         "rd2",
         "rs2",
         "xr",
+        "dups",
+        "dup_same",
         "space",
         "name",
         "addr",
@@ -107,6 +121,8 @@ class Memory:
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
             self.rd1, self.rd2, self.rs2 = [NO_STAMP] * n, [NO_STAMP] * n, [0] * n
             self.xr: dict = {}
+            self.dups: list | None = None
+            self.dup_same: tuple | None = None
 
     def flush(self) -> None:
         """Values written by kernels -> the NumPy buffer (what the host and the judge see)."""
@@ -348,6 +364,7 @@ class View:
         return self.arr.flags.f_contiguous
 
     def copy_to_host(self, ary=None, stream=0):
+        refuse_host_read(self, self.name)
         self.mem.flush()
         if ary is None:
             return self.arr.copy()
@@ -355,6 +372,7 @@ class View:
         return ary
 
     def copy_to_device(self, ary, stream=0):
+        refuse_host_write(self, None, self.name)
         self.mem.flush()
         self.arr[...] = ary
         self.mem.refresh()
@@ -364,12 +382,31 @@ class View:
         sub = self.arr[key]
         if isinstance(sub, np.ndarray):
             return make_view(self.mem, sub, self.name)
+        refuse_host_read(self, self.name)  # a value, not a view
         return sub
 
     def __setitem__(self, key, value):
+        refuse_host_write(self, value, self.name)
         self.mem.flush()
         self.arr[key] = value
         self.mem.refresh()
+
+    def __array__(self, dtype=None, copy=None):
+        refuse_host_read(self, self.name)
+        self.mem.flush()
+        return np.array(self.arr, dtype=dtype)
+
+    def __iter__(self):
+        refuse_host_read(self, self.name)
+        self.mem.flush()
+        return iter(self.arr.copy())
+
+    def __getattr__(self, name):
+        """Only names a View lacks arrive here: NumPy's array methods (`.dot`, `.sum`) are host
+        reads of the data while `launch` runs, and missing otherwise."""
+        if hasattr(np.ndarray, name):
+            refuse_host_read(self, self.name)
+        raise AttributeError(f"a device array has no attribute `{name}`")
 
     def __repr__(self):
         return f"<kernel doctor {self.mem.space} array {self.name} {self.shape} {self.dtype}>"

@@ -58,10 +58,22 @@ class GlobalView(View):
         w = mem.wr[f]
         if w >= ctx.lfloor and not (atomic and w & 1):
             if w >= ctx.efloor:
-                if w >> 1 != ctx.meh and not self._same(mem, f, value, atomic):
+                other = w >> 1 != ctx.meh
+                # a warp kernel's sub-epochs: one thread in two sub-epochs is still one writer
+                collides = other and (w >> 1) & MANY != ctx.lin
+            else:
+                other = collides = w < ctx.bfloor
+            if other:
+                same = self._same(mem, f, value, atomic)
+                if collides and not (atomic or w & 1):  # one more thread stores to f (memory.py)
+                    dups = mem.dups
+                    if dups is None:
+                        dups = mem.dups = [0] * len(mem.wr)
+                    dups[f] += 1
+                    if same and mem.dup_same is None:
+                        mem.dup_same = (f, mem.ws[f], idx)
+                if not same:
                     _conflict("ww", self, f, w, mem.ws[f], site, idx)
-            elif w < ctx.bfloor and not self._same(mem, f, value, atomic):
-                _conflict("ww", self, f, w, mem.ws[f], site, idx)
         self._check_readers(mem, f, site, idx)
         mem.wr[f] = ctx.me | atomic
         mem.ws[f] = site
@@ -129,9 +141,21 @@ class GlobalView(View):
 
 class SharedView(GlobalView):
     """Shared memory: one Memory per block, so no stamp predates the block; a read of an
-    element no thread has written (stamp -1) is reported."""
+    element no thread has written (stamp -1) is reported. Stores of several threads to one
+    element are not counted: shared memory is a block's scratch space, and its races are found
+    as conflicts."""
 
     __slots__ = ()
+
+    def _check_write(self, mem, f, site, idx, value, atomic):
+        ctx = CTX
+        w = mem.wr[f]
+        if w >= ctx.efloor and not (atomic and w & 1):
+            if w >> 1 != ctx.meh and not self._same(mem, f, value, atomic):
+                _conflict("ww", self, f, w, mem.ws[f], site, idx)
+        self._check_readers(mem, f, site, idx)
+        mem.wr[f] = ctx.me | atomic
+        mem.ws[f] = site
 
     def _read_shadow(self, mem, f, site, idx):
         ctx = CTX

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader.containment.device_data import seal_numba_arrays, sealed
 from grader.sentinels import PAD, fenced_buffer
 from grader.gpu.statistics import paired_ratio, settled
 
@@ -147,6 +148,7 @@ def vary_on_device(src, dst, variant: dict) -> None:
 def _timed_launch(launch, kwargs, arena, flush):
     from numba import cuda
 
+    seal_numba_arrays()
     arena.reset_outputs()
     if flush:
         arena.flush_l2()
@@ -156,7 +158,8 @@ def _timed_launch(launch, kwargs, arena, flush):
     # varying from process to process) as if it were the kernel's.
     hold_gpu()
     start.record()
-    launch(**kwargs)
+    with sealed(kwargs):  # as in the correctness cases: device data is the kernels' alone
+        launch(**kwargs)
     end.record()
     end.synchronize()
     after_end = time.perf_counter()

@@ -267,7 +267,7 @@ def _findings(report: ClassReport) -> str:
         )
     if report.slow:
         slow = ", ".join(f"{_mistake(n)} ({c:,})" for n, c in report.slow.most_common())
-        items.append(f"<b>Correct but slow on a GPU:</b> {slow}.")
+        items.append(f"<b>Correct, but costly on a GPU:</b> {slow}.")
     if report.stuck:
         top = ", ".join(f"<code>{escape(e)}</code> ({n:,})" for e, n in report.stuck.most_common(3))
         items.append(f"<b>Where students are stuck</b> (first exercise not passed, tried and failed): {top}.")
@@ -446,9 +446,9 @@ def _mistakes(report: ClassReport, png: bytes) -> str:
     slow = ""
     if report.slow:
         slow = (
-            '<h3>Correct, but slow on a GPU</h3><p class="lede">Passing submissions whose memory '
-            "accesses the kernel doctor measured as costly (they still earn their points).</p>"
-            + _mistake_rows(report, report.slow, lambda e: e.slow)
+            '<h3>Correct, but costly on a GPU</h3><p class="lede">Passing submissions the kernel '
+            "doctor warned about: repeated stores to one element, uncoalesced accesses, bank "
+            "conflicts (they still earn their points).</p>" + _mistake_rows(report, report.slow, lambda e: e.slow)
         )
     return (
         "<h2>Which mistakes are common</h2><p class=\"lede\">The chart shows every student's "

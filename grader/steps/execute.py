@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.containment.device_data import seal_numba_arrays, sealed
 from grader.sentinels import PAD, fenced_buffer
 from grader.steps.explain import ErrorInfo, explain_exception
 from grader.authoring.spec import Dims, Spec
@@ -53,8 +54,10 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=()) -> O
     kwargs, device_buffers = launch_arguments(spec, inputs, dims)
     start = time.perf_counter()
     error = None
+    seal_numba_arrays()
     try:
-        launch(**kwargs)
+        with sealed(kwargs):  # device data is the kernels' alone (grader/containment/device_data.py)
+            launch(**kwargs)
         cuda.synchronize()
     except BaseException as exc:  # noqa: BLE001 - a learner's bug must become a verdict
         if isinstance(exc, KeyboardInterrupt):

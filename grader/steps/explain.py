@@ -190,6 +190,11 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         mistake = "negative_index" if index < 0 else "missing_bounds_guard"
         return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block, mistake=mistake)
 
+    verdict = getattr(exc, "learner_verdict", None)
+    if verdict:  # a refusal raised at run time (grader/containment/device_data.py)
+        message = f"{who}: {text.strip()}" if thread else text.strip()[:1].upper() + text.strip()[1:]
+        return ErrorInfo(verdict, message, error_type, line, source, thread, block, getattr(exc, "learner_hint", ""))
+
     if _looks_like_crash(exc):
         message = f"The GPU reported an error that ends the program: {text.strip()}"
         if "ILLEGAL_ADDRESS" in text or "illegal memory" in text:

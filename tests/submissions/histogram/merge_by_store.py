@@ -1,6 +1,8 @@
-# expect: wrong_result
+# expect: race
 """The merge stores `bins[tid] = count` instead of adding atomically: each block overwrites
-the counts of the blocks before it."""
+the counts of the blocks before it. The kernel doctor sees blocks storing different values to
+one bin in one launch (`race`); Numba's simulator and a GPU only see the wrong counts
+(`wrong_result`)."""
 from numba import cuda, int32
 
 BINS = 256

@@ -1,6 +1,8 @@
-# expect: wrong_result
+# expect: race
 """Each block stores its sum with `out[0] = ...` instead of cuda.atomic.add: the blocks
-overwrite each other and only one block's sum is left."""
+overwrite each other and only one block's sum is left. The kernel doctor sees blocks storing
+different values to `out[0]` in one launch (`race`); Numba's simulator and a GPU only see the
+wrong total (`wrong_result`)."""
 from numba import cuda, float32
 
 THREADS_PER_BLOCK = 256  # a power of two: the tree halves it at each step

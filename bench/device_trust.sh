@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Graded mode end to end on a GPU, in one device call (about 5 minutes on an H200):
+#   run(command="bash bench/device_trust.sh", carry=[".whl", ".debs"])
+# .whl holds numpy 2.4.6 (README, "GPU machines"); .debs Debian's bubblewrap package
+# (`apt-get download bubblewrap`), unpacked here, not installed.
+# 1. can this host make the sandbox and a pids cgroup (as which user);
+# 2. the GPU tests: speed grading, device arrays opaque to host code, host computation forbidden;
+# 3. the sandbox's own tests (a probe and a fork bomb inside the graded child's bwrap command);
+# 4. a synthetic class graded in graded mode (sandboxed children, spares);
+# 5. the warp rungs' targets beside the bundled solutions and their library peers.
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
+dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
+export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 - <<'PY'
+import os
+from grader.containment import process_cap, sandbox
+print("sandbox:", sandbox.unavailable() or "ok", "| pids cgroup under:", process_cap._cgroup_parent(), "| euid:", os.geteuid())
+PY
+python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore tests/test_gpu.py 2>&1 | tail -6 | tee "$OUT/gpu-tests.txt"
+python3 -m pytest -q -p no:cacheprovider -W ignore tests/test_os_sandbox.py 2>&1 | tail -3 | tee "$OUT/sandbox-tests.txt"
+python3 bench/class_scale.py --students "${STUDENTS:-8}" --repeats 1 --out "$OUT/class_scale.json" 2>&1 | grep -v "Warning\|warn(" | tail -4
+python3 bench/variants.py --only "${VARIANTS:-scan,warp_reduce}" --out "$OUT/variants.json" 2>&1 | grep -v "Warning\|warn(\|: ok$" | tail -20

@@ -1,0 +1,29 @@
+# expect: duplicate_write
+"""A grid-stride loop without the stride: every thread adds every element from its own index
+to the end, so out[j] is stored by up to all 128 threads (the same sum each time)."""
+import numpy as np
+from numba import cuda
+
+from grader.authoring.spec import Array
+
+PARAMS = (
+    Array("a", "float32", ("n",)),
+    Array("b", "float32", ("n",)),
+    Array("out", "float32", ("n",), role="out"),
+)
+DIMS = {"n": 500}
+
+
+@cuda.jit
+def add(a, b, out):
+    i = cuda.grid(1)
+    for j in range(i, out.size):
+        out[j] = a[j] + b[j]  # <- here
+
+
+def launch(a, b, out):
+    add[2, 64](a, b, out)
+
+
+def expected(a, b):
+    return {"out": a.astype(np.float64) + b}
