@@ -116,7 +116,7 @@ def result_rich(r: CheckResult):
         for c in r.cases:
             err = "" if c.max_abs_error is None else f"{c.max_abs_error:.2g}"
             table.add_row(
-                "✓" if c.passed else "✗",
+                Text("ok", style="green") if c.passed else Text("FAIL", style="bold red"),
                 c.name,
                 _dims(c.dims),
                 Text(c.verdict, style="green" if c.passed else "red"),

@@ -50,6 +50,66 @@ DEFAULT_HINTS = {
 }
 
 
+MISTAKES = {
+    # a doctor finding (grader/doctor/findings.py, warp_findings.py)
+    "missing_barrier": (
+        "missing barrier",
+        "threads of a block read what others write, or overwrite what they still read, with no "
+        "cuda.syncthreads() in between",
+    ),
+    "missing_atomic": ("missing atomic", "several threads update one element with a plain `+=`"),
+    "race_between_blocks": (
+        "race between blocks",
+        "a block reads or writes what another block writes in the same launch",
+    ),
+    "blocks_overwrite": ("blocks overwrite each other", "blocks store different values into one element"),
+    "threads_write_one_element": (
+        "threads write one element",
+        "threads of one block store into the same element between barriers",
+    ),
+    "divergent_barrier": (
+        "barrier not reached by all",
+        "a cuda.syncthreads() inside an `if`, or after an early `return`",
+    ),
+    "uninitialised_shared": ("shared memory not set", "shared memory read before any thread wrote it"),
+    "uninitialised_local": ("local array not set", "a cuda.local.array element read before it was set"),
+    "warp_divergence": ("shuffle in a branch", "lanes named in a warp collective's mask never reach it"),
+    "warp_mask": ("wrong warp mask", "a warp collective's mask leaves out a lane that calls it"),
+    "warp_inactive_lane": ("shuffle from an idle lane", "a shuffle reads a lane that does not take part"),
+    "warp_lane_range": ("lane out of range", "a shuffle's lane or offset lies past the warp"),
+    # a pattern in the output or an index error (grader/steps/diagnose.py, judge.py, explain.py)
+    "missing_bounds_guard": (
+        "missing bounds guard",
+        "a thread past the end of an array reads or writes it: no `if i < n:`, or a wrong one",
+    ),
+    "negative_index": ("negative index", "an index below 0, e.g. a neighbour at the left edge"),
+    "nothing_written": ("nothing written", "the kernel stored nothing into the output"),
+    "index_ignores_block": ("index ignores blockIdx", "every block wrote the same first elements"),
+    "unwritten_tail": ("unwritten tail", "the grid stops short of the end: blocks rounded down"),
+    "guard_too_strict": ("bounds guard too strict", "threads of the last elements did not store"),
+    "unwritten_stretches": ("holes in every stretch", "the same offsets unwritten in every stretch"),
+    "repeated_adds": ("value added many times", "every wrong value is a whole multiple of the expected"),
+    "constant_offset": ("off by a constant", "every wrong value is a constant away from the expected"),
+    # what a passed check costs on a GPU (grader/checking/pipeline.py passed_warnings)
+    "duplicate_write": (
+        "one element stored by many threads",
+        "threads of one launch store the same value to one element: wasted work, and a race on a GPU",
+    ),
+    "uncoalesced": ("uncoalesced access", "correct, but global accesses under 50% coalesced"),
+    "bank_conflicts": ("bank conflicts", "correct, but shared memory with 4-way bank conflicts or worse"),
+}
+"""The mistakes a diagnosis can name (`CaseResult.mistake`, `CheckResult.mistake`): name ->
+(a short label, what it means). A class report counts these; a result without one is counted by
+its verdict."""
+SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts")
+"""Mistakes a correct kernel can still make: they cost work or speed on a GPU, not points."""
+
+
+def mistake_label(name: str) -> str:
+    """The short label of a mistake name, or of a verdict (a result that names no mistake)."""
+    return MISTAKES[name][0] if name in MISTAKES else name.replace("_", " ")
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """One element that is wrong."""
@@ -87,6 +147,8 @@ class CaseResult:
     hint: str = ""
     """The fix for the mistake this case's message names, when the diagnosis knows it (a doctor
     finding's fix, a pattern in the wrong elements); empty: the verdict's hint applies."""
+    mistake: str = ""
+    """That mistake by name (`MISTAKES`), when the diagnosis knows it."""
 
     @property
     def passed(self) -> bool:
@@ -131,6 +193,11 @@ class CheckResult:
     first."""
     unsandboxed: bool = False
     """Graded without the operating system's sandbox (`--unsandboxed`): weaker evidence."""
+    mistake: str = ""
+    """The mistake by name (`MISTAKES`) when a diagnosis knows it: the failing case's (a doctor
+    finding, a pattern in the output), else the doctor's first finding's; for a passed check,
+    what its first warning measured ("uncoalesced", "bank_conflicts"). Empty: only the verdict
+    says what went wrong."""
 
     @property
     def passed(self) -> bool:

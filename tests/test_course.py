@@ -8,6 +8,7 @@ not the hidden autograder code."""
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
 import re
@@ -219,8 +220,12 @@ def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
     # nbgrader's own autograde, on a subset.
     started = time.perf_counter()
     others = ",".join(s for s in everyone if s not in AUTOGRADED)
-    nbgrader("autograde", ASSIGNMENT, f"--CourseDirectory.student_id_exclude={others}", cwd=course, env=env)
+    log = nbgrader("autograde", ASSIGNMENT, f"--CourseDirectory.student_id_exclude={others}", cwd=course, env=env)
     timings[f"nbgrader autograde, {len(AUTOGRADED)} students"] = time.perf_counter() - started
+    # Honest hand-ins log no checksum warning (their autograder cells arrive without the hidden
+    # line, which RestoreHiddenTests puts back); the edited cell is still warned about.
+    assert re.findall(r"Attribute 'checksum' for cell (\w+) has changed", log.stderr) == ["vector_add_correctness"]
+    assert re.findall(r"Missing grade cell (\w+)", log.stderr) == ["thread_ids_correctness", "thread_ids_speed"]
     book = course / "gradebook.sqlite"
     after_autograde = our_rows(book)
     grades = nbgrader_grades(course)
@@ -291,7 +296,58 @@ def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
         assert float(exported[student]["score"]) == pytest.approx(want), student
         assert float(exported[student]["max_score"]) == 26.0
     assert float(exported["ada"]["score"]) == 20.0 and float(exported["cy"]["score"]) == 0.0
+    assert_the_report_names_what_was_not_graded(course, env)
+    started = time.perf_counter()
+    assert_regraded_feedback_says_it_is_out_of_date(course, env, command)
+    timings["feedback out of date, refreshed"] = time.perf_counter() - started
     print("\n".join(f"{name}: {seconds:.1f} s" for name, seconds in timings.items()))
+
+
+def assert_the_report_names_what_was_not_graded(course: Path, env: dict) -> None:
+    """Does `zerogpu report` list, with the reason, the notebook that is not JSON, the deleted
+    exercise cell and the edited or deleted autograder cells (and not a plain missing notebook)?"""
+    from grader.classroom.gradebook import Gradebook
+    from grader.report.data import analyse
+
+    run(zerogpu("report", str(course)), ROOT, env)
+    book = Gradebook(course / "gradebook.sqlite")
+    report = analyse(book.rows(), notes=book.notes())
+    not_graded = {(s, e): why for s, e, why in report.not_graded}
+    assert set(not_graded) == {("jam", "vector_add"), ("cut", "vector_add")}, not_graded
+    assert "is not valid JSON" in not_graded["jam", "vector_add"]
+    assert "has no exercise cell for vector_add" in not_graded["cut", "vector_add"]
+    assert set(report.edited_cells) == {
+        ("edit", "vector_add", "vector_add_correctness edited"),
+        ("del", "thread_ids", "thread_ids_correctness deleted; thread_ids_speed deleted"),
+    }
+    page = (course / "report" / "report.html").read_text()
+    assert "Could not be graded (2)" in page and "Autograder cells edited or deleted (2)" in page
+
+
+def assert_regraded_feedback_says_it_is_out_of_date(course: Path, env: dict, command: list) -> None:
+    """When `zerogpu grade` grades a hand-in again after its feedback was made, does the feedback
+    say it is out of date and name the commands that refresh it, until they have run?"""
+    notebook = NB["vector_add"]
+    page = course / "feedback" / "edit" / ASSIGNMENT / f"{notebook}.html"
+    assert "Correctness: 0 / 10 points" in page.read_text() and "Out of date" not in page.read_text()
+    submitted = course / "submitted" / "edit" / ASSIGNMENT / f"{notebook}.ipynb"
+    nb = nbformat.read(submitted, as_version=4)
+    cell_of(nb, "vector_add").source = (ROOT / "solutions" / "vector_add.py").read_text()
+    nbformat.write(nb, submitted)
+    output = run(command, ROOT, env).stdout
+    refresh = f"nbgrader autograde {ASSIGNMENT} --student edit --force && nbgrader generate_feedback"
+    assert "the feedback of 1 student(s) (edit) shows results graded again" in output and refresh in output
+    assert "Out of date:</b> vector_add was graded again" in page.read_text()
+    assert refresh in html.unescape(page.read_text())
+    assert "Out of date" not in (course / "feedback" / "ada" / ASSIGNMENT / f"{notebook}.html").read_text()
+    nbgrader("generate_feedback", ASSIGNMENT, "--student", "edit", "--force", cwd=course, env=env)
+    assert "Out of date:</strong> vector_add was graded again" in page.read_text(), "made from stale results"
+    nbgrader("autograde", ASSIGNMENT, "--student", "edit", "--force", cwd=course, env=env)
+    nbgrader("generate_feedback", ASSIGNMENT, "--student", "edit", "--force", cwd=course, env=env)
+    text = page.read_text()
+    assert "Out of date" not in text and "Correctness: 10 / 10 points (passed)." in text
+    run(zerogpu("report", str(course)), ROOT, env)
+    assert "Feedback out of date" not in (course / "report" / "report.html").read_text()
 
 
 def assert_feedback_hides_the_autograder_code(course: Path, env: dict) -> None:
@@ -418,6 +474,47 @@ def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
         score for (student, name), (score, _) in grades.items() if student == "ada" and "correctness" in name
     ]
     assert correctness and correctness[0] > 0
+
+
+def test_all_or_nothing_gives_no_points_for_the_cases_a_kernel_happens_to_pass(tmp_path, env):
+    """With `c.ZeroGPU.partial_credit = "all_or_nothing"`, does a kernel that passes 4 of 7 cases
+    (a fixed grid: right on the small cases only) earn 0 in nbgrader's gradebook, in autograded
+    feedback and in the class report, where "per_case" gives it 4/7 of the points; and is any
+    other value refused, naming the choices?"""
+    course = tmp_path / "course"
+    run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
+    config = course / "nbgrader_config.py"
+    assert 'c.ZeroGPU.partial_credit = "per_case"' in config.read_text(), "the default, written down"
+    config.write_text(config.read_text().replace('"per_case"', '"all_or_nothing"'))
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
+    release = course / "release" / ASSIGNMENT
+    work = {"ada": ROOT / "solutions" / "thread_ids.py", "fix": ROOT / "tests/submissions/thread_ids/fixed_grid.py"}
+    for student, source in work.items():
+        hand_in(
+            release,
+            course / "submitted" / student / ASSIGNMENT,
+            {"thread_ids": (source, None), "vector_add": ("missing", None)},
+        )
+    grade = zerogpu("grade", str(course), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT)
+    run(grade, ROOT, env)
+    correctness = {s: nbgrader_grades(course)[s, "thread_ids_correctness"][0] for s in work}
+    assert correctness == {"ada": 10.0, "fix": 0.0}
+    nbgrader("autograde", ASSIGNMENT, "--student", "fix", cwd=course, env=env)  # in nbgrader's kernel too
+    assert nbgrader_grades(course)["fix", "thread_ids_correctness"][0] == 0.0
+    autograded = (course / "autograded" / "fix" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    assert "(unwritten output; all or nothing: 4 of 7 cases passed)" in autograded
+    run(zerogpu("report", str(course)), ROOT, env)
+    with open(course / "report" / "students.csv") as fh:
+        percent = {row["student"]: row["percent"] for row in csv.DictReader(fh)}
+    assert percent == {"ada": "100.0", "fix": "0.0"}
+    assert "all or nothing" in (course / "report" / "report.html").read_text()
+
+    config.write_text(config.read_text().replace('"all_or_nothing"', '"per_case"'))
+    run(grade, ROOT, env)  # nothing graded again: the points are rewritten from the stored results
+    assert nbgrader_grades(course)["fix", "thread_ids_correctness"][0] == pytest.approx(5.71)
+    config.write_text(config.read_text().replace('"per_case"', '"some"'))
+    refused = subprocess.run(grade, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert refused.returncode == 2 and "'per_case', 'all_or_nothing'" in refused.stderr
 
 
 def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypatch):

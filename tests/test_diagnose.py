@@ -72,19 +72,66 @@ def test_relation_needs_a_real_pattern():
     """A constant ratio or offset is named; random errors, or a single element's offset, are not."""
     want = np.linspace(1.0, 2.0, 10)
     bad = np.ones(10, bool)
-    assert "is 3 x the expected" in diagnose.relation(3 * want, want, bad)
-    assert "off by +0.5" in diagnose.relation(want + 0.5, want, bad)
+    text, mistake = diagnose.relation(3 * want, want, bad)
+    assert "is 3 x the expected" in text and mistake == "repeated_adds"
+    text, mistake = diagnose.relation(want + 0.5, want, bad)
+    assert "off by +0.5" in text and mistake == "constant_offset"
     noisy = want + np.random.default_rng(0).standard_normal(10)
-    assert diagnose.relation(noisy, want, bad) == ""
-    assert diagnose.relation(want[:1] + 0.5, want[:1], bad[:1]) == ""
+    assert diagnose.relation(noisy, want, bad) == ("", "")
+    assert diagnose.relation(want[:1] + 0.5, want[:1], bad[:1]) == ("", "")
 
 
 def test_unwritten_patterns_without_a_launch_record():
     """On Numba's simulator (no launch geometry) a block-sized prefix is named with both causes."""
     never = np.ones(1000, bool)
     never[:256] = False
-    message, _ = diagnose.unwritten("out", never)
-    assert "ignores cuda.blockIdx.x) or only one block ran" in message
+    message, _, mistake = diagnose.unwritten("out", never)
+    assert "ignores cuda.blockIdx.x) or only one block ran" in message and mistake == "index_ignores_block"
     never = np.zeros(1000, bool)
     never[900:] = True
     assert "tail" in diagnose.unwritten("out", never)[0]
+    assert diagnose.unwritten("out", never)[2] == "unwritten_tail"
+
+
+@pytest.mark.parametrize(
+    "exercise_id, name, verdict, mistake",
+    [
+        ("reduce_sum", "no_syncthreads", "race", "missing_barrier"),
+        ("reduce_sum", "plain_add", "race", "missing_atomic"),
+        ("histogram", "shared_plain_add", "race", "missing_atomic"),
+        ("reduce_sum", "plain_store", "race", "blocks_overwrite"),
+        ("thread_ids", "no_bounds_guard", "out_of_bounds", "missing_bounds_guard"),
+        ("stencil_1d", "negative_index_wraps", "out_of_bounds", "negative_index"),
+        ("thread_ids", "fixed_grid", "unwritten_output", "unwritten_tail"),
+        ("reduce_sum", "every_thread_adds", "wrong_result", "repeated_adds"),
+        ("scan", "shuffle_in_branch", "race", "warp_divergence"),
+    ],
+)
+def test_a_result_names_its_mistake(exercise_id, name, verdict, mistake):
+    """Does a known-wrong submission's result name the mistake behind its verdict (what a class
+    report counts: 'race' alone would lump a missing barrier with a missing atomic)?"""
+    result = check_file(exercise_id, SUBMISSIONS / exercise_id / f"{name}.py", seed=3)
+    assert (result.verdict, result.mistake) == (verdict, mistake)
+    assert result.to_dict()["mistake"] == mistake
+
+
+def test_a_correct_kernel_with_bank_conflicts_names_them(tmp_path):
+    """Is a passed transpose whose tile is not padded named for its bank conflicts?"""
+    from grader.exercises import ROOT
+
+    unpadded = tmp_path / "transpose.py"
+    unpadded.write_text((ROOT / "solutions" / "transpose.py").read_text().replace("(TILE, PADDED)", "(TILE, TILE)"))
+    result = check_file("transpose", unpadded, seed=3)
+    assert (result.verdict, result.mistake) == ("passed", "bank_conflicts")
+    assert check_file("transpose", ROOT / "solutions" / "transpose.py", seed=3).mistake == ""
+
+
+def test_every_finding_kind_names_a_known_mistake():
+    """Does every kind of doctor finding map to a mistake a class report can label (a new kind
+    must be named in grader.result.MISTAKES too)?"""
+    from grader.doctor.findings import ORDER, mistake_of
+    from grader.result import MISTAKES
+
+    for kind in ORDER:
+        assert mistake_of({"kind": kind, "block": (0,), "other_block": (1,)}) in MISTAKES, kind
+    assert mistake_of({"kind": "race", "block": (2,), "other_block": (2,)}) == "missing_barrier"

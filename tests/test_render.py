@@ -87,6 +87,7 @@ def test_a_pass_that_is_slow_on_a_gpu_says_so_in_every_headline(tmp_path):
     r = check_file("vector_add", path, seed=7)
     assert r.passed and r.warnings, r.message
     assert r.warnings[0].endswith("coalesced: slow on a GPU (kernel `add_kernel`)")
+    assert r.mistake == "uncoalesced"
     percent = int(r.warnings[0].split("%")[0])
     assert percent < 50
     assert f"PASSED — but {percent}% coalesced: slow on a GPU" in result_text(r).splitlines()[0]
@@ -142,7 +143,18 @@ def test_a_clean_pass_has_no_warning():
     assert ": PASSED  score" in first and "but" not in first
 
 
-def test_html_uses_no_emoji():
-    """Case marks are words, coloured by CSS: no glyph that needs an emoji font."""
+def test_feedback_uses_no_emoji():
+    """Case marks are words, coloured by CSS or the terminal: no glyph that needs an emoji or
+    symbol font, in any view of a passing or a failing result (the doctor's findings included)."""
+    import re
+
+    from grader.checking.pipeline import check_file
+    from grader.exercises import ROOT
+
+    symbols = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001ffff]")
     shown = result_html(result(NOT_ON_SIMULATOR, "simulator"))
-    assert "✅" not in shown and "❌" not in shown and ">ok<" in shown
+    assert ">ok<" in shown and not symbols.search(shown)
+    racy = check_file("reduce_sum", ROOT / "tests/submissions/reduce_sum/plain_add.py", seed=7)
+    assert racy.verdict == "race" and racy.doctor is not None
+    for view in (result_html(racy), result_text(racy), rich_text(racy)):
+        assert "FAIL" in view and not symbols.search(view)

@@ -456,3 +456,120 @@ def test_results_graded_without_the_sandbox_are_named_in_the_report(tmp_path):
     written = write_report(sandboxed.path, tmp_path / "out1")
     assert "unsandboxed" not in open(written["students_csv"], encoding="utf-8").readline()
     assert "without the sandbox" not in written["html"].read_text()
+
+
+# ---- a class graded for real, then reported -----------------------------------------------
+
+SUBMISSIONS = ROOT / "tests" / "submissions"
+GRADED_CLASS = {
+    # student: {file name in their folder: what it holds}
+    "ada": {
+        "thread_ids.py": ROOT / "solutions/thread_ids.py",
+        "reduce_sum.py": SUBMISSIONS / "reduce_sum/no_syncthreads.py",
+    },
+    "bob": {
+        "thread_ids.py": SUBMISSIONS / "thread_ids/no_bounds_guard.py",
+        "reduce_sum.py": SUBMISSIONS / "reduce_sum/plain_add.py",
+    },
+    "cy": {
+        "thread_ids.py": SUBMISSIONS / "thread_ids/fixed_grid.py",
+        "reduce_sum.py": ROOT / "exercises/reduce_sum.py",
+    },
+    "dee": {
+        "SAXPY.py": ROOT / "solutions/saxpy.py",
+        "notes.txt": "my notes\n",
+        "thread_ids.py": ROOT / "exercises/thread_ids.py",
+    },
+    "eve": {"saxpy.py": ROOT / "solutions/saxpy.py", "reduce_sum.py": SUBMISSIONS / "reduce_sum/plain_store.py"},
+}
+EMOJI = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001ffff]")
+"""Glyphs that need an emoji (or symbol) font: never in a report or feedback."""
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """A small class graded by `zerogpu grade` (output not a terminal), then reported."""
+    folder = tmp_path_factory.mktemp("graded") / "class"
+    for student, files in GRADED_CLASS.items():
+        (folder / student).mkdir(parents=True)
+        for name, what in files.items():
+            (folder / student / name).write_text(what if isinstance(what, str) else what.read_text())
+    env = {**os.environ, "ZEROGPU_SECRET": "report-secret", "ZEROGPU_BACKEND": "simulator"}
+    command = [sys.executable, "-m", "grader.cli", "grade", str(folder), "--workers", "2", "--timeout", "10"]
+    command += ["--exercises", "thread_ids,saxpy,reduce_sum"]
+    graded = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    written = write_report(folder / "gradebook.sqlite", folder.parent / "out")
+    return graded.stdout, written
+
+
+def test_mistakes_are_counted_by_what_the_doctor_found(graded_class):
+    """Are failing hand-ins counted by their mistake (a missing barrier apart from a missing
+    atomic, though both are 'race'), falling back to the verdict, on the page and in the CSVs?"""
+    _, written = graded_class
+    report = written["report"]
+    assert report.failures["race"] == 3
+    assert report.mistakes == Counter(
+        {
+            "missing_barrier": 1,  # ada: no cuda.syncthreads() in the tree
+            "missing_atomic": 1,  # bob: out[0] += ...
+            "missing_bounds_guard": 1,  # bob: no `if i < n`
+            "unwritten_tail": 1,  # cy: a fixed grid
+            "blocks_overwrite": 1,  # eve: every block stores its partial into out[0]
+        }
+    )
+    reduce_sum = read_csv(written["exercises_csv"])["reduce_sum"]
+    assert (reduce_sum["race"], reduce_sum["not_attempted"]) == ("3", "1")
+    html = written["html"].read_text()
+    for label in ("missing barrier", "missing atomic", "missing bounds guard", "unwritten tail"):
+        assert label in html
+    assert not EMOJI.search(html)
+    cells = {
+        (r["student"], r["exercise"]): r for r in csv.DictReader(open(written["submissions_csv"], encoding="utf-8"))
+    }
+    bob = cells["bob", "reduce_sum"]
+    assert (bob["verdict"], bob["mistake"], bob["cases_passed"], bob["cases"]) == ("race", "missing_atomic", "3", "6")
+    assert bob["score"] == "5.0" and "Missing atomic" in bob["message"] and bob["line"] == "32"
+
+
+def test_each_cell_of_the_grid_opens_on_message_line_and_cases(graded_class):
+    """Does every student x exercise cell open (no script) on its verdict, points, cases passed,
+    message and line?"""
+    _, written = graded_class
+    html = written["html"].read_text()
+    assert "<script" not in html
+    opened = re.findall(r'<details><summary>.*?</summary><div class="pop">(.*?)</div></details>', html, re.S)
+    assert len(opened) == len(GRADED_CLASS) * 3
+    bob = next(o for o in opened if "reduce_sum: race" in o and "Missing atomic" in o)
+    assert "5 / 10 points · 3 of 6 cases passed" in bob and "line 32:" in bob
+    assert "Mistake: missing atomic" in bob
+    untouched = next(o for o in opened if "reduce_sum: not attempted" in o)
+    assert "handed in unchanged" in untouched
+
+
+def test_misnamed_and_stray_files_are_reported_with_the_reason(graded_class):
+    """Are SAXPY.py (meant as saxpy.py) and notes.txt reported with why they were not graded, on
+    the page, in the grid and in the CSVs, rather than as a bare 'not submitted'?"""
+    output, written = graded_class
+    assert "not graded: dee/SAXPY.py — not an exercise id: rename it saxpy.py to grade it" in output
+    assert "dee/saxpy: not submitted (no saxpy.py, but SAXPY.py was handed in: rename it saxpy.py" in output
+    assert re.search(r"\[\d+/\d+\] ada/thread_ids: passed", output), "plain progress lines, not a bar"
+    report = written["report"]
+    assert report.files == (
+        ("dee", "SAXPY.py", "not an exercise id: rename it saxpy.py to grade it"),
+        ("dee", "notes.txt", "not a .py file"),
+    )
+    assert report.not_graded == (
+        ("dee", "saxpy", "no saxpy.py, but SAXPY.py was handed in: rename it saxpy.py to grade it"),
+    )
+    html = written["html"].read_text()
+    assert "Needs a look" in html and "Files not graded (2)" in html and "Could not be graded (1)" in html
+    assert "notes.txt" in html and "not a .py file" in html
+    students = read_csv(written["students_csv"])
+    assert "rename it saxpy.py" in students["dee"]["files_not_graded"]
+    cells = {
+        (r["student"], r["exercise"]): r for r in csv.DictReader(open(written["submissions_csv"], encoding="utf-8"))
+    }
+    assert cells["dee", "saxpy"]["verdict"] == NOT_SUBMITTED
+    assert "SAXPY.py was handed in" in cells["dee", "saxpy"]["not_graded_because"]
+    assert cells["ada", "saxpy"]["not_graded_because"] == "", "nothing handed in: nothing to explain"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader import backend as _backend
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
+from grader.doctor.findings import mistake_of
 from grader.doctor.integration import as_report, case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.result import DEFAULT_HINTS
@@ -98,6 +99,7 @@ def _as_race(result: CaseResult) -> CaseResult:
     return replace(
         result,
         verdict="race",
+        mistake="",  # the first run's diagnosis named one outcome of the race, not its cause
         message=(
             "Runs on the same input gave different answers: threads are racing, or reading shared "
             f"memory that no thread wrote. First run: {result.message}"
@@ -135,13 +137,32 @@ def summarise(
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
         warnings=passed_warnings(doctor) if failing is None else (),
+        mistake=_mistake(failing, doctor) if failing is not None else _passed_mistake(doctor),
     )
+
+
+def _mistake(failing: CaseResult, doctor) -> str:
+    """The failing case's mistake, else the doctor's first finding's (as `_hint` picks)."""
+    if failing.mistake:
+        return failing.mistake
+    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.fix), None)
+    return mistake_of(finding) if finding is not None else ""
 
 
 COALESCED_BELOW = 0.5
 """Global accesses less coalesced than this are named in a passed check's headline."""
 CONFLICTS_FROM = 4.0
 """Shared-memory bank conflicts of this degree or worse (on average) likewise."""
+
+
+def _passed_mistake(doctor) -> str:
+    """The mistake a passed check's first warning names (as `passed_warnings` orders them): a
+    doctor warning with a headline, else what makes the kernel slow; "" when none."""
+    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.headline), None)
+    if finding is not None:
+        return mistake_of(finding)
+    slow = _slow(doctor)
+    return slow[0][0] if slow else ""
 
 
 def passed_warnings(doctor) -> tuple:
@@ -154,16 +175,23 @@ def passed_warnings(doctor) -> tuple:
 
 def speed_warnings(doctor) -> tuple:
     """What the doctor measured that makes a correct kernel slow on a GPU, worst first."""
+    return tuple(text for _, text in _slow(doctor))
+
+
+def _slow(doctor) -> list:
+    """(mistake, warning) for what makes a correct kernel slow on a GPU, worst first."""
     report = as_report(doctor)
     found = []
     for k in getattr(report, "kernels", ()):
         worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
         if worst is not None and worst < COALESCED_BELOW:
-            found.append((worst, f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
+            found.append((worst, "uncoalesced", f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
         degree = k.shared_degree
         if degree is not None and degree >= CONFLICTS_FROM:
-            found.append((1 / degree, f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)"))
-    return tuple(text for _, text in sorted(found))
+            found.append(
+                (1 / degree, "bank_conflicts", f"{degree:.0f}-way bank conflicts: slow on a GPU (kernel `{k.kernel}`)")
+            )
+    return [(mistake, text) for _, mistake, text in sorted(found)]
 
 
 def _fmt_dims(dims: dict) -> str:

@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.steps.cases import load_secret
@@ -30,6 +30,13 @@ class Task:
     exercise: str
     path: Path | None
     """None: the student handed nothing in for this exercise."""
+    note: str = field(default="", compare=False)
+    """Why nothing is graded when `path` is None, beyond nothing handed in: a file under
+    another name, a notebook that is not JSON, no exercise cell (the gradebook keeps it as a
+    note, grader/classroom/gradebook.py)."""
+    autograder_cells: str = field(default="", compare=False)
+    """nbgrader courses: which of this exercise's autograder cells the hand-in edited or
+    deleted ("" when none); grading never runs them, nbgrader puts them back."""
 
     @property
     def sha256(self) -> str | None:
@@ -37,25 +44,48 @@ class Task:
 
 
 def discover(class_dir: Path, exercises=None) -> list[Task]:
-    """CLASS_DIR/<student>/<exercise>.py; every student gets a task for every exercise."""
+    """CLASS_DIR/<student>/<exercise>.py; every student gets a task for every exercise. A
+    missing file's task says so, and names a file that looks meant for it (SAXPY.py)."""
     class_dir = Path(class_dir)
     students = sorted(p.name for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
     if exercises is None:
         found = {f.stem for s in students for f in (class_dir / s).glob("*.py")}
         exercises = [e for e in LADDER if e in found]
+    misnamed: dict = {}
+    for path, reason in unrecognised(class_dir, exercises):
+        meant = _meant_for(path.stem)
+        if meant:
+            misnamed.setdefault((path.parent.name, meant), []).append(path.name)
     tasks = []
     for student in students:
         for exercise_id in exercises:
             path = class_dir / student / f"{exercise_id}.py"
-            tasks.append(Task(student, exercise_id, path if path.is_file() else None))
+            if path.is_file():
+                tasks.append(Task(student, exercise_id, path))
+                continue
+            others = misnamed.get((student, exercise_id))
+            note = (
+                f"no {exercise_id}.py, but {', '.join(others)} was handed in: rename it {exercise_id}.py to grade it"
+                if others
+                else ""
+            )
+            tasks.append(Task(student, exercise_id, None, note))
     return tasks
+
+
+def _meant_for(stem: str) -> str | None:
+    """The exercise id a file name seems meant for (same letters in another case, or close)."""
+    import difflib
+
+    close = [e for e in LADDER if e.lower() == stem.lower()] or difflib.get_close_matches(
+        stem.lower(), LADDER, n=1, cutoff=0.7
+    )
+    return close[0] if close else None
 
 
 def unrecognised(class_dir: Path, exercises=None) -> list[tuple[Path, str]]:
     """Files in CLASS_DIR/<student>/ that `discover` does not grade, each with the reason:
     a name that is no exercise id (closest id suggested), or an exercise left out."""
-    import difflib
-
     class_dir = Path(class_dir)
     found = []
     for student in sorted(p for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
@@ -67,14 +97,16 @@ def unrecognised(class_dir: Path, exercises=None) -> list[tuple[Path, str]]:
             elif f.stem in LADDER:
                 if exercises is None or f.stem in exercises:
                     continue
-                reason = "an exercise not being graded (--exercises)"
+                reason = NOT_THIS_RUN
             else:
-                close = [e for e in LADDER if e.lower() == f.stem.lower()] or difflib.get_close_matches(
-                    f.stem.lower(), LADDER, n=1, cutoff=0.7
-                )
-                reason = f"not an exercise id: rename it {close[0]}.py to grade it" if close else "not an exercise id"
+                close = _meant_for(f.stem)
+                reason = f"not an exercise id: rename it {close}.py to grade it" if close else "not an exercise id"
             found.append((f, reason))
     return found
+
+
+NOT_THIS_RUN = "an exercise not being graded (--exercises)"
+"""The reason `unrecognised` gives for an exercise's file left out of this run (not kept as a note)."""
 
 
 def pending(tasks: list[Task], book: Gradebook) -> list[Task]:

@@ -34,7 +34,7 @@ def grade_with_progress(out, todo, grade) -> None:
 
         def line(task, result):
             count[0] += 1
-            verdict = result.verdict if result else "not submitted"
+            verdict = result.verdict if result else "not submitted" + (f" ({task.note})" if task.note else "")
             out.print(
                 f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
                 markup=False,
@@ -88,6 +88,16 @@ def grade_all(out, todo, book, args, private, heading: str) -> None:
         )
 
 
+def keep_notes(book, tasks, files: dict, prefix: str) -> None:
+    """What the results cannot say, into the gradebook's notes: why a task has nothing to
+    grade, which autograder cells a hand-in changed, the files no exercise reads."""
+    from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED
+
+    book.set_notes(NOT_GRADED, {(t.student, t.exercise): t.note for t in tasks})
+    book.set_notes(AUTOGRADER_CELLS, {(t.student, t.exercise): t.autograder_cells for t in tasks})
+    book.replace_file_notes(prefix, files)
+
+
 def cmd_grade(args) -> int:
     from grader.containment.sandbox import forced_off, unavailable
 
@@ -95,7 +105,7 @@ def cmd_grade(args) -> int:
     if missing:  # refused before anything runs
         return error(missing)
     from grader.classroom.gradebook import Gradebook
-    from grader.classroom.grading import discover, pending, unrecognised
+    from grader.classroom.grading import NOT_THIS_RUN, discover, pending, unrecognised
 
     class_dir = Path(args.directory)
     if not class_dir.is_dir():
@@ -107,8 +117,15 @@ def cmd_grade(args) -> int:
     book = Gradebook(gradebook_file(class_dir, args.db))
     todo = pending(tasks, book)
     out = console()
-    for path, reason in unrecognised(class_dir, exercises):
+    strays = unrecognised(class_dir, exercises)
+    for path, reason in strays:
         out.print(f"not graded: {path.relative_to(class_dir)} — {reason}", markup=False, highlight=False)
+    keep_notes(
+        book,
+        tasks,
+        {(p.parent.name, p.name): reason for p, reason in strays if reason != NOT_THIS_RUN},
+        "",
+    )
     grade_all(
         out,
         todo,
@@ -132,17 +149,19 @@ def _cmd_grade_course(args) -> int:
         assignments,
         check_released,
         course_tasks,
+        files_not_graded,
         layout,
         load_course,
         regrade_for_speed,
         sync_nbgrader,
     )
+    from grader.course.feedback import note_out_of_date
 
     tools_on_path()
     out = console()
-    course = load_course(Path(args.directory))
-    names = [args.assignment] if args.assignment else assignments(course)
     try:
+        course = load_course(Path(args.directory))
+        names = [args.assignment] if args.assignment else assignments(course)
         for name in names or [""]:
             if not layout(course, name):
                 raise CourseError(
@@ -154,7 +173,13 @@ def _cmd_grade_course(args) -> int:
         return error(str(err))
     exercises = args.exercises.split(",") if args.exercises else None
     book = Gradebook(gradebook_file(course.root, args.db))
-    tasks = [t for name in names for t in course_tasks(course, name, exercises)]
+    tasks = []
+    for name in names:
+        tasks += (found := course_tasks(course, name, exercises))
+        strays = files_not_graded(course, name)
+        for (student, path), reason in strays.items():
+            out.print(f"not graded: {student}/{path} — {reason}", markup=False, highlight=False)
+        keep_notes(book, found, strays, f"{name}/")
     on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
     todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
     grade_all(
@@ -169,7 +194,23 @@ def _cmd_grade_course(args) -> int:
     for name in names:
         written = sync_nbgrader(course, name, rows)
         out.print(f"{name}: {written} grades written to nbgrader's gradebook ({course.db_url})")
+    say_out_of_date(out, note_out_of_date(course, book, names))
     return 0
+
+
+def say_out_of_date(out, stale: dict) -> None:
+    """Which students' feedback shows results graded again since, and what refreshes it."""
+    from grader.course.feedback import refresh_commands
+
+    for assignment, students in stale.items():
+        only = next(iter(students)) if len(students) == 1 else None
+        out.print(
+            f"{assignment}: the feedback of {len(students)} student(s) ({', '.join(sorted(students))}) shows "
+            "results graded again since; their feedback pages say so. Refresh it, in the course folder: "
+            f"{refresh_commands(assignment, only)}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def register(sub) -> None:

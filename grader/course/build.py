@@ -140,6 +140,17 @@ def released_source(annotated: str) -> str:
     return cell.source
 
 
+def without_hidden_tests(source: str) -> str:
+    """An autograder cell's text as learners get it: nbgrader's own ClearHiddenTests removes
+    the hidden region (its checksum, kept from before, then no longer matches: see
+    grader/course/plugins.py RestoreHiddenTests)."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    cell = nbformat.v4.new_code_cell(source)
+    ClearHiddenTests()._remove_hidden_test_region(cell)
+    return cell.source
+
+
 def answer_source(exercise_id: str) -> str:
     """The instructor's exercise cell; both it and the released cell must compile."""
     ex = exercise(exercise_id)

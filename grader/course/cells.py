@@ -17,6 +17,7 @@ folder, and a submission `zerogpu grade` already graded is shown from there, not
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import html
 import io
@@ -183,7 +184,19 @@ def _scores(exercise_id: str):
     spec = exercise(exercise_id).spec
     source = _find_submission(exercise_id)
     result = None if source is None else _grade(exercise_id, source)
-    return part_scores(result, spec), result
+    return part_scores(result, spec, partial_credit_of(os.environ.get("ZEROGPU_COURSE_DIR"))), result
+
+
+@functools.lru_cache(maxsize=None)
+def partial_credit_of(course_dir: str | None) -> str:
+    """The course's partial-credit setting (its nbgrader_config.py, which nbgrader ran and which
+    named the course folder); "per_case" outside a course."""
+    from grader.course.config import load_config, partial_credit
+    from grader.course.scores import PER_CASE
+
+    if not course_dir or not (Path(course_dir) / "nbgrader_config.py").is_file():
+        return PER_CASE
+    return partial_credit(load_config(Path(course_dir)))
 
 
 def _display(html_text: str, text: str, marker: dict) -> None:
@@ -197,12 +210,16 @@ def _display(html_text: str, text: str, marker: dict) -> None:
 
 def _show(exercise_id: str, part: str, score, result: dict | None) -> None:
 
+    from grader.course.scores import result_digest
+
     marker = {
         "exercise": exercise_id,
         "part": part,
         "points": score.points,
         "max_points": score.max_points,
         "graded": score.graded,
+        "verdict": result["verdict"] if result else None,
+        "result": result_digest(result) if result else None,
     }
     head = f"<p style='font-family:sans-serif'><b>{html.escape(score.note)}</b></p>"
     if part == "correctness" and result is not None:

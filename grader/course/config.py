@@ -31,6 +31,11 @@ c.Exchange.root = {exchange}
 # A solution region of a released exercise cell becomes one statement: the cell still runs.
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 
+# Correctness points: "per_case" gives an exercise's points times the share of its cases that
+# pass (a racy kernel earns the small cases it happens to pass); "all_or_nothing" gives them
+# only when every case passes. nbgrader's grades, the feedback and `zerogpu report` follow it.
+c.ZeroGPU.partial_credit = "per_case"
+
 # Autograding. Each autograder cell grades one exercise cell in a child process, every case
 # limited to CASE_TIMEOUT seconds; the notebook cell limit is set well above that total.
 CASE_TIMEOUT = int(os.environ.setdefault("ZEROGPU_CASE_TIMEOUT", "60"))
@@ -40,6 +45,10 @@ c.OverwriteCells.add_missing_cells = True  # else a deleted autograder cell sile
 # Only library warnings reach stderr here, and nbgrader scores a test cell with any stderr 0.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = ".*"
+# Autograder cells reach learners without their hidden line, so nbgrader's checksum (taken
+# before it was removed) no longer matches: RestoreHiddenTests puts the line back in cells
+# handed in as released, so only edited or deleted autograder cells are warned about (and
+# noted for `zerogpu report`). OverwriteCells puts those back.
 # Only the autograder cells run: they read each exercise cell from the submitted notebook and
 # grade it in the sandbox, so learners' code never runs in nbgrader's own kernel (it could
 # read this folder and the secret). Drop RunOnlyAutograderCells to run notebooks in full.
@@ -47,6 +56,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.course.plugins.RestoreHiddenTests",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
     "grader.course.plugins.RunOnlyAutograderCells",
@@ -63,10 +73,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # Feedback shows each autograder cell's output (our summary) but not its hidden code:
-# nbgrader shows hidden tests in feedback by default (nbgrader issues #917, #1363).
+# nbgrader shows hidden tests in feedback by default (nbgrader issues #917, #1363). Feedback
+# made from results `zerogpu grade` has since replaced opens with a note saying so.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
+    "grader.course.plugins.MarkStaleFeedback",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
@@ -82,6 +94,26 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
 '''
+
+
+def partial_credit(config) -> str:
+    """The course's `c.ZeroGPU.partial_credit` from its loaded nbgrader config ("per_case" when
+    unset, as in courses made before the setting); anything else is refused, naming the choices."""
+    from grader.course.scores import PARTIAL_CREDIT, PER_CASE
+
+    value = config.ZeroGPU.get("partial_credit", PER_CASE) if "ZeroGPU" in config else PER_CASE
+    if value not in PARTIAL_CREDIT:
+        raise ValueError(
+            f"{CONFIG}: c.ZeroGPU.partial_credit = {value!r}; use one of {', '.join(map(repr, PARTIAL_CREDIT))}"
+        )
+    return value
+
+
+def load_config(course_dir: Path):
+    """A course folder's nbgrader_config.py, read the way nbgrader reads it."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader(CONFIG, path=str(Path(course_dir).resolve())).load_config()
 
 
 def tools_on_path() -> None:

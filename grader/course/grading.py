@@ -4,8 +4,10 @@ For every student folder under COURSE/submitted/, each exercise cell of each not
 assignment is written to COURSE/zerogpu/submissions/<assignment>/<student>/<id>.py and graded
 by grader.classroom.grading.grade_class (parallel, graded mode, resumable: our gradebook,
 COURSE/gradebook.sqlite, keeps one row per student and exercise). A missing or unreadable
-notebook, or a deleted exercise cell, is "not submitted"; autograder cells are never read, so
-editing or deleting them changes nothing. Then every score goes into nbgrader's gradebook (the course's
+notebook, or a deleted exercise cell, is "not submitted", and the gradebook notes why;
+autograder cells are never run, so editing or deleting them changes nothing, but it is noted
+too (the class report lists both, and notebooks that belong to no exercise). Then every score
+goes into nbgrader's gradebook (the course's
 `CourseDirectory.db_url`, SQLite unless configured otherwise) for `nbgrader export` and
 formgrader. That step is rebuilt from our gradebook each run, so a killed run loses nothing.
 """
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course.build import CourseError, extracted_path
-from grader.course.config import CONFIG
-from grader.course.scores import part_scores, test_cell_id
+from grader.course.config import load_config, partial_credit
+from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
 from grader.exercises import LADDER, exercise
 from grader.course.cells import exercise_source
 
@@ -32,6 +34,8 @@ class Course:
     db_url: str
     coursedir: object
     """nbgrader's CourseDirectory, configured from the course's nbgrader_config.py."""
+    partial_credit: str = PER_CASE
+    """`c.ZeroGPU.partial_credit` (grader/course/scores.py PARTIAL_CREDIT)."""
 
     @property
     def source(self) -> Path:
@@ -44,29 +48,42 @@ class Course:
 def load_course(course_dir: Path) -> Course:
     """The course's nbgrader settings, read the way nbgrader reads them."""
     from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
 
     root = Path(course_dir).resolve()
-    config = PyFileConfigLoader(CONFIG, path=str(root)).load_config()
+    config = load_config(root)
+    try:
+        credit = partial_credit(config)
+    except ValueError as err:
+        raise CourseError(str(err)) from None
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
-    return Course(root, coursedir.course_id, coursedir.db_url, coursedir)
+    return Course(root, coursedir.course_id, coursedir.db_url, coursedir, credit)
 
 
-def _read_notebook(path: Path) -> dict | None:
-    """A submitted notebook's JSON, or None when it is missing or unreadable."""
+def _read_notebook(path: Path) -> tuple[dict | None, str]:
+    """(a notebook's JSON, "") or (None, why it cannot be graded: missing, not JSON, ...)."""
+    if not path.is_file():
+        return None, f"no {path.name} was handed in"
     try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else None
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None, f"{path.name} is not a notebook: not UTF-8 text"
+    except OSError as err:
+        return None, f"{path.name} could not be read ({err.strerror or err})"
+    try:
+        nb = json.loads(text)
+    except ValueError as err:
+        return None, f"{path.name} is not valid JSON ({err}): not a notebook nbgrader can open either"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None, f"{path.name} is JSON but not a notebook (it has no list of cells)"
+    return nb, ""
 
 
 def layout(course: Course, assignment: str) -> dict[str, list[str]]:
     """Notebook name -> the exercise ids it grades, from the assignment's source notebooks."""
     found = {}
     for path in sorted((course.source / assignment).glob("*.ipynb")):
-        nb = _read_notebook(path) or {"cells": []}
+        nb = _read_notebook(path)[0] or {"cells": []}
         ids = [
             c["metadata"]["nbgrader"]["grade_id"]
             for c in nb["cells"]
@@ -101,24 +118,123 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 def course_tasks(course: Course, assignment: str, exercises=None):
-    """One grader.classroom.grading.Task per student and exercise of the assignment."""
+    """One grader.classroom.grading.Task per student and exercise of the assignment: why
+    nothing is graded when that is so, and which autograder cells were edited or deleted."""
     from grader.classroom.grading import Task
 
     tasks, notebooks = [], layout(course, assignment)
+    originals = {n: _read_notebook(course.source / assignment / f"{n}.ipynb")[0] for n in notebooks}
+    strays = files_not_graded(course, assignment)
     for student in students(course, assignment):
+        folder = course.submitted(student, assignment)
         for notebook, ids in notebooks.items():
-            nb = _read_notebook(course.submitted(student, assignment) / f"{notebook}.ipynb")
+            nb, problem = _read_notebook(folder / f"{notebook}.ipynb")
+            renamed = [
+                name.split("/", 1)[1]
+                for (who, name), why in strays.items()
+                if who == student and f"rename it {notebook}.ipynb" in why
+            ]
+            if not (folder / f"{notebook}.ipynb").exists():  # nothing handed in: nothing to explain...
+                problem = (  # ...unless it was handed in under another name
+                    f"no {notebook}.ipynb, but {', '.join(renamed)} was handed in: rename it {notebook}.ipynb"
+                    if renamed
+                    else ""
+                )
             for exercise_id in ids:
                 if exercises and exercise_id not in exercises:
                     continue
                 source = exercise_source(nb, exercise_id) if nb else None
                 if source is None:
-                    tasks.append(Task(student, exercise_id, None))
+                    note = (
+                        problem
+                        if nb is None
+                        else (
+                            f"{notebook}.ipynb has no exercise cell for {exercise_id} (deleted, or its "
+                            "nbgrader metadata removed)"
+                        )
+                    )
+                    tasks.append(Task(student, exercise_id, None, note))
                     continue
                 path = extracted_path(course.root, assignment, student, exercise_id)
                 _write_if_changed(path, source)
-                tasks.append(Task(student, exercise_id, path))
+                changed = autograder_changes(originals[notebook], nb, exercise_id)
+                tasks.append(Task(student, exercise_id, path, autograder_cells=changed))
     return tasks
+
+
+def files_not_graded(course: Course, assignment: str) -> dict:
+    """{(student, "ASSIGNMENT/FILE"): why} for what students handed in that no exercise reads:
+    a notebook of another name (the closest of the assignment's suggested), a file that is not
+    part of the assignment."""
+    import difflib
+
+    notebooks = layout(course, assignment)
+    released = (
+        {p.name for p in (course.source / assignment).iterdir()} if (course.source / assignment).is_dir() else set()
+    )
+    found = {}
+    for student in students(course, assignment):
+        folder = course.submitted(student, assignment)
+        if not folder.is_dir():
+            continue
+        for f in sorted(folder.rglob("*")):
+            relative = f.relative_to(folder)
+            if f.is_dir() or any(part.startswith(".") for part in relative.parts) or f.name == "timestamp.txt":
+                continue
+            if f.suffix == ".ipynb" and f.stem in notebooks and len(relative.parts) == 1:
+                continue
+            if f.suffix == ".ipynb":
+                close = difflib.get_close_matches(f.stem, list(notebooks), n=1, cutoff=0.6)
+                reason = f"not a notebook of assignment {assignment}" + (
+                    f": rename it {close[0]}.ipynb to grade it"
+                    if close
+                    else " (its exercises are read from " + ", ".join(f"{n}.ipynb" for n in notebooks) + ")"
+                )
+            elif relative.as_posix() in released:
+                continue
+            else:
+                reason = f"not part of assignment {assignment}: only its notebooks are graded"
+            found[(student, f"{assignment}/{relative.as_posix()}")] = reason
+    return found
+
+
+def _grade_cell(nb: dict, grade_id: str) -> dict | None:
+    for cell in nb.get("cells", []):
+        if isinstance(cell, dict) and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return cell
+    return None
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def autograder_changes(original: dict | None, handed_in: dict, exercise_id: str) -> str:
+    """Which autograder cells of `exercise_id` a hand-in edited or deleted, compared with the
+    instructor's notebook ("vector_add_correctness edited; vector_add_speed deleted"), "" when
+    none: a cell is untouched when it reads as released (hidden region removed) or in full,
+    and is still a grade cell worth the same points."""
+    from grader.course.build import without_hidden_tests
+
+    if original is None:
+        return ""
+    changes = []
+    for part in PARTS:
+        grade_id = test_cell_id(exercise_id, part)
+        source = _grade_cell(original, grade_id)
+        if source is None:
+            continue
+        cell = _grade_cell(handed_in, grade_id)
+        if cell is None:
+            changes.append(f"{grade_id} deleted")
+            continue
+        full, meta, want = _text(source), cell["metadata"]["nbgrader"], source["metadata"]["nbgrader"]
+        same_text = _text(cell) in (full, without_hidden_tests(full))
+        same_meta = bool(meta.get("grade")) and float(meta.get("points") or 0) == float(want.get("points") or 0)
+        if not (same_text and same_meta):
+            changes.append(f"{grade_id} edited")
+    return "; ".join(changes)
 
 
 def _timestamp(course: Course, student: str, assignment: str):
@@ -172,7 +288,8 @@ def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
                 for exercise_id in ids:
                     row = rows.get((student, exercise_id))
                     result = row["result"] if row else None
-                    for part, score in part_scores(result, exercise(exercise_id).spec).items():
+                    parts = part_scores(result, exercise(exercise_id).spec, course.partial_credit)
+                    for part, score in parts.items():
                         grade = grades.get(test_cell_id(exercise_id, part))
                         if grade is None:
                             continue

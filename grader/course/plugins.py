@@ -1,11 +1,21 @@
 """nbgrader preprocessors the course's nbgrader_config.py adds to `nbgrader autograde`.
 
+- RestoreHiddenTests (before OverwriteCells): an autograder cell handed in exactly as it was
+  released (its hidden region removed by generate_assignment) gets its hidden lines back.
+  nbgrader keeps each locked cell's checksum from *before* the hidden region was removed, so
+  without this every honest submission logs "Attribute 'checksum' ... has changed!" for every
+  autograder cell, and the warnings that matter (a cell a learner edited) drown among them.
+  An edited or deleted autograder cell is left to OverwriteCells, which warns and puts it back;
+  this step also notes it in our gradebook for the class report.
 - RunOnlyAutograderCells (after the sanitizing steps): tags every code cell but the
   autograder cells with nbclient's "skip-execution", so autograde runs only our hidden cells.
   They read each exercise cell from the notebook file and grade it in a sandboxed child
   process; learners' code then never runs in nbgrader's kernel, which runs as the instructor
   and could read the course folder and the grading secret. It is also far faster, and a
   kernel-side endless loop in a lesson cell cannot stall the run.
+- MarkStaleFeedback (in GenerateFeedback.preprocessors): feedback made from an autograded
+  notebook whose results `zerogpu grade` has since replaced opens with a note saying so and
+  naming the commands that refresh it (grader/course/feedback.py).
 - FlagUngradedSpeed (after SaveAutoGrades): a speed cell that could not be graded (no GPU),
   or any autograder cell whose grading failed, outputs 0 points, which nbgrader records; this
   marks that grade "needs manual grade", so formgrader shows it as open, not as a silent 0.
@@ -20,6 +30,56 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from grader.course.cells import MIME
 
 SKIP_TAG = "skip-execution"
+
+
+class RestoreHiddenTests(NbGraderPreprocessor):
+    """Autograder cells handed in as released get their hidden lines back (no false checksum
+    warning); edited or deleted ones are noted in our gradebook."""
+
+    def preprocess(self, nb, resources):
+        from grader.course.build import without_hidden_tests
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                source = gb.find_notebook(info["notebook"], info["assignment"])
+            except MissingEntry:
+                return nb, resources
+            originals = {c.name: c.source for c in source.source_cells}
+            points = {c.name: float(c.max_score) for c in source.grade_cells}
+        for cell in nb.cells:
+            full = originals.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
+            if utils.is_grade(cell) and full is not None and cell.source != full:
+                if cell.source == without_hidden_tests(full):
+                    cell.source = full
+        _note_changes(nb, info, originals, points)
+        return nb, resources
+
+
+def _note_changes(nb, info: dict, originals: dict, points: dict) -> None:
+    """Our autograder cells of this notebook that were edited or deleted, noted in the course's
+    gradebook of results (grader/classroom/gradebook.py) per exercise."""
+    import os
+    from pathlib import Path
+
+    from grader.classroom.gradebook import AUTOGRADER_CELLS, Gradebook as Results
+    from grader.course.scores import part_of
+    from grader.paths import gradebook_file
+
+    course = os.environ.get("ZEROGPU_COURSE_DIR")
+    ours = {g: part_of(g) for g in points if part_of(g)}
+    if not course or not ours:
+        return
+    handed = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells if utils.is_grade(c)}
+    changes: dict = {}
+    for grade_id, (exercise_id, _) in ours.items():
+        said = changes.setdefault((info["student"], exercise_id), [])
+        cell = handed.get(grade_id)
+        if cell is None:
+            said.append(f"{grade_id} deleted")
+        elif cell.source != originals[grade_id] or float(cell.metadata.nbgrader.get("points", 0)) != points[grade_id]:
+            said.append(f"{grade_id} edited")
+    Results(gradebook_file(Path(course))).set_notes(AUTOGRADER_CELLS, {k: "; ".join(v) for k, v in changes.items()})
 
 
 class RunOnlyAutograderCells(NbGraderPreprocessor):
@@ -57,4 +117,35 @@ class FlagUngradedSpeed(NbGraderPreprocessor):
                         continue
                     grade.needs_manual_grade = True
                 gb.db.commit()
+        return nb, resources
+
+
+class MarkStaleFeedback(NbGraderPreprocessor):
+    """Feedback from an out-of-date autograded notebook opens with a note saying so."""
+
+    def preprocess(self, nb, resources):
+        import os
+        from pathlib import Path
+
+        from nbformat.v4 import new_markdown_cell
+
+        from grader.classroom.gradebook import Gradebook as Results
+        from grader.course.cells import partial_credit_of
+        from grader.course.feedback import BANNER_ID, outdated, warning
+        from grader.paths import gradebook_file
+
+        course = os.environ.get("ZEROGPU_COURSE_DIR")
+        book = gradebook_file(Path(course)) if course else None
+        if book is None or not book.is_file():
+            return nb, resources
+        info = resources["nbgrader"]
+        rows = {(r["student"], r["exercise"]): r for r in Results(book).rows(student=info["student"])}
+        exercises = outdated(nb, info["student"], rows, partial_credit_of(course))
+        nb.cells = [c for c in nb.cells if c.get("id") != BANNER_ID]
+        if exercises:
+            text = warning(info["assignment"], info["student"], exercises)
+            head, rest = text.split(":", 1)
+            cell = new_markdown_cell(f"**{head}:**{rest}")
+            cell.id = BANNER_ID
+            nb.cells.insert(0, cell)
         return nb, resources

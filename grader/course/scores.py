@@ -13,6 +13,26 @@ from dataclasses import dataclass
 
 
 PARTS = ("correctness", "speed")
+PER_CASE, ALL_OR_NOTHING = "per_case", "all_or_nothing"
+PARTIAL_CREDIT = (PER_CASE, ALL_OR_NOTHING)
+"""How correctness points are earned, a course setting (`c.ZeroGPU.partial_credit` in its
+nbgrader_config.py): per_case, the exercise's points times the share of cases passed (a racy
+kernel earns the cases it happens to pass); all_or_nothing, every point only when every case
+passes."""
+
+
+def every_case_passed(result: dict) -> bool:
+    """Did every correctness case pass (the verdict is passed, or too slow)?"""
+    return result.get("verdict") in ("passed", "too_slow")
+
+
+def result_digest(result: dict) -> str:
+    """A short fingerprint of one stored result: feedback shows it, to be told apart from a
+    later grading of the same hand-in (grader/course/feedback.py)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(result, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def test_cell_id(exercise_id: str, part: str) -> str:
@@ -61,8 +81,9 @@ def speed_status(result: dict | None) -> str:
     return "not graded: no GPU" if result.get("backend") == "simulator" else "not graded: timing failed"
 
 
-def part_scores(result: dict | None, spec) -> dict[str, PartScore]:
-    """Both parts' points from a result (`CheckResult.to_dict()`); None: nothing submitted."""
+def part_scores(result: dict | None, spec, partial_credit: str = PER_CASE) -> dict[str, PartScore]:
+    """Both parts' points from a result (`CheckResult.to_dict()`); None: nothing submitted.
+    `partial_credit`: PER_CASE or ALL_OR_NOTHING (`PARTIAL_CREDIT`)."""
     top = {part: float(max_points(spec, part)) for part in PARTS}
     if result is None:
         nothing = "Nothing to grade: no cell for this exercise was found in your notebook."
@@ -71,13 +92,20 @@ def part_scores(result: dict | None, spec) -> dict[str, PartScore]:
     details = speed.get("details") or {}
     speed_points = float(details.get("points", 0)) if result["passed"] and speed.get("measured") else 0.0
     correctness = round(max(float(result["score"]) - speed_points, 0.0), 2)
+    why = result["verdict"].replace("_", " ")
+    if partial_credit == ALL_OR_NOTHING and not every_case_passed(result):
+        cases = result.get("cases") or ()
+        passed = sum(c.get("verdict") == "passed" for c in cases)
+        if correctness:
+            why += f"; all or nothing: {passed} of {len(cases)} cases passed"
+        correctness = 0.0
     scores = {
         "correctness": PartScore(
             "correctness",
             min(correctness, top["correctness"]),
             top["correctness"],
             True,
-            f"Correctness: {correctness:g} / {top['correctness']:g} points ({result['verdict'].replace('_', ' ')}).",
+            f"Correctness: {correctness:g} / {top['correctness']:g} points ({why}).",
         )
     }
     status = speed_status(result)

@@ -17,7 +17,7 @@ import numpy as np
 
 from grader.containment.device_data import sealed
 from grader.doctor.errors import OutOfBounds, Unsupported
-from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt
+from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt, mistake_of
 from grader.doctor.kernel import session
 from grader.doctor.spaces import global_array
 from grader.doctor.rebind import doctor_launch
@@ -148,13 +148,17 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
             "(`if 0 <= j < n:` before reading x[j])."
         )
         thread, block = (where[0], where[1]) if where else (None, None)
-        return ErrorInfo("out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint)
+        return ErrorInfo(
+            "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint, "negative_index"
+        )
     else:
         message = (
             f"{_who(where)} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
         )
     thread, block = (where[0], where[1]) if where else (None, None)
-    return ErrorInfo("out_of_bounds", message, "IndexError", site.line, site.statement, thread, block)
+    return ErrorInfo(
+        "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, mistake="missing_bounds_guard"
+    )
 
 
 def _explained(exc, learner_files, kwargs, where) -> ErrorInfo:
@@ -179,4 +183,5 @@ def _as_error(finding, findings) -> ErrorInfo | None:
         finding.thread,
         finding.block,
         finding.fix,
+        mistake_of(finding),
     )

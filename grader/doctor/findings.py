@@ -68,9 +68,25 @@ class Finding:
     """What to change, in one or two sentences: the check's hint when this finding comes first."""
     headline: str = ""
     """A warning's short form, for the headline of a check that passes ("PASSED — but ...")."""
+    mistake: str = ""
+    """The mistake by name (grader.result.MISTAKES); empty: `mistake_of` derives it from the kind."""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "mistake": mistake_of(self)}
+
+
+def mistake_of(finding) -> str:
+    """The mistake a finding (a `Finding` or its dict) names: a race within a block is a
+    missing barrier, one between blocks a race between blocks (findings stored before they
+    named their mistake are told apart by their blocks)."""
+    get = finding.get if isinstance(finding, dict) else (lambda key: getattr(finding, key, None))
+    if get("mistake"):
+        return get("mistake")
+    kind = get("kind") or ""
+    if kind == "race":
+        same = tuple(get("block") or ()) == tuple(get("other_block") or ())
+        return "missing_barrier" if same else "race_between_blocks"
+    return {"overwrite": "blocks_overwrite"}.get(kind, kind)
 
 
 COUNT_CAP = 10**6
@@ -274,6 +290,7 @@ class Findings:
         me_did = (verbs.get(me_site.kind, "wrote {}") if kind != "raw" else "read {}").format("it")
         both_update = me_site.kind == "update" and them_site.kind == "update"
         lines = f"line {them_site.line}" + ("" if them_site.line == me_site.line else f" and line {me_site.line}")
+        mistake = ""
         if both_update:
             kind_out = "missing_atomic"
             fix = (
@@ -298,7 +315,7 @@ class Findings:
                 f"combine the blocks' values with cuda.atomic.add({view.name}, ...)."
             )
         elif cross:
-            kind_out = "race"
+            kind_out, mistake = "race", "race_between_blocks"
             fix = _CROSS_FIX[kind].format(a=view.name)
             fix = fix[0].upper() + fix[1:]
             message = (
@@ -315,6 +332,8 @@ class Findings:
                 fix = "Make every access to a total that several blocks update atomic."
         else:
             kind_out = "race"
+            atomic = "atomic" in (me_site.kind, them_site.kind)
+            mistake = "threads_write_one_element" if kind == "ww" and not atomic else "missing_barrier"
             fix = {
                 "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
                 "needs the new value, or at the end of each loop step when the write "
@@ -366,6 +385,7 @@ class Findings:
             view.name,
             _as_tuple(index),
             fix=fix,
+            mistake=mistake,
         )
 
     def _me_stamp(self):

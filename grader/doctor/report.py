@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import asdict, dataclass, replace
 
-from grader.doctor.findings import SEVERITY_ERROR, Finding
+from grader.doctor.findings import SEVERITY_ERROR, Finding, mistake_of
 
 DOCTOR, SIMULATOR = "kernel doctor", "simulator"
 
@@ -144,6 +144,8 @@ class DoctorReport:
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        for f, finding in zip(data["findings"], self.findings):
+            f["mistake"] = mistake_of(finding)
         for k, kernel in zip(data["kernels"], self.kernels):
             k["headline"] = kernel.headline()
             for site, s in zip(k["sites"], kernel.sites):

@@ -16,8 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.exercises import LADDER
-from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
-from grader.result import VERDICTS
+from grader.classroom.gradebook import (
+    AUTOGRADER_CELLS,
+    FEEDBACK,
+    FILE_NOT_GRADED,
+    NOT_GRADED,
+    NOT_SUBMITTED,
+    Gradebook,
+)
+from grader.doctor.findings import mistake_of
+from grader.result import SLOW_MISTAKES, VERDICTS
 from grader.authoring.spec import DEFAULT_TIERS
 
 NOT_ATTEMPTED = "not_attempted"
@@ -32,7 +40,52 @@ VERDICT_ORDER = (
 """Column and stacking order: success, nearly, the failures, the starter untouched, nothing handed in."""
 FAILURES = tuple(v for v in VERDICT_ORDER if v not in ("passed", NOT_ATTEMPTED, NOT_SUBMITTED))
 NO_GPU = "Speed was not graded: no GPU on the grading host."
-STUDENTS_CSV, EXERCISES_CSV, REPORT_HTML = "students.csv", "exercises.csv", "report.html"
+STUDENTS_CSV, EXERCISES_CSV, SUBMISSIONS_CSV, REPORT_HTML = (
+    "students.csv",
+    "exercises.csv",
+    "submissions.csv",
+    "report.html",
+)
+PER_CASE, ALL_OR_NOTHING = "per_case", "all_or_nothing"
+"""Partial credit (an nbgrader course's `c.ZeroGPU.partial_credit`, grader/course/scores.py)."""
+
+
+def mistake(row: dict) -> str:
+    """What a class report counts a hand-in under: the mistake its result names
+    (grader.result.MISTAKES; results stored before results named one: the doctor's first
+    finding with a fix), else its verdict when it failed; "" for a clean pass or no hand-in."""
+    result = row.get("result") or {}
+    named = result.get("mistake")
+    if not named and row["verdict"] in FAILURES:
+        findings = (result.get("doctor") or {}).get("findings") or ()
+        named = next((mistake_of(f) for f in findings if f.get("fix")), "")
+    if named:
+        return named
+    return row["verdict"] if row["verdict"] in FAILURES else ""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One student's hand-in for one exercise: what a cell of the report's grid opens."""
+
+    verdict: str
+    """The verdict, or "not_submitted", or "not_attempted"."""
+    mistake: str = ""
+    """`mistake(row)`: a name in grader.result.MISTAKES, a failing verdict, or ""."""
+    score: float = 0.0
+    max_score: float = 0.0
+    cases_passed: int = 0
+    cases: int = 0
+    """Correctness cases run (0: none ran, e.g. a syntax error)."""
+    message: str = ""
+    line: int | None = None
+    """The learner's line the message is about, when known."""
+    source: str = ""
+    """That line's text."""
+    note: str = ""
+    """Why nothing was graded (a notebook that is not JSON, a misnamed file...), when known."""
+    autograder_cells: str = ""
+    """nbgrader courses: the hand-in's edited or deleted autograder cells."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +109,10 @@ class ExerciseStats:
     """Speed tier -> passing submissions that reached it."""
     rejected_timings: int = 0
     """GPU timings refused as impossible or partly untimed."""
+    mistakes: dict = field(default_factory=dict)
+    """Mistake (`mistake(row)`) -> failing submissions with it."""
+    slow: dict = field(default_factory=dict)
+    """Mistake of a correct kernel ("bank_conflicts", "uncoalesced") -> submissions with it."""
 
     @property
     def students(self) -> int:
@@ -86,6 +143,14 @@ class ExerciseStats:
         return (verdict, count) if count else None
 
     @property
+    def common_mistake(self) -> tuple[str, int] | None:
+        """The most common mistake among failing submissions (ties: by name), with its count."""
+        if not self.mistakes:
+            return None
+        name, count = min(self.mistakes.items(), key=lambda item: (-item[1], item[0]))
+        return name, count
+
+    @property
     def median_speedup(self) -> float | None:
         return statistics.median(self.speedups) if self.speedups else None
 
@@ -106,6 +171,10 @@ class StudentStats:
     max_score: float
     stuck_on: str | None
     """The first exercise in ladder order not passed (None: all passed)."""
+    marks: dict = field(default_factory=dict)
+    """Exercise id -> `Mark`."""
+    files: tuple = ()
+    """(path under the student's folder, why it was not graded) of files no exercise reads."""
 
     @property
     def submitted(self) -> int:
@@ -137,6 +206,41 @@ class ClassReport:
     """(student, exercise) -> the GPU that timed that result (a cluster may mix models)."""
     unsandboxed: tuple = ()
     """(student, exercise) of results graded without the OS sandbox (`--unsandboxed`)."""
+    stale_feedback: tuple = ()
+    """(student, assignment, what is out of date and the commands that refresh it): nbgrader
+    feedback showing results graded again since."""
+    partial_credit: str = PER_CASE
+
+    @property
+    def not_graded(self) -> tuple:
+        """(student, exercise, why) of hand-ins that could not be graded: a notebook that is not
+        JSON, a deleted exercise cell, a file handed in under another name."""
+        return tuple(
+            (s.name, e, m.note)
+            for s in self.students
+            for e, m in s.marks.items()
+            if m.note and m.verdict == NOT_SUBMITTED
+        )
+
+    @property
+    def files(self) -> tuple:
+        """(student, path, why) of every file no exercise reads."""
+        return tuple((s.name, path, why) for s in self.students for path, why in s.files)
+
+    @property
+    def edited_cells(self) -> tuple:
+        """(student, exercise, which cells) of hand-ins whose autograder cells were edited or deleted."""
+        return tuple(
+            (s.name, e, m.autograder_cells) for s in self.students for e, m in s.marks.items() if m.autograder_cells
+        )
+
+    @property
+    def slow(self) -> Counter:
+        """Mistake of correct kernels -> submissions with it, across the class."""
+        total = Counter()
+        for e in self.exercises:
+            total.update(e.slow)
+        return total
 
     @property
     def timed_per_device(self) -> dict:
@@ -181,9 +285,18 @@ class ClassReport:
         return any(e.speedups for e in self.exercises)
 
     @property
-    def mistakes(self) -> Counter:
+    def failures(self) -> Counter:
         """Failing verdict -> submissions with it, across the class."""
         return Counter({v: n for v in FAILURES if (n := sum(e.verdicts.get(v, 0) for e in self.exercises))})
+
+    @property
+    def mistakes(self) -> Counter:
+        """Mistake (`mistake(row)`: the doctor's finding or the output's pattern, else the
+        verdict) -> failing submissions with it, across the class."""
+        total = Counter()
+        for e in self.exercises:
+            total.update(e.mistakes)
+        return total
 
     @property
     def stuck(self) -> Counter:
@@ -221,8 +334,9 @@ def trusted_speed(row: dict) -> dict | None:
     return details
 
 
-def analyse(rows: list[dict], source: str = "") -> ClassReport:
-    """One pass over the gradebook rows."""
+def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = PER_CASE) -> ClassReport:
+    """One pass over the gradebook rows and notes (`Gradebook.notes()`). `partial_credit`:
+    ALL_OR_NOTHING counts no points for an exercise whose cases did not all pass."""
     exercise_ids = ladder_order(r["exercise"] for r in rows)
     by_exercise = {
         e: {
@@ -233,9 +347,12 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
             "required": None,
             "tiers": Counter(),
             "rejected": 0,
+            "mistakes": Counter(),
+            "slow": Counter(),
         }
         for e in exercise_ids
     }
+    noted = {(n["student"], n["about"], n["kind"]): n["text"] for n in notes}
     by_student: dict = {}
     backends, devices, times, timed_on, unsandboxed = Counter(), set(), [], {}, []
     starters = _starter_hashes(exercise_ids)
@@ -248,14 +365,24 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         ):
             verdict = NOT_ATTEMPTED
         acc["verdicts"][verdict] += 1
-        by_student.setdefault(row["student"], {})[row["exercise"]] = (verdict, row["score"])
+        score = row["score"]
+        if partial_credit == ALL_OR_NOTHING and verdict not in ("passed", "too_slow"):
+            score = 0.0
+        named = mistake(row) if verdict != NOT_ATTEMPTED else ""
+        if named and named in SLOW_MISTAKES and verdict in ("passed", "too_slow"):
+            acc["slow"][named] += 1
+        elif named and verdict in FAILURES:
+            acc["mistakes"][named] += 1
+        key = (row["student"], row["exercise"])
+        note, cells = noted.get((*key, NOT_GRADED), ""), noted.get((*key, AUTOGRADER_CELLS), "")
+        by_student.setdefault(row["student"], {})[row["exercise"]] = _mark(row, verdict, named, score, note, cells)
         times.append(row["graded_at"])
         if (row.get("result") or {}).get("unsandboxed"):
             unsandboxed.append((row["student"], row["exercise"]))
         if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
             continue
         backends[row["backend"] or "unknown"] += 1
-        acc["scores"].append(row["score"])
+        acc["scores"].append(score)
         acc["max"] = max(acc["max"], row["max_score"])
         _add_speed(acc, row, devices)
         if (trusted_speed(row) or {}).get("device"):
@@ -264,9 +391,18 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         for e in exercise_ids:
             if e not in marks:
                 by_exercise[e]["verdicts"][NOT_SUBMITTED] += 1
+    files: dict = {}
+    for (student, about, kind), text in noted.items():
+        if kind == FILE_NOT_GRADED:
+            files.setdefault(student, []).append((about, text))
+            by_student.setdefault(student, {})  # a student whose only hand-in was misnamed
     exercises = tuple(_exercise_stats(e, by_exercise[e]) for e in exercise_ids)
     possible = {e.id: e.max_score for e in exercises}
-    students = tuple(_student_stats(name, by_student[name], exercise_ids, possible) for name in sorted(by_student))
+    students = tuple(
+        _student_stats(name, by_student[name], exercise_ids, possible, tuple(files.get(name, ())))
+        for name in sorted(by_student)
+    )
+    stale = tuple(sorted((student, about, text) for (student, about, kind), text in noted.items() if kind == FEEDBACK))
     return ClassReport(
         source,
         exercises,
@@ -276,6 +412,28 @@ def analyse(rows: list[dict], source: str = "") -> ClassReport:
         (min(times), max(times)) if times else None,
         timed_on,
         tuple(sorted(unsandboxed)),
+        stale,
+        partial_credit,
+    )
+
+
+def _mark(row: dict, verdict: str, named: str, score: float, note: str, cells: str) -> Mark:
+    result = row.get("result") or {}
+    cases = result.get("cases") or ()
+    failing = next((c for c in cases if c.get("verdict") != "passed"), None)
+    line, source = (failing.get("line"), failing.get("source", "")) if failing else (None, "")
+    return Mark(
+        verdict,
+        named,
+        score,
+        row.get("max_score") or 0.0,
+        sum(c.get("verdict") == "passed" for c in cases),
+        len(cases),
+        result.get("message", ""),
+        line,
+        source,
+        note,
+        cells,
     )
 
 
@@ -322,6 +480,8 @@ def _exercise_stats(exercise_id: str, acc: dict) -> ExerciseStats:
         acc["required"],
         dict(acc["tiers"]),
         acc["rejected"],
+        dict(acc["mistakes"]),
+        dict(acc["slow"]),
     )
 
 
@@ -335,11 +495,12 @@ def _spec_points(exercise_id: str) -> float:
         return 0.0
 
 
-def _student_stats(name: str, marks: dict, exercise_ids: list, possible: dict) -> StudentStats:
-    verdicts = {e: marks[e][0] if e in marks else NOT_SUBMITTED for e in exercise_ids}
-    score = sum(s for _, s in marks.values())
+def _student_stats(name: str, marks: dict, exercise_ids: list, possible: dict, files: tuple) -> StudentStats:
+    marks = {e: marks.get(e) or Mark(NOT_SUBMITTED) for e in exercise_ids}
+    verdicts = {e: m.verdict for e, m in marks.items()}
+    score = sum(m.score for m in marks.values())
     stuck_on = next((e for e in exercise_ids if verdicts[e] != "passed"), None)
-    return StudentStats(name, verdicts, score, sum(possible.values()), stuck_on)
+    return StudentStats(name, verdicts, score, sum(possible.values()), stuck_on, marks, files)
 
 
 # ---- CSV --------------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 no script and no external URL, so it opens from a mail attachment or a file share.
 
 Every string from the gradebook is escaped; the page is laid out top-down in the order an
-instructor reads it: the summary, then exercises, mistakes, speed, scores and students.
+instructor reads it: the summary, what needs a look (hand-ins that could not be graded, files
+no exercise reads, edited autograder cells, out-of-date feedback), then exercises, mistakes,
+speed, scores and students. Each cell of the students' grid opens (an HTML `<details>`, no
+script) on that hand-in's message, line and cases passed. Text and CSS only: no glyph that
+needs an emoji font.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import time
 from html import escape
 
 from grader.classroom.gradebook import NOT_SUBMITTED
-from grader.report.data import FAILURES, NO_GPU, VERDICT_ORDER, ClassReport, tier_names
+from grader.report.data import ALL_OR_NOTHING, NO_GPU, NOT_ATTEMPTED, VERDICT_ORDER, ClassReport, tier_names
 from grader.report.plots import VERDICT_COLOURS, label
+from grader.result import MISTAKES
 
 CODES = {
-    "passed": "✓",
+    "passed": "ok",
     "too_slow": "sl",
     "syntax_error": "sx",
     "exception": "ex",
@@ -33,6 +38,10 @@ CODES = {
 """Two-letter cell codes of the student grid (the colour says the same)."""
 MAX_NAMES = 40
 """Names listed inline before "and N more"."""
+MAX_LISTED = 60
+"""Rows of a "needs a look" table before "and N more"."""
+MAX_MESSAGE = 700
+"""Characters of a result's message shown when a grid cell opens (submissions.csv has all)."""
 
 CSS = """
 :root{--ink:#1f2328;--muted:#656d76;--line:#d0d7de;--soft:#f6f8fa;--faint:#eaeef2}
@@ -72,13 +81,29 @@ overflow:hidden;vertical-align:middle;margin-right:8px}
 font:600 11px/20px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#fff}
 .cell.light{color:var(--muted)}
 .grid th.ex,.grid td.ex{padding:4px 1px;text-align:center;width:26px}
+.grid td.ex{position:relative}
+.grid details summary{list-style:none;cursor:pointer}
+.grid details summary::-webkit-details-marker{display:none}
+.grid details[open] summary .cell{outline:2px solid var(--ink);outline-offset:1px}
+.pop{position:absolute;z-index:5;top:28px;left:-8px;width:430px;text-align:left;background:#fff;
+border:1px solid var(--line);border-radius:8px;box-shadow:0 8px 24px rgba(31,35,40,.18);
+padding:10px 12px;font-size:13px;line-height:1.45;white-space:normal}
+.late .pop{left:auto;right:-8px}
+.pop .head{font-weight:600;margin-bottom:4px}
+.pop .msg{margin:6px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+.pop pre{margin:4px 0;padding:4px 6px;background:var(--soft);border-radius:4px;white-space:pre-wrap;
+overflow-wrap:anywhere;font-size:12px}
+.pop .warn{color:#9a6700}
+.tag{display:inline-block;padding:0 7px;border-radius:10px;font-size:12.5px;line-height:20px;
+border:1px solid var(--line);background:var(--soft)}
+table.look td{vertical-align:top}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:12.5px;color:var(--muted);margin:8px 0 12px}
 img.chart{display:block;width:100%;height:auto;margin:10px 0 4px}
 .names{columns:4;column-gap:24px;font-size:14px;margin:6px 0}
 footer{margin-top:52px;padding-top:12px;border-top:1px solid var(--line);font-size:13px;color:var(--muted)}
 footer p{margin:4px 0}
 @media (max-width:760px){.cards{grid-template-columns:repeat(2,1fr)}.names{columns:2}}
-@media print{main{padding:0}h2{break-after:avoid}img.chart,tr{break-inside:avoid}}
+@media print{main{padding:0}h2{break-after:avoid}img.chart,tr{break-inside:avoid}.pop{display:none}}
 """
 
 
@@ -88,6 +113,7 @@ def page(report: ClassReport, images: dict, *, title: str | None = None, generat
             _header(report, title, generated),
             _cards(report),
             _findings(report),
+            _attention(report),
             _exercises(report),
             _mistakes(report, images["verdicts"]),
             _speed(report, images["speed"]),
@@ -127,6 +153,17 @@ def _chip(verdict: str, text: str | None = None) -> str:
         f'<span class="chip{light}" style="background:{VERDICT_COLOURS[verdict]}">'
         f"{escape(text or label(verdict))}</span>"
     )
+
+
+def _mistake(name: str, count: int | None = None) -> str:
+    """A mistake's label as a neutral tag, its meaning as the tooltip."""
+    text = mistake_text(name) + (f" · {count:,}" if count is not None else "")
+    tip = MISTAKES[name][1] if name in MISTAKES else ""
+    return f'<span class="tag" title="{escape(tip)}">{escape(text)}</span>'
+
+
+def mistake_text(name: str) -> str:
+    return MISTAKES[name][0] if name in MISTAKES else label(name)
 
 
 def _cell(verdict: str, exercise_id: str | None = None) -> str:
@@ -214,20 +251,23 @@ def _cards(report: ClassReport) -> str:
 def _findings(report: ClassReport) -> str:
     items = []
     hardest = report.hardest
-    if hardest and hardest.common_failure:
-        verdict, count = hardest.common_failure
+    if hardest and hardest.common_mistake:
+        name, count = hardest.common_mistake
         items.append(
             f"<b>Hardest:</b> <code>{escape(hardest.id)}</code> — {hardest.passed:,} of "
-            f"{hardest.submitted:,} pass; its most common failure is {_chip(verdict)} "
+            f"{hardest.submitted:,} pass; its most common mistake is {_mistake(name)} "
             f"({count:,})."
         )
     if report.mistakes:
-        verdict, count = report.mistakes.most_common(1)[0]
-        worst = max(report.exercises, key=lambda e: e.verdicts.get(verdict, 0))
+        name, count = min(report.mistakes.items(), key=lambda item: (-item[1], item[0]))
+        worst = max(report.exercises, key=lambda e: e.mistakes.get(name, 0))
         items.append(
-            f"<b>Most common mistake:</b> {_chip(verdict)} in {count:,} submissions, most "
-            f"in <code>{escape(worst.id)}</code> ({worst.verdicts[verdict]:,})."
+            f"<b>Most common mistake:</b> {_mistake(name)} in {count:,} failing submissions, most "
+            f"in <code>{escape(worst.id)}</code> ({worst.mistakes[name]:,})."
         )
+    if report.slow:
+        slow = ", ".join(f"{_mistake(n)} ({c:,})" for n, c in report.slow.most_common())
+        items.append(f"<b>Correct, but costly on a GPU:</b> {slow}.")
     if report.stuck:
         top = ", ".join(f"<code>{escape(e)}</code> ({n:,})" for e, n in report.stuck.most_common(3))
         items.append(f"<b>Where students are stuck</b> (first exercise not passed, tried and failed): {top}.")
@@ -245,8 +285,80 @@ def _findings(report: ClassReport) -> str:
             f"<b>Graded without the sandbox ({len(report.unsandboxed):,}, <code>--unsandboxed</code>):</b> "
             f"{shown}. Their code ran outside bubblewrap: weaker evidence (docs/SECURITY.md)."
         )
+    if report.partial_credit == ALL_OR_NOTHING:
+        items.append(
+            "<b>Scoring:</b> all or nothing (the course's <code>partial_credit</code>): an exercise "
+            "earns its points only when every case passes."
+        )
     items.append(f"<b>Speed:</b> {_speed_sentence(report)}")
     return '<ul class="findings">' + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+
+
+def _attention(report: ClassReport) -> str:
+    """Hand-ins that could not be graded, files no exercise reads, edited autograder cells and
+    out-of-date feedback, each with the reason: nothing is dropped silently."""
+    parts = []
+
+    def table(head: str, rows: list) -> str:
+        shown = rows[:MAX_LISTED]
+        more = len(rows) - len(shown)
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in shown)
+        tail = f'<p class="lede">and {more:,} more (see <code>submissions.csv</code>).</p>' if more > 0 else ""
+        return f'<table class="look"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}'
+
+    if report.not_graded:
+        parts.append(
+            f"<h3>Could not be graded ({len(report.not_graded):,})</h3><p class=\"lede\">Counted as not "
+            "submitted (0 points) until the hand-in is fixed and graded again.</p>"
+            + table(
+                "<th>student</th><th>exercise</th><th>why</th>",
+                [
+                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(e)}</code>", escape(why))
+                    for s, e, why in report.not_graded
+                ],
+            )
+        )
+    if report.files:
+        parts.append(
+            f"<h3>Files not graded ({len(report.files):,})</h3><p class=\"lede\">Handed in, but no "
+            "exercise reads them.</p>"
+            + table(
+                "<th>student</th><th>file</th><th>why</th>",
+                [
+                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(f)}</code>", escape(why))
+                    for s, f, why in report.files
+                ],
+            )
+        )
+    if report.edited_cells:
+        parts.append(
+            f"<h3>Autograder cells edited or deleted ({len(report.edited_cells):,})</h3><p class=\"lede\">"
+            "These cells never ran the grading (<code>zerogpu grade</code> reads only the exercise "
+            "cell) and <code>nbgrader autograde</code> puts them back, so the points stand; the "
+            "hand-in still changed cells it was told not to touch.</p>"
+            + table(
+                "<th>student</th><th>exercise</th><th>cells</th>",
+                [
+                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(e)}</code>", escape(c))
+                    for s, e, c in report.edited_cells
+                ],
+            )
+        )
+    if report.stale_feedback:
+        parts.append(
+            f"<h3>Feedback out of date ({len(report.stale_feedback):,})</h3><p class=\"lede\">nbgrader "
+            "feedback that shows results graded again since; its pages say so too.</p>"
+            + table(
+                "<th>student</th><th>assignment</th><th>what to do</th>",
+                [
+                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(a)}</code>", escape(t))
+                    for s, a, t in report.stale_feedback
+                ],
+            )
+        )
+    if not parts:
+        return ""
+    return "<h2>Needs a look</h2>" + "".join(parts)
 
 
 def _speed_sentence(report: ClassReport) -> str:
@@ -270,7 +382,7 @@ def _exercises(report: ClassReport) -> str:
     head = (
         "<tr><th class=num>stage</th><th>exercise</th><th class=num>submitted</th>"
         "<th class=num>passed</th><th>pass rate</th><th class=num>mean score</th>"
-        "<th>most common failure</th>" + ("<th class=num>median speedup</th>" if speed else "") + "</tr>"
+        "<th>most common mistake</th>" + ("<th class=num>median speedup</th>" if speed else "") + "</tr>"
     )
     rows = []
     for e in report.exercises:
@@ -280,11 +392,7 @@ def _exercises(report: ClassReport) -> str:
             if rate is not None
             else '<span class="dim">nothing submitted</span>'
         )
-        failure = (
-            _chip(e.common_failure[0], f"{label(e.common_failure[0])} · {e.common_failure[1]}")
-            if e.common_failure
-            else '<span class="dim">–</span>'
-        )
+        failure = _mistake(*e.common_mistake) if e.common_mistake else '<span class="dim">–</span>'
         mean = f"{sum(e.scores) / len(e.scores):.1f} / {e.max_score:g}" if e.scores else "–"
         cells = [
             f'<td class="num dim">{"" if e.stage is None else e.stage}</td>',
@@ -313,28 +421,44 @@ def _speedup_cell(e) -> str:
     return f"{e.median_speedup:.2f}×{need}"
 
 
-def _mistakes(report: ClassReport, png: bytes) -> str:
-    present = [v for v in FAILURES if report.mistakes.get(v)]
-    head = "<tr><th>exercise</th>" + "".join(f'<th class="num">{escape(label(v))}</th>' for v in present) + "</tr>"
+def _mistake_rows(report: ClassReport, counts, per_exercise) -> str:
     rows = []
-    for e in report.exercises:
-        cells = "".join(
-            f'<td class="num">{e.verdicts[v]:,}</td>' if e.verdicts.get(v) else '<td class="num dim">·</td>'
-            for v in present
+    for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        where = sorted(((per_exercise(e).get(name, 0), e.id) for e in report.exercises), reverse=True)
+        spots = ", ".join(f"<code>{escape(i)}</code> ({n:,})" for n, i in where[:3] if n)
+        meaning = (
+            MISTAKES[name][1] if name in MISTAKES else "no diagnosis names the cause: the verdict says what failed"
         )
-        rows.append(f'<tr><td class="id">{escape(e.id)}</td>{cells}</tr>')
+        rows.append(
+            f'<tr><td>{_mistake(name)}</td><td class="num">{count:,}</td><td>{spots}</td>'
+            f'<td class="dim">{escape(meaning)}</td></tr>'
+        )
+    head = "<tr><th>mistake</th><th class=num>submissions</th><th>most in</th><th>what it is</th></tr>"
+    return f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _mistakes(report: ClassReport, png: bytes) -> str:
     table = (
-        f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
-        if present
+        _mistake_rows(report, report.mistakes, lambda e: e.mistakes)
+        if report.mistakes
         else '<p class="lede">No failing submissions.</p>'
     )
+    slow = ""
+    if report.slow:
+        slow = (
+            '<h3>Correct, but costly on a GPU</h3><p class="lede">Passing submissions the kernel '
+            "doctor warned about: repeated stores to one element, uncoalesced accesses, bank "
+            "conflicts (they still earn their points).</p>" + _mistake_rows(report, report.slow, lambda e: e.slow)
+        )
     return (
-        "<h2>Which mistakes are common</h2><p class=\"lede\">Every student's verdict on each "
-        "exercise. <i>out of bounds</i>: a write outside the output array; <i>unwritten "
-        "output</i>: elements no thread wrote; <i>race</i>: two runs on the same input "
-        "disagreed; <i>too slow</i>: correct, but under the required speedup on a GPU.</p>"
+        "<h2>Which mistakes are common</h2><p class=\"lede\">The chart shows every student's "
+        "verdict on each exercise. The table counts failing submissions by the mistake their "
+        "result names: the kernel doctor's finding (a missing barrier and a missing atomic are "
+        "both a <i>race</i> verdict) or the pattern in the output (an unwritten tail, a missing "
+        "bounds guard); a result that names none is counted by its verdict.</p>"
         + _img(png, "Stacked bars: verdicts per exercise")
         + table
+        + slow
     )
 
 
@@ -414,7 +538,8 @@ def _students(report: ClassReport) -> str:
     for s in report.students:
         stuck = f'<span class="id">{escape(s.stuck_on)}</span>' if s.stuck_on else '<span class="dim">all passed</span>'
         there = _chip(s.verdicts[s.stuck_on]) if s.stuck_on else ""
-        grid = "".join(f'<td class="ex">{_cell(s.verdicts[e], e)}</td>' for e in ids)
+        late = {e for k, e in enumerate(ids) if k >= len(ids) / 2}
+        grid = "".join(f'<td class="ex{" late" if e in late else ""}">{_opening(s.marks[e], e)}</td>' for e in ids)
         rows.append(
             f'<tr><td class="id">{escape(s.name)}</td>'
             f'<td class="num">{s.percent:.0f}%</td>'
@@ -436,18 +561,46 @@ def _students(report: ClassReport) -> str:
     return (
         "<h2>Students</h2><p class=\"lede\"><i>Stuck on</i> is the first exercise, in ladder "
         "order, that the student has not passed; <i>there</i> is their verdict on it. The "
-        f"grid shows every exercise by stage: {key}.</p>"
+        f"grid shows every exercise by stage: {key}. Click a cell for that hand-in's message, "
+        "line and cases passed (all of them are in <code>submissions.csv</code>).</p>"
         + silent
         + f'<div class="legend">{legend}</div>'
         + f'<table class="grid"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
     )
 
 
+def _opening(m, exercise_id: str) -> str:
+    """A grid cell that opens on the hand-in: verdict and mistake, points and cases passed, the
+    message and its line, and why nothing was graded or which autograder cells changed."""
+    lines = [f'<div class="head">{escape(exercise_id)}: {escape(label(m.verdict))}</div>']
+    if m.verdict == NOT_SUBMITTED:
+        lines.append(f'<div class="msg">{escape(m.note or "Nothing handed in for this exercise.")}</div>')
+    elif m.verdict == NOT_ATTEMPTED:
+        lines.append('<div class="msg">The starter, handed in unchanged.</div>')
+    else:
+        if m.mistake and m.mistake != m.verdict:
+            lines.append(f"<div>Mistake: {escape(mistake_text(m.mistake))}</div>")
+        cases = f"{m.cases_passed} of {m.cases} cases passed" if m.cases else "no case ran"
+        lines.append(f"<div>{m.score:g} / {m.max_score:g} points · {cases}</div>")
+        if m.message:
+            text = m.message if len(m.message) <= MAX_MESSAGE else m.message[: MAX_MESSAGE - 3] + "..."
+            lines.append(f'<div class="msg">{escape(text)}</div>')
+        if m.line:
+            lines.append(f"<pre>line {m.line}: {escape(m.source.strip())}</pre>")
+    if m.autograder_cells:
+        lines.append(f'<div class="warn">Autograder cells: {escape(m.autograder_cells)}</div>')
+    return (
+        f'<details><summary>{_cell(m.verdict, exercise_id)}</summary><div class="pop">{"".join(lines)}</div></details>'
+    )
+
+
 def _footer(report: ClassReport) -> str:
     return (
         "<footer><p>Made by <code>zerogpu report</code>. Alongside this page: "
-        "<code>students.csv</code> (one row per student: score, stuck on, every verdict) and "
-        "<code>exercises.csv</code> (one row per exercise: pass rate, verdict counts, speed).</p>"
+        "<code>students.csv</code> (one row per student: score, stuck on, every verdict), "
+        "<code>exercises.csv</code> (one row per exercise: pass rate, verdict counts, speed) and "
+        "<code>submissions.csv</code> (one row per student and exercise: verdict, mistake, "
+        "points, cases passed, message).</p>"
         "<p>Score: points earned ÷ points available over the exercises in the gradebook. "
         "Speed figures come only from results timed on a GPU; blank means not measured, "
         "never zero.</p></footer>"

@@ -1,5 +1,6 @@
-"""`zerogpu report`'s files: report.html (self-contained, charts embedded), students.csv and
-exercises.csv, from a gradebook analysed by grader/report/data.py."""
+"""`zerogpu report`'s files: report.html (self-contained, charts embedded), students.csv,
+exercises.csv and submissions.csv (one row per student and exercise: what the page's grid
+opens), from a gradebook analysed by grader/report/data.py."""
 
 from __future__ import annotations
 
@@ -8,16 +9,20 @@ import statistics
 import time
 from pathlib import Path
 
+from grader.classroom.gradebook import Gradebook
 from grader.report.data import (
     EXERCISES_CSV,
+    PER_CASE,
     REPORT_HTML,
     STUDENTS_CSV,
+    SUBMISSIONS_CSV,
     VERDICT_ORDER,
     ClassReport,
     analyse,
     load_rows,
     tier_names,
 )
+from grader.result import mistake_label
 from grader.report.page import page
 from grader.report.plots import charts
 
@@ -49,6 +54,8 @@ def write_exercises_csv(report: ClassReport, path: Path) -> None:
                 "meeting_required_speedup",
                 "rejected_timings",
                 *(f"tier_{t.replace(' ', '_')}" for t in tiers),
+                "common_mistake",
+                "common_mistake_count",
             ]
         )
         for e in report.exercises:
@@ -71,6 +78,8 @@ def write_exercises_csv(report: ClassReport, path: Path) -> None:
                     e.meeting_requirement if e.speedups else "",
                     e.rejected_timings if timed else "",
                     *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers),
+                    e.common_mistake[0] if e.common_mistake else "",
+                    e.common_mistake[1] if e.common_mistake else "",
                 ]
             )
 
@@ -94,6 +103,7 @@ def write_students_csv(report: ClassReport, path: Path) -> None:
                 *ids,
                 *(["timed_on"] if mixed else []),
                 *(["unsandboxed"] if report.unsandboxed else []),
+                *(["files_not_graded"] if report.files else []),
             ]
         )
         outside = set(report.unsandboxed)
@@ -114,29 +124,78 @@ def write_students_csv(report: ClassReport, path: Path) -> None:
                     *(s.verdicts[e] for e in ids),
                     *([timed] if mixed else []),
                     *([bare] if report.unsandboxed else []),
+                    *(["; ".join(f"{path}: {why}" for path, why in s.files)] if report.files else []),
                 ]
             )
+
+
+def write_submissions_csv(report: ClassReport, path: Path) -> None:
+    """One row per student and exercise: verdict, the mistake counted, points, cases passed,
+    the message and its line, and why nothing was graded or which autograder cells changed."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(
+            [
+                "student",
+                "exercise",
+                "verdict",
+                "mistake",
+                "mistake_label",
+                "score",
+                "max_score",
+                "cases_passed",
+                "cases",
+                "line",
+                "source",
+                "message",
+                "not_graded_because",
+                "autograder_cells",
+            ]
+        )
+        for s in report.students:
+            for exercise_id, m in s.marks.items():
+                out.writerow(
+                    [
+                        s.name,
+                        exercise_id,
+                        m.verdict,
+                        m.mistake,
+                        mistake_label(m.mistake) if m.mistake else "",
+                        round(m.score, 2),
+                        round(m.max_score, 2),
+                        m.cases_passed if m.cases else "",
+                        m.cases or "",
+                        m.line or "",
+                        m.source,
+                        m.message,
+                        m.note,
+                        m.autograder_cells,
+                    ]
+                )
 
 
 # ---- the whole report -------------------------------------------------------------------
 
 
-def write_report(db: Path, out_dir: Path, title: str | None = None) -> dict:
+def write_report(db: Path, out_dir: Path, title: str | None = None, partial_credit: str = PER_CASE) -> dict:
     """Read the gradebook at `db`, write report.html and the CSVs into `out_dir`.
-    Returns {"html", "students_csv", "exercises_csv": paths, "report": ClassReport}."""
+    Returns {"html", "students_csv", "exercises_csv", "submissions_csv": paths, "report":
+    ClassReport}. `partial_credit`: an nbgrader course's setting (grader/course/scores.py)."""
     rows = load_rows(db)
     if not rows:
         raise ValueError(f"the gradebook {db} has no results yet")
-    report = analyse(rows, source=str(db))
+    report = analyse(rows, source=str(db), notes=Gradebook(db).notes(), partial_credit=partial_credit)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "html": out_dir / REPORT_HTML,
         "students_csv": out_dir / STUDENTS_CSV,
         "exercises_csv": out_dir / EXERCISES_CSV,
+        "submissions_csv": out_dir / SUBMISSIONS_CSV,
     }
     write_students_csv(report, paths["students_csv"])
     write_exercises_csv(report, paths["exercises_csv"])
+    write_submissions_csv(report, paths["submissions_csv"])
     html = page(report, charts(report), title=title, generated=time.time())
     paths["html"].write_text(html, encoding="utf-8")
     return {**paths, "report": report}

@@ -2,8 +2,9 @@
 (none, the tail, the same ones in every block, all but the first block's), and whether every
 wrong value is a whole multiple of, or a constant away from, the expected one.
 
-Each diagnosis is a (message, hint) pair; the judge puts the message in the case's verdict and
-the hint becomes the check's hint (grader.checking.pipeline._hint)."""
+Each diagnosis is a (message, hint, mistake) triple; the judge puts the message in the case's
+verdict, the hint becomes the check's hint (grader.checking.pipeline._hint) and the mistake
+(a name in grader.result.MISTAKES) what a class report counts."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def _blocks(report) -> tuple[int, int] | None:
     return int(np.prod(grid)), int(np.prod(block))
 
 
-def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | None:
+def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str, str] | None:
     """A diagnosis of the never-written elements of the 1-D view of one output, or None when
     they follow no pattern worth naming."""
     flat = never.reshape(-1)
@@ -33,6 +34,7 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
             f"Nothing was written to `{name}`: not one of its {n} elements.",
             "Make sure the kernel stores its result (`out[i] = value`), that `launch` launches "
             "the kernel with `kernel[blocks, threads](...)`, and that it passes the output array.",
+            "nothing_written",
         )
     written = np.flatnonzero(~flat)
     k = int(written[-1]) + 1
@@ -45,6 +47,7 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
                 "the index ignores cuda.blockIdx.x.",
                 "Give each thread its own element across the whole grid: "
                 "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, or i = cuda.grid(1).",
+                "index_ignores_block",
             )
         if launch is None and k in BLOCK_SIZES and n >= 2 * k:  # the simulator ran it: no geometry
             return (
@@ -53,6 +56,7 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
                 "cuda.blockIdx.x) or only one block ran.",
                 "Give each thread its own element across the whole grid (i = cuda.grid(1)) and "
                 "launch blocks = (n + threads_per_block - 1) // threads_per_block of them.",
+                "index_ignores_block",
             )
         if launch is not None and launch[0] * launch[1] >= n:
             return (
@@ -61,12 +65,14 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
                 f"{k - 1} did not store.",
                 "Compare the bounds guard with the array's size: `if i < n:` lets every element's "
                 "thread store (not `i < n - 1`, not a size smaller than the output's).",
+                "guard_too_strict",
             )
         return (
             f"The tail of `{name}` was never written: elements {k}..{n - 1} ({count} of {n}) — "
             "the grid stops short of the end.",
             "Launch enough blocks to cover every element: blocks = (n + threads_per_block - 1) "
             "// threads_per_block (round up, not down), or loop with a grid-stride loop.",
+            "unwritten_tail",
         )
     for period in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
         if n < 2 * period or count * period > n * (period - 1):
@@ -82,6 +88,7 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str] | No
                 "Every thread must write the element it owns: check the index arithmetic (a "
                 "stride of 2 where 1 was meant?) and any `if` that keeps some threads of "
                 "each block from storing.",
+                "unwritten_stretches",
             )
     return None
 
@@ -97,14 +104,15 @@ def _ranges(values: np.ndarray, shown: int = 4) -> str:
     return text + (", ..." if len(runs) > shown else "")
 
 
-def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
-    """' Every value is 256 x the expected: ...' when all the wrong values are one whole
-    multiple (or one constant away from) the expected ones; '' otherwise."""
+def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> tuple[str, str]:
+    """(' Every value is 256 x the expected: ...', "repeated_adds") when all the wrong values
+    are one whole multiple of the expected ones ("constant_offset": one constant away from
+    them); ("", "") otherwise."""
     if bad.sum() < 1:
-        return ""
+        return "", ""
     g, w = got[bad].astype(np.float64).reshape(-1), want[bad].astype(np.float64).reshape(-1)
     if not (np.isfinite(g).all() and np.isfinite(w).all()):
-        return ""
+        return "", ""
     every = "every value" if bad.all() else f"every wrong value ({int(bad.sum())})"
     nonzero = w != 0
     if nonzero.all():
@@ -114,16 +122,20 @@ def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
         if abs(whole) >= 2 and abs(r - whole) <= 1e-3 * abs(whole) and np.all(np.abs(ratios - r) <= 1e-3 * abs(r)):
             return (
                 f" {every.capitalize()} is {whole:g} x the expected: did {whole:g} threads each add "
-                "the same value (e.g. every thread of a block adding the block's partial)?"
+                "the same value (e.g. every thread of a block adding the block's partial)?",
+                "repeated_adds",
             )
     if g.size < 3 or np.ptp(w) == 0:  # an offset needs several different expected values
-        return ""
+        return "", ""
     offsets = g - w
     c = float(np.median(offsets))
     scale = max(float(np.abs(w).max(initial=0.0)), 1.0)
     if abs(c) > 1e-6 * scale and np.all(np.abs(offsets - c) <= 1e-4 * scale):
-        return f" {every.capitalize()} is off by {c:+.7g} from the expected: a constant added, or a start value not 0?"
-    return ""
+        return (
+            f" {every.capitalize()} is off by {c:+.7g} from the expected: a constant added, or a start value not 0?",
+            "constant_offset",
+        )
+    return "", ""
 
 
 def inputs_text(inputs: dict | None, shown: int = 8) -> str:

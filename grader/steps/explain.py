@@ -39,6 +39,8 @@ class ErrorInfo:
     block: tuple | None = None
     hint: str = ""
     """The fix for this particular mistake, when it is known (else the verdict's hint)."""
+    mistake: str = ""
+    """This mistake by name (grader.result.MISTAKES), when it is known."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -185,7 +187,8 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
             )
             guard = "`if row < rows and col < cols:`"
         message = f"{who} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
-        return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block)
+        mistake = "negative_index" if index < 0 else "missing_bounds_guard"
+        return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block, mistake=mistake)
 
     verdict = getattr(exc, "learner_verdict", None)
     if verdict:  # a refusal raised at run time (grader/containment/device_data.py)

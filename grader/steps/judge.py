@@ -24,6 +24,12 @@ def _fmt_index(index: tuple) -> str:
 
 def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
     """A message when the kernel wrote before the start or past the end of an output."""
+    found = _fence_hit(spec, outcome)
+    return found[0] if found else None
+
+
+def _fence_hit(spec: Spec, outcome: Outcome) -> tuple[str, str] | None:
+    """(message, mistake) when the kernel wrote before the start or past the end of an output."""
     for array in spec.outputs:
         buf = outcome.buffers[array.name]
         size = buf.size - 2 * PAD
@@ -34,12 +40,14 @@ def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
             return (
                 f"Your kernel wrote past the end of `{array.name}` (up to {after[-1] + 1} "
                 f"element(s) after its last one, which has {size} elements). "
-                "Threads whose index is out of range must not write."
+                "Threads whose index is out of range must not write.",
+                "missing_bounds_guard",
             )
         if before.size:
             return (
                 f"Your kernel wrote before the start of `{array.name}` "
-                f"({PAD - before[0]} element(s) before index 0): a negative index?"
+                f"({PAD - before[0]} element(s) before index 0): a negative index?",
+                "negative_index",
             )
     return None
 
@@ -63,14 +71,20 @@ def judge_case(
     if outcome.error is not None:
         e = outcome.error
         return CaseResult(
-            verdict=e.verdict, message=e.message, line=e.line, source=e.source, hint=getattr(e, "hint", ""), **base
+            verdict=e.verdict,
+            message=e.message,
+            line=e.line,
+            source=e.source,
+            hint=getattr(e, "hint", ""),
+            mistake=getattr(e, "mistake", ""),
+            **base,
         )
-    fence_message = check_canaries(spec, outcome, dims)
-    if fence_message:
-        return CaseResult(verdict="out_of_bounds", message=fence_message, **base)
+    fence = _fence_hit(spec, outcome)
+    if fence:
+        return CaseResult(verdict="out_of_bounds", message=fence[0], mistake=fence[1], **base)
 
     unwritten = wrong = total = 0
-    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ""
+    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ("", "")
     for array in spec.outputs:
         shape = array.shape_for(dims)
         got = output_view(outcome.buffers[array.name], shape)
@@ -83,7 +97,7 @@ def judge_case(
                 [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
                 diagnose.unwritten(array.name, never, getattr(outcome, "report", None)),
             )
-        if bad.any() and not related:
+        if bad.any() and not related[0]:
             related = diagnose.relation(got, want, bad)
         unwritten += int(never.sum())
         wrong += int(bad.sum())
@@ -108,7 +122,8 @@ def judge_case(
     if unwritten:
         name, where, diagnosis = first_unwritten
         if diagnosis:
-            return CaseResult(verdict="unwritten_output", message=diagnosis[0], hint=diagnosis[1], **base, **stats)
+            message, hint, mistake = diagnosis
+            return CaseResult(verdict="unwritten_output", message=message, hint=hint, mistake=mistake, **base, **stats)
         shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
         message = (
             f"{unwritten} of {total} output elements were never written, first in `{name}` at "
@@ -120,9 +135,9 @@ def judge_case(
         message = (
             f"{wrong} of {total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
             f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
-            f"{related}{diagnose.inputs_text(inputs)}"
+            f"{related[0]}{diagnose.inputs_text(inputs)}"
         )
-        return CaseResult(verdict="wrong_result", message=message, **base, **stats)
+        return CaseResult(verdict="wrong_result", message=message, mistake=related[1], **base, **stats)
     return CaseResult(verdict="passed", **base, **stats)
 
 
