@@ -24,6 +24,7 @@ import nbformat
 import pytest
 
 from grader.course.build import answer_source, plan, released_source
+from grader.course.cells import MIME
 from grader.course.scores import part_scores, speed_status
 from grader.exercises import LADDER, ROOT, exercise
 from grader.classroom.gradebook import NOT_SUBMITTED
@@ -474,6 +475,65 @@ def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
         score for (student, name), (score, _) in grades.items() if student == "ada" and "correctness" in name
     ]
     assert correctness and correctness[0] > 0
+
+
+def autograded_outputs(course: Path) -> dict:
+    """(student, notebook, grade id) -> the summaries' markers and the value an autograder cell output."""
+    found = {}
+    for path in sorted((course / "autograded").rglob("*.ipynb")):
+        student = path.relative_to(course / "autograded").parts[0]
+        for cell in nbformat.read(path, as_version=4).cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if grade_id.endswith(("_correctness", "_speed")):
+                shown = [  # the result's digest left out: two gradings differ in their timings
+                    {k: v for k, v in o["data"][MIME].items() if k != "result"}
+                    for o in cell.outputs
+                    if MIME in o.get("data", {})
+                ]
+                value = [o["data"]["text/plain"] for o in cell.outputs if o.output_type == "execute_result"]
+                found[student, path.stem, grade_id] = (shown, value)
+    return found
+
+
+def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
+    """Does nbgrader autograde with ExecuteAutograderCells (no Jupyter kernel: none can start
+    here) record the grades and show the summaries that nbgrader's Execute, running our cells
+    in kernels, gives, for results stored by `zerogpu grade` and for ones it grades itself?"""
+    courses = {}
+    for how in ("kernels", "no kernels"):
+        course = courses[how] = tmp_path / how.replace(" ", "-")
+        run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids,vector_add"), ROOT, env)
+        config = course / "nbgrader_config.py"
+        if how == "kernels":
+            config.write_text(
+                config.read_text().replace(
+                    '"grader.course.plugins.ExecuteAutograderCells"', '"nbgrader.preprocessors.Execute"'
+                )
+            )
+        nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
+        work = {
+            "ada": {e: ("solution", "passed") for e in NB},
+            "dee": {
+                "thread_ids": ("starter", None),
+                "vector_add": (ROOT / "tests/submissions/vector_add/no_bounds_guard.py", None),
+            },
+        }
+        for student, handed in work.items():  # ada's results stored by zerogpu grade; dee's graded by autograde
+            hand_in(course / "release" / ASSIGNMENT, course / "submitted" / student / ASSIGNMENT, handed)
+            if student == "ada":
+                run(zerogpu("grade", str(course), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT), ROOT, env)
+        if how == "no kernels":  # a Jupyter kernel started here would die at once
+            blocker = tmp_path / "no-kernel"
+            blocker.mkdir(exist_ok=True)
+            (blocker / "ipykernel_launcher.py").write_text('raise SystemExit("no kernel may start here")\n')
+            pythonpath = os.pathsep.join(p for p in (str(blocker), env.get("PYTHONPATH", "")) if p)
+            nbgrader("autograde", ASSIGNMENT, cwd=course, env={**env, "PYTHONPATH": pythonpath})
+        else:
+            nbgrader("autograde", ASSIGNMENT, cwd=course, env=env)
+    assert nbgrader_grades(courses["kernels"]) == nbgrader_grades(courses["no kernels"])
+    shown = {how: autograded_outputs(course) for how, course in courses.items()}
+    assert shown["kernels"] == shown["no kernels"] and len(shown["kernels"]) == 8
+    assert {v[1][0] for k, v in shown["kernels"].items() if k[0] == "ada" and k[2].endswith("correctness")} == {"10.0"}
 
 
 def test_all_or_nothing_gives_no_points_for_the_cases_a_kernel_happens_to_pass(tmp_path, env):

@@ -36,6 +36,8 @@ MIME = "application/vnd.zerogpu.grade+json"
 
 _RESULTS: dict = {}
 """(exercise id, sha256 of the cell) -> result dict, for this kernel's lifetime."""
+_COURSE_RESULTS: dict = {}
+"""(course, student, exercise id, sha256) -> result dict, in an autograde run without kernels."""
 
 
 def grade_cell(exercise_id: str, part: str) -> float:
@@ -44,23 +46,67 @@ def grade_cell(exercise_id: str, part: str) -> float:
         with _quiet():
             scores, result = _scores(exercise_id)
         score = scores[part]
-        _show(exercise_id, part, score, result)
+        _display(*_summary(exercise_id, part, score, result))
         return score.points
     except Exception as exc:  # noqa: BLE001 - a grading failure must not look like learner error
-        _display(
-            f"<p><b>{html.escape(exercise_id)}</b>: the autograder failed: "
-            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}. 0 points recorded; "
-            "please tell your instructor.</p>",
-            f"{exercise_id}: the autograder failed ({type(exc).__name__}: {exc}); 0 points.",
-            {
-                "exercise": exercise_id,
-                "part": part,
-                "points": 0.0,
-                "graded": False,
-                "error": f"{type(exc).__name__}: {exc}",
-            },
-        )
+        _display(*_failure(exercise_id, part, exc))
         return 0.0
+
+
+def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, student: str, assignment: str) -> list:
+    """The outputs the autograder cell `grade_cell(exercise_id, part)` of `nb` gives when run
+    by `nbgrader autograde` for `student`, computed in this process (grader/course/plugins.py
+    ExecuteAutograderCells): a stored result of this very submission is shown, anything else
+    is graded in the sandbox and stored, as the cell would. nbformat output dicts: our summary,
+    then the points as the cell's value, which nbgrader records."""
+    from grader.course.scores import part_scores
+    from grader.exercises import exercise
+
+    try:
+        with _quiet():
+            source = exercise_source(nb, exercise_id)
+            result = None
+            if source is not None:
+                sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
+                key = (str(course), student, exercise_id, sha)
+                if key not in _COURSE_RESULTS:  # the speed cell reuses the correctness cell's
+                    _COURSE_RESULTS[key] = _grade_for_course(exercise_id, source, sha, course, student, assignment)
+                result = _COURSE_RESULTS[key]
+            score = part_scores(result, exercise(exercise_id).spec, partial_credit_of(str(course)))[part]
+        html_text, text, marker = _summary(exercise_id, part, score, result)
+        points = score.points
+    except Exception as exc:  # noqa: BLE001 - as in grade_cell
+        html_text, text, marker = _failure(exercise_id, part, exc)
+        points = 0.0
+    return [
+        {
+            "output_type": "display_data",
+            "data": {"text/html": html_text, "text/plain": text, MIME: marker},
+            "metadata": {},
+        },
+        {
+            "output_type": "execute_result",
+            "data": {"text/plain": repr(points)},
+            "metadata": {},
+            "execution_count": None,
+        },
+    ]
+
+
+def _failure(exercise_id: str, part: str, exc: Exception) -> tuple[str, str, dict]:
+    return (
+        f"<p><b>{html.escape(exercise_id)}</b>: the autograder failed: "
+        f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}. 0 points recorded; "
+        "please tell your instructor.</p>",
+        f"{exercise_id}: the autograder failed ({type(exc).__name__}: {exc}); 0 points.",
+        {
+            "exercise": exercise_id,
+            "part": part,
+            "points": 0.0,
+            "graded": False,
+            "error": f"{type(exc).__name__}: {exc}",
+        },
+    )
 
 
 @contextlib.contextmanager
@@ -208,8 +254,8 @@ def _display(html_text: str, text: str, marker: dict) -> None:
     display({"text/html": html_text, "text/plain": text, MIME: marker}, raw=True)
 
 
-def _show(exercise_id: str, part: str, score, result: dict | None) -> None:
-
+def _summary(exercise_id: str, part: str, score, result: dict | None) -> tuple[str, str, dict]:
+    """(HTML, text, marker) an autograder cell shows for its part."""
     from grader.course.scores import result_digest
 
     marker = {
@@ -224,6 +270,5 @@ def _show(exercise_id: str, part: str, score, result: dict | None) -> None:
     head = f"<p style='font-family:sans-serif'><b>{html.escape(score.note)}</b></p>"
     if part == "correctness" and result is not None:
         checked = CheckResult.from_dict(result)
-        _display(checked._repr_html_() + head, f"{checked}\n{score.note}", marker)
-    else:
-        _display(head, score.note, marker)
+        return checked._repr_html_() + head, f"{checked}\n{score.note}", marker
+    return head, score.note, marker

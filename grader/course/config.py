@@ -63,7 +63,7 @@ c.Autograde.sanitize_preprocessors = [
 ]
 # A speed cell graded without a GPU records 0 points and is flagged "needs manual grade".
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "grader.course.plugins.ExecuteAutograderCells",  # nbgrader's Execute, no kernel for our cells
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

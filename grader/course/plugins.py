@@ -13,6 +13,12 @@
   process; learners' code then never runs in nbgrader's kernel, which runs as the instructor
   and could read the course folder and the grading secret. It is also far faster, and a
   kernel-side endless loop in a lesson cell cannot stall the run.
+- ExecuteAutograderCells (in place of nbgrader's Execute): when every cell left to run is one
+  of our autograder cells, their outputs are made in this process, with no Jupyter kernel
+  (grader/course/cells.py outputs_without_kernel): results `zerogpu grade` stored are shown,
+  anything else is graded in the sandbox as the cell would. Starting a kernel per notebook
+  was most of autograde's time (about 3.7 s a notebook on a 2-core machine). A notebook with
+  any other cell to run (an instructor's own test cell) runs in a kernel as before.
 - MarkStaleFeedback (in GenerateFeedback.preprocessors): feedback made from an autograded
   notebook whose results `zerogpu grade` has since replaced opens with a note saying so and
   naming the commands that refresh it (grader/course/feedback.py).
@@ -23,9 +29,12 @@
 
 from __future__ import annotations
 
+import re
+
+import nbformat
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
 from grader.course.cells import MIME
 
@@ -91,6 +100,47 @@ class RunOnlyAutograderCells(NbGraderPreprocessor):
             if SKIP_TAG not in tags:
                 cell.metadata["tags"] = tags + [SKIP_TAG]
         return cell, resources
+
+
+_CALL = re.compile(r'from grader\.course\.cells import grade_cell; grade_cell\("(\w+)", "(\w+)"\)')
+
+
+def autograder_call(source: str) -> tuple[str, str] | None:
+    """(exercise id, part) when `source` is one of our autograder cells: comments, and the one
+    line that calls grade_cell (grader/course/build.py autograder_source); else None."""
+    calls = []
+    for line in source.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _CALL.fullmatch(line)
+        if match is None:
+            return None
+        calls.append(match.groups())
+    return calls[0] if len(calls) == 1 else None
+
+
+class ExecuteAutograderCells(Execute):
+    """nbgrader's Execute, without a kernel when only our autograder cells are to run."""
+
+    def preprocess(self, nb, resources):
+        import os
+        from pathlib import Path
+
+        from grader.course.cells import outputs_without_kernel
+
+        to_run = [c for c in nb.cells if c.cell_type == "code" and SKIP_TAG not in c.metadata.get("tags", [])]
+        calls = [autograder_call(c.source) for c in to_run]
+        course = os.environ.get("ZEROGPU_COURSE_DIR")
+        info = resources.get("nbgrader", {})
+        if not course or not to_run or None in calls or not {"student", "assignment"} <= set(info):
+            return super().preprocess(nb, resources)
+        for count, (cell, (exercise_id, part)) in enumerate(zip(to_run, calls), start=1):
+            outputs = outputs_without_kernel(nb, exercise_id, part, Path(course), info["student"], info["assignment"])
+            cell.outputs = [nbformat.from_dict(o) for o in outputs]
+            cell.execution_count = count
+            cell.outputs[-1]["execution_count"] = count
+        return nb, resources
 
 
 def ungraded_parts(cell) -> bool:
