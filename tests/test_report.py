@@ -188,7 +188,7 @@ def test_students_who_submitted_nothing_are_listed(simulator_report):
     students = read_csv(simulator_report / "out" / "students.csv")
     assert [n for n, row in students.items() if row["submitted"] == "0"] == ["dee", "fay"]
     html = (simulator_report / "out" / "report.html").read_text()
-    assert re.search(r"Submitted nothing \(2\):</b>.*?dee.*?fay", html, re.S)
+    assert re.search(r"Attempted nothing \(2\):</b>.*?dee.*?fay", html, re.S)
 
 
 def test_the_page_is_self_contained(simulator_report):
@@ -573,3 +573,11 @@ def test_misnamed_and_stray_files_are_reported_with_the_reason(graded_class):
     assert cells["dee", "saxpy"]["verdict"] == NOT_SUBMITTED
     assert "SAXPY.py was handed in" in cells["dee", "saxpy"]["not_graded_because"]
     assert cells["ada", "saxpy"]["not_graded_because"] == "", "nothing handed in: nothing to explain"
+
+
+def test_the_page_names_the_engine_that_ran_the_cases(graded_class):
+    """Results graded without a GPU ran on the kernel doctor: the page says so, not 'simulator'."""
+    _, written = graded_class
+    html = written["html"].read_text()
+    assert re.search(r"Submissions graded: \d+ on the kernel doctor \(no GPU\)\.", html)
+    assert "Correctness was graded on the CPU (the kernel doctor" in html

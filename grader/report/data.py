@@ -197,6 +197,7 @@ class ClassReport:
     exercises: tuple
     students: tuple
     backends: dict
+    """What ran the graded submissions' cases ("gpu", "doctor", "simulator") -> how many."""
     """Backend ("gpu", "simulator") -> rows graded there."""
     devices: tuple
     """GPU names the speed figures were measured on."""
@@ -257,7 +258,8 @@ class ClassReport:
 
     @property
     def silent(self) -> tuple:
-        """Students who handed nothing in."""
+        """Students who attempted nothing: nothing handed in, or only untouched starters or files
+        no exercise reads."""
         return tuple(s for s in self.students if s.submitted == 0)
 
     @property
@@ -381,7 +383,7 @@ def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = 
             unsandboxed.append((row["student"], row["exercise"]))
         if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
             continue
-        backends[row["backend"] or "unknown"] += 1
+        backends[_engine(row)] += 1
         acc["scores"].append(score)
         acc["max"] = max(acc["max"], row["max_score"])
         _add_speed(acc, row, devices)
@@ -435,6 +437,16 @@ def _mark(row: dict, verdict: str, named: str, score: float, note: str, cells: s
         note,
         cells,
     )
+
+
+def _engine(row: dict) -> str:
+    """What ran a result's cases: "gpu", "doctor", "simulator" (grader/result.py `engine`)."""
+    result = row.get("result") or {}
+    if result.get("engine"):
+        return result["engine"]
+    if row["backend"] == "simulator" and (result.get("doctor") or {}).get("executor") == "kernel doctor":
+        return "doctor"  # a result stored before results named their engine
+    return row["backend"] or "unknown"
 
 
 def _starter_hashes(exercise_ids) -> dict:

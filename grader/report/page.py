@@ -85,10 +85,9 @@ font:600 11px/20px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#f
 .grid details summary{list-style:none;cursor:pointer}
 .grid details summary::-webkit-details-marker{display:none}
 .grid details[open] summary .cell{outline:2px solid var(--ink);outline-offset:1px}
-.pop{position:absolute;z-index:5;top:28px;left:-8px;width:430px;text-align:left;background:#fff;
+.pop{position:absolute;z-index:5;top:28px;right:-8px;width:430px;text-align:left;background:#fff;
 border:1px solid var(--line);border-radius:8px;box-shadow:0 8px 24px rgba(31,35,40,.18);
 padding:10px 12px;font-size:13px;line-height:1.45;white-space:normal}
-.late .pop{left:auto;right:-8px}
 .pop .head{font-weight:600;margin-bottom:4px}
 .pop .msg{margin:6px 0;white-space:pre-wrap;overflow-wrap:anywhere}
 .pop pre{margin:4px 0;padding:4px 6px;background:var(--soft);border-radius:4px;white-space:pre-wrap;
@@ -186,9 +185,11 @@ def _where_graded(report: ClassReport) -> str:
     if report.backends.get("gpu"):
         on = ", ".join(report.devices) or "a GPU"
         parts.append(f"{report.backends['gpu']:,} on {escape(on)}")
+    if report.backends.get("doctor"):
+        parts.append(f"{report.backends['doctor']:,} on the kernel doctor (no GPU)")
     if report.backends.get("simulator"):
-        parts.append(f"{report.backends['simulator']:,} on Numba's CUDA simulator")
-    other = sum(n for b, n in report.backends.items() if b not in ("gpu", "simulator"))
+        parts.append(f"{report.backends['simulator']:,} on Numba's CUDA simulator (no GPU)")
+    other = sum(n for b, n in report.backends.items() if b not in ("gpu", "doctor", "simulator"))
     if other:
         parts.append(f"{other:,} elsewhere")
     return "Submissions graded: " + "; ".join(parts) + "." if parts else "No submissions graded yet."
@@ -224,7 +225,7 @@ def _cards(report: ClassReport) -> str:
         _card(
             "Class size",
             f"{len(report.students):,}",
-            f"{silent:,} submitted nothing" if silent else "everyone submitted something",
+            f"{silent:,} attempted nothing" if silent else "everyone attempted something",
         ),
         _card(
             "Submissions",
@@ -278,7 +279,10 @@ def _findings(report: ClassReport) -> str:
     if done:
         items.append(f"<b>{done:,} student{'s' if done != 1 else ''}</b> passed every exercise.")
     if report.silent:
-        items.append(f"<b>Submitted nothing ({len(report.silent):,}):</b> {_names([s.name for s in report.silent])}.")
+        items.append(
+            f"<b>Attempted nothing ({len(report.silent):,}):</b> {_names([s.name for s in report.silent])} "
+            "(handed in nothing, untouched starters, or files no exercise reads)."
+        )
     if report.unsandboxed:
         shown = _names([f"{student}/{exercise}" for student, exercise in report.unsandboxed])
         items.append(
@@ -466,7 +470,8 @@ def _speed(report: ClassReport, png: bytes | None) -> str:
     if png is None:
         return (
             f'<h2>Speed</h2><p class="notice"><b>{escape(NO_GPU)}</b> Correctness was graded '
-            "on Numba's CUDA simulator, which times nothing, so this report shows no speed "
+            "on the CPU (the kernel doctor, or Numba's CUDA simulator where the doctor cannot run "
+            "a kernel), which says nothing about GPU speed, so this report shows no speed "
             "figures. Grade on a machine with an NVIDIA GPU to see speedups and tiers.</p>"
         )
     tiers = tier_names(report)
@@ -519,7 +524,7 @@ def _scores(report: ClassReport, png: bytes) -> str:
     return (
         "<h2>Scores</h2><p class=\"lede\">Each student's points over all "
         f"{len(report.exercises)} exercises ({total:g} available), as a percentage; students "
-        "who submitted nothing are left out of the chart.</p>" + _img(png, "Score histogram")
+        "who attempted nothing are left out of the chart.</p>" + _img(png, "Score histogram")
     )
 
 
@@ -538,8 +543,8 @@ def _students(report: ClassReport) -> str:
     for s in report.students:
         stuck = f'<span class="id">{escape(s.stuck_on)}</span>' if s.stuck_on else '<span class="dim">all passed</span>'
         there = _chip(s.verdicts[s.stuck_on]) if s.stuck_on else ""
-        late = {e for k, e in enumerate(ids) if k >= len(ids) / 2}
-        grid = "".join(f'<td class="ex{" late" if e in late else ""}">{_opening(s.marks[e], e)}</td>' for e in ids)
+        # the grid is the table's last columns: every popover opens leftwards, inside the page
+        grid = "".join(f'<td class="ex">{_opening(s.marks[e], e)}</td>' for e in ids)
         rows.append(
             f'<tr><td class="id">{escape(s.name)}</td>'
             f'<td class="num">{s.percent:.0f}%</td>'
@@ -553,7 +558,7 @@ def _students(report: ClassReport) -> str:
     )
     key = " · ".join(f"{e.stage} <code>{escape(e.id)}</code>" for e in report.exercises if e.stage is not None)
     silent = (
-        f'<p class="notice"><b>Submitted nothing ({len(report.silent):,}):</b> '
+        f'<p class="notice"><b>Attempted nothing ({len(report.silent):,}):</b> '
         f"{_names([s.name for s in report.silent])}</p>"
         if report.silent
         else ""
