@@ -194,3 +194,56 @@ def test_a_fork_bomb_stops_at_the_process_cap(tmp_path):
     assert int(done.stdout) < cap  # fork failed at the cap; the bomb's children sleep 60 s...
     assert time.monotonic() - started < 30  # ...and went with the sandbox
     assert not _left(token)
+
+
+def test_where_no_kernel_limit_holds_the_sandbox_is_counted_from_outside(tmp_path):
+    """As root without a pids cgroup (RLIMIT_NPROC binds no root), the grader counts the
+    sandbox's processes (process_cap.NamespaceWatch) and ends it past the cap."""
+    cap = 64
+    task = tmp_path / "task"
+    (task / "work").mkdir(parents=True)
+    bomb = FORK_BOMB.replace("limit_own_processes(int(sys.argv[1]))", "pass")
+    (task / "bomb.py").write_text(bomb.replace("print(forked, flush=True)", "time.sleep(60)"))
+    token = f"zerogpu-watched-{os.getpid()}-{tmp_path.name}"
+    env = scrubbed_env(task / "work", ROOT, "simulator")
+    fd = sandbox.seccomp_fd()
+    try:
+        command = sandbox.command(
+            [sys.executable, str(task / "bomb.py"), str(cap), token], task, env, fd=fd, hidden=(), shown_files=()
+        )
+        proc = subprocess.Popen(command, pass_fds=(fd,), env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        os.close(fd)
+    watch, counted = process_cap.NamespaceWatch(proc.pid, cap), 0
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None and not watch.over_cap():
+        time.sleep(0.05)
+    counted = watch.count()
+    os.killpg(proc.pid, 9)
+    proc.wait()
+    assert counted > cap, "the watch saw the bomb's processes"
+    time.sleep(0.5)
+    assert not _left(token), "ending bwrap ended every process of its namespace"
+
+
+def test_a_graded_check_under_the_outside_count_passes_an_honest_kernel(monkeypatch):
+    """The count runs on every graded check where no kernel limit holds: it must not stop a
+    correct one (the child's own threads, the compile helper, the simulator's threads)."""
+    from grader.checking import isolate
+    from grader.checking.pipeline import check_file
+    from grader.exercises import exercise
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    monkeypatch.setattr(process_cap, "enforced", lambda cgroup: False)
+    watched = []
+    spawn = isolate._spawn
+
+    def spawn_and_note(*args, **kwargs):
+        proc = spawn(*args, **kwargs)
+        watched.append(proc.watch is not None)
+        return proc
+
+    monkeypatch.setattr(isolate, "_spawn", spawn_and_note)
+    result = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
+    assert watched == [True] and result.passed, result.message

@@ -329,6 +329,8 @@ def _spawn(
         for fd in fds:
             os.close(fd)
     proc.cgroup = cgroup
+    # where the kernel caps nothing (root without a pids cgroup), _follow counts for it
+    proc.watch = None if contain is None or process_cap.enforced(cgroup) else process_cap.NamespaceWatch(proc.pid)
     proc.output = CappedOutput(proc.stdout)
     if not spare:
         track(proc)
@@ -426,7 +428,13 @@ def _follow(
     shown = 0.0
     deadline = spawned + STARTUP_SECONDS
     imported = ready = False
+    watch, looked = getattr(proc, "watch", None), 0.0
     while pending:
+        if watch is not None and time.monotonic() >= looked + WATCH_SECONDS:
+            looked = time.monotonic()
+            if watch.over_cap():
+                _kill(proc)
+                return ChildRun(outcomes, "crashed", TOO_MANY_PROCESSES)
         if not imported and (task_dir / "imported").exists():
             imported, deadline = True, time.monotonic() + case_timeout
             startup = time.monotonic() - spawned
@@ -472,6 +480,14 @@ def _follow(
             samples = _crash_detail(proc.returncode, "")
     _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
     return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+WATCH_SECONDS = 0.1
+"""How often the processes of a sandbox that no kernel limit caps are counted."""
+TOO_MANY_PROCESSES = (
+    f"the process running your kernel started more than {process_cap.PROCESS_CAP} processes at once"
+    " and was stopped: a kernel file never needs to start any"
+)
 
 
 def _wait_or_kill(proc: subprocess.Popen, seconds: float) -> None:

@@ -8,7 +8,11 @@ each holds only somewhere:
   kernel never enforces it on uid 0, so a grader running as root needs the second:
 - a `pids` cgroup with `pids.max`, which the grader makes where it may (cgroup v1's `pids`
   hierarchy, or v2 where its own cgroup delegates `pids`) and moves the sandbox into before
-  bubblewrap starts. Where neither exists, as root, only the time limits end a fork bomb.
+  bubblewrap starts.
+Where neither holds (root, no `pids` cgroup to use), `NamespaceWatch` counts the sandbox's
+processes from outside, a few times a second, and the grader ends the sandbox past the cap:
+not a hard limit (a fork bomb gets a few hundred processes further between two looks), but
+the host's process table is not filled until the time limit.
 """
 
 from __future__ import annotations
@@ -109,3 +113,47 @@ def _remove_leftovers(parent: Path) -> None:
         pid = path.name[len(CGROUP_PREFIX) :].split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             _try_rmdir(path)
+
+
+def enforced(cgroup: Path | None) -> bool:
+    """Does the kernel itself cap a sandboxed child's tasks here?"""
+    return cgroup is not None or os.geteuid() != 0
+
+
+class NamespaceWatch:
+    """The processes of the PID namespace a bwrap process made, counted from outside."""
+
+    def __init__(self, bwrap_pid: int, cap: int = PROCESS_CAP):
+        self.bwrap_pid, self.cap, self.namespace = bwrap_pid, cap, None
+
+    def _find_namespace(self) -> str | None:
+        """bwrap's own child is the namespace's first process."""
+        own = os.readlink(f"/proc/{self.bwrap_pid}/ns/pid") if os.path.exists(f"/proc/{self.bwrap_pid}") else None
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                if int(stat[stat.rindex(")") + 2 :].split()[1]) == self.bwrap_pid:  # its parent
+                    namespace = os.readlink(f"/proc/{pid}/ns/pid")
+                    return namespace if namespace != own else None
+            except (OSError, ValueError, IndexError):
+                pass
+        return None
+
+    def count(self) -> int:
+        if self.namespace is None:
+            self.namespace = self._find_namespace()
+            if self.namespace is None:
+                return 0
+        found = 0
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    found += os.readlink(f"/proc/{pid}/ns/pid") == self.namespace
+                except OSError:
+                    pass
+        return found
+
+    def over_cap(self) -> bool:
+        return self.count() > self.cap
