@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from grader.checking.pipeline import check_file
-from grader.result import DEFAULT_HINTS
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
@@ -32,9 +31,35 @@ def test_hint_is_the_first_findings_fix(exercise_id, name, wanted, unwanted):
     assert result.hint == first.fix
 
 
-def test_without_a_finding_the_verdicts_hint_stays():
-    """A plain off-by-one has no doctor finding: the verdict's hint is the right one."""
+def test_an_index_past_the_end_gets_the_guards_fix():
+    """An index outside an array has no doctor finding: its hint comes from where the index
+    landed (one past the end: a `<=` guard, or none), not from the exercise's guess."""
     result = check_file("vector_add", SUBMISSIONS / "vector_add" / "no_bounds_guard.py", seed=7)
     assert result.verdict == "out_of_bounds"
     assert not any(f.fix for f in (result.doctor.findings if result.doctor else ()))
-    assert "if i < n" in result.hint or result.hint == DEFAULT_HINTS["out_of_bounds"]
+    assert "first one past the end" in result.hint and "`if i < n:`" in result.hint, result.hint
+
+
+def test_a_guard_with_less_or_equal_is_told_why(tmp_path):
+    """`if i <= out.size:` in a kernel with no loop: the hint names `<=` and the fix, where the
+    exercise's own out-of-bounds hint talks about a grid-stride loop."""
+    path = tmp_path / "saxpy.py"
+    path.write_text(LESS_OR_EQUAL)
+    result = check_file("saxpy", path, seed=7)
+    assert result.verdict == "out_of_bounds"
+    assert "`<=` instead of `<`" in result.hint and "`if i < n:`" in result.hint, result.hint
+
+
+LESS_OR_EQUAL = """from numba import cuda
+
+
+@cuda.jit
+def saxpy_kernel(alpha, x, y, out):
+    i = cuda.grid(1)
+    if i <= out.size:
+        out[i] = alpha * x[i] + y[i]
+
+
+def launch(alpha, x, y, out):
+    saxpy_kernel[(out.size + 255) // 256, 256](alpha, x, y, out)
+"""

@@ -23,7 +23,7 @@ from grader.doctor.spaces import global_array
 from grader.doctor.rebind import doctor_launch
 from grader.doctor.report import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
 from grader.doctor.sites import SITES
-from grader.steps.explain import ErrorInfo, explain_exception
+from grader.steps.explain import ErrorInfo, bounds_hint, explain_exception
 from grader.sentinels import PAD, fenced_buffer
 from grader.steps.execute import Outcome
 from grader.authoring.spec import Dims, Spec
@@ -156,8 +156,9 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
             f"{_who(where)} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
         )
     thread, block = (where[0], where[1]) if where else (None, None)
+    hint = bounds_hint(name, value, size, guard)
     return ErrorInfo(
-        "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, mistake="missing_bounds_guard"
+        "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint, "missing_bounds_guard"
     )
 
 

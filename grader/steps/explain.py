@@ -188,7 +188,8 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
             guard = "`if row < rows and col < cols:`"
         message = f"{who} {verb} {shown}, but `{name}` has {extent} — is your bounds guard right (e.g. {guard})?"
         mistake = "negative_index" if index < 0 else "missing_bounds_guard"
-        return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block, mistake=mistake)
+        hint = bounds_hint(name, index, size, guard)
+        return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block, hint, mistake=mistake)
 
     verdict = getattr(exc, "learner_verdict", None)
     if verdict:  # a refusal raised at run time (grader/containment/device_data.py)
@@ -215,6 +216,25 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         return ErrorInfo("exception", message, error_type, line, source, thread, block)
     message = f"{who} raised {error_type}: {text.strip()}"
     return ErrorInfo("exception", message, error_type, line, source, thread, block)
+
+
+def bounds_hint(name: str, index: int, size: int, guard: str) -> str:
+    """The fix for an index outside an array, from where it landed."""
+    if index < 0:
+        return (
+            f"An index below 0 reached `{name}`: a neighbour's offset such as `i - 1` needs its own "
+            "guard where it would leave the array (`if i > 0:`), or the edge's value handled apart."
+        )
+    if index == size:
+        return (
+            f"Index {size} is the first one past the end of `{name}` (its last is {size - 1}): a guard "
+            f"`<=` instead of `<`, or none, lets that thread through. Guard every access with {guard} "
+            "(in a grid-stride loop, `range(start, n, stride)` stops before n)."
+        )
+    return (
+        f"Threads past the end of `{name}` reached the access unguarded: a grid rounded up to whole "
+        f"blocks has more threads than elements, so every thread checks {guard} first."
+    )
 
 
 def _looks_like_crash(exc: BaseException) -> bool:
