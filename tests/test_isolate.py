@@ -85,6 +85,103 @@ def test_a_sandboxed_spare_outlives_the_task_thread_that_started_it(monkeypatch)
         assert live_spares(), "the spare died with the task's thread"
 
 
+GRADER_THAT_DIES = """
+import sys, time
+from grader.checking import isolate
+from grader.checking.pipeline import check_file
+from grader.exercises import exercise
+with isolate.keep_warm():
+    check_file("vector_add", exercise("vector_add").solution_file, graded=sys.argv[1] == "graded")
+    print(*[s.task_dir for s in isolate._spares.values() if s is not None], flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("graded", ["graded", "plain"])
+def test_children_end_when_their_grader_is_killed(graded, monkeypatch):
+    """A grader killed outright runs no clean-up: its spare (in the sandbox or not) still goes."""
+    if graded == "graded" and sandbox.unavailable():
+        pytest.skip(str(sandbox.unavailable()))
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    grader = subprocess.Popen(
+        [sys.executable, "-c", GRADER_THAT_DIES, graded], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    folder = grader.stdout.readline().strip()
+    assert folder, "a spare was waiting"
+
+    def spare_processes():
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if folder.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    assert spare_processes()
+    grader.kill()
+    grader.wait()
+    deadline = time.monotonic() + 10
+    while spare_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not spare_processes(), "the spare outlived its grader"
+
+
+ENDLESS_CHECK = """
+import sys
+from grader.checking.pipeline import check_file
+check_file("saxpy", sys.argv[1], graded=sys.argv[2] == "graded", case_timeout=600)
+"""
+
+
+@pytest.mark.parametrize("graded", ["graded", "plain"])
+def test_a_child_running_an_endless_kernel_ends_when_its_grader_is_killed(graded, monkeypatch):
+    """The child is in a session of its own (a terminal's Ctrl-C must not reach it): when its
+    grader is killed outright it must still end, not spin until its CPU limit."""
+    if graded == "graded" and sandbox.unavailable():
+        pytest.skip(str(sandbox.unavailable()))
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    endless = Path(__file__).parent / "submissions" / "saxpy" / "forgets_stride.py"
+    grader = subprocess.Popen([sys.executable, "-c", ENDLESS_CHECK, str(endless), graded], cwd=ROOT)
+    children = []
+    deadline = time.monotonic() + 60
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.5)
+        children = [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _parent_of(pid) == grader.pid]
+    assert children, "the check started its child (bwrap's, when graded)"
+    time.sleep(2)  # the kernel is spinning now
+    grader.kill()
+    grader.wait()
+    deadline = time.monotonic() + 10
+    while _alive(children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(children), "the child outlived its grader"
+
+
+def _parent_of(pid) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (OSError, ValueError):
+        return 0
+
+
+def _alive(pids) -> list:
+    """Those of `pids` still running (not gone, not a zombie)."""
+    alive = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2 :].split()[0] != "Z":
+            alive.append(pid)
+    return alive
+
+
 def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():
     with isolate.keep_warm():
         check_file("thread_ids", exercise("thread_ids").solution_file, seed=1)

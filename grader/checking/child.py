@@ -175,8 +175,25 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
     )
 
 
+def follow_lifeline(fd: int) -> None:
+    """End this process when the grader has gone: `fd` reads end-of-file then (grader/checking/isolate.py
+    `_lifeline`), whatever this process is doing, a spare waiting or a task running."""
+    import threading
+
+    def wait():
+        try:
+            while os.read(fd, 1):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=wait, name="zerogpu-lifeline", daemon=True).start()
+
+
 def _arguments(argv: list) -> dict:
-    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES] [--processes N]"""
+    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES] [--processes N]
+    [--lifeline FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
         args[flag.lstrip("-").replace("-", "_")] = int(value)
@@ -185,6 +202,8 @@ def _arguments(argv: list) -> dict:
 
 if __name__ == "__main__":
     args = _arguments(sys.argv[1:])
+    if "lifeline" in args:
+        follow_lifeline(args["lifeline"])
     if "cpu" in args:  # first: nothing of the submission's has run yet
         from grader.containment.guard import apply_limits
 

@@ -291,6 +291,20 @@ def contained(exercise_id: str, private=(), also_shown=()) -> dict:
     return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in [*shown, *also_shown]]}
 
 
+_lifelines: dict = {}
+
+
+def _lifeline() -> int:
+    """The read end of a pipe whose write end only this process holds. Every child reads it and
+    ends itself at end-of-file, when this process has gone, however it went: a child in a PID
+    namespace cannot watch our pid, bwrap's --die-with-parent follows the thread that started
+    it, and a killed grader runs no clean-up."""
+    with _spares_lock:
+        if os.getpid() not in _lifelines:  # one pipe per process (a forked copy makes its own)
+            _lifelines[os.getpid()] = os.pipe()
+        return _lifelines[os.getpid()][0]
+
+
 def _spawn(
     task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False, contain: dict | None = None
 ):
@@ -300,8 +314,10 @@ def _spawn(
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
-    if spare:  # inside a PID namespace our pid means nothing: bwrap's --die-with-parent instead
+    if spare:  # inside a PID namespace our pid means nothing: the lifeline tells it instead
         command += ["--spare", str(os.getpid() if contain is None else 0)]
+    lifeline = _lifeline()
+    command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
     if contain is not None:
         command += ["--processes", str(process_cap.PROCESS_CAP)]
@@ -319,7 +335,7 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=fds,
+            pass_fds=(*fds, lifeline),
         )
     except BaseException:
         if cgroup is not None:
