@@ -55,19 +55,29 @@ def test_solution_is_timed_against_baseline_and_target_and_its_outputs_checked()
     assert speed.measured and "speedup_vs_baseline" in speed.details
 
 
+@cuda.jit
+def _copy(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
 def test_replaying_answers_cached_by_input_buffer_is_caught():
-    """A launch that remembers each input buffer's first answer fails on fresh inputs."""
+    """A launch that remembers each input buffer's first answer fails on fresh inputs. The
+    cache stays on the device: a host copy is `forbidden` on its own (grader/containment/device_data.py)."""
     ex = tiny("vector_add", {"n": 300})
     real = solution(ex)
     cache = {}
 
     def replay(a, b, c):
+        blocks = (c.size + 255) // 256
         key = id(a)
         if key in cache:
-            c.copy_to_device(cache[key])
+            _copy[blocks, 256](cache[key], c)
             return
         real(a, b, c)
-        cache[key] = c.copy_to_host()
+        cache[key] = cuda.device_array_like(c)
+        _copy[blocks, 256](c, cache[key])
 
     samples = collect(ex, replay, seed=5, min_rounds=3, cap_seconds=0.0)
     _, wrong = evaluate(ex, 5, samples, CEILINGS)
