@@ -4,6 +4,9 @@ reading of the answer (untrusted), and the words of the timeout verdict."""
 import json
 import threading
 import time
+from pathlib import Path
+
+import pytest
 
 from grader.checking import stuck
 
@@ -56,16 +59,32 @@ class _Running:
 
 def test_a_malformed_or_forged_answer_is_ignored_field_by_field(tmp_path):
     places = [
-        {"line": 9, "function": "spin", "kernel": True, "thread": [3], "block": [1], "threads": 2},
+        {"line": 9, "function": "spin", "kernel": True, "thread": [3], "block": [1], "threads": 2, "engine": "doctor"},
         {"line": -1, "function": "x"},
         {"line": 4, "function": "x" * 500},
-        {"line": 5, "function": "launch", "kernel": True, "thread": "everyone", "block": [0]},
+        {"line": 5, "function": "launch", "kernel": True, "thread": "everyone", "block": [0], "engine": "gpu!"},
         "not a place",
     ]
     (tmp_path / stuck.ANSWER).write_text(json.dumps({"places": places}))
     found = stuck.ask(tmp_path, _Running())
-    assert found[0] == {"line": 9, "function": "spin", "kernel": True, "thread": [3], "block": [1], "threads": 2}
-    assert found[1] == {"line": 5, "function": "launch", "kernel": False, "thread": None, "block": None, "threads": 1}
+    assert found[0] == {
+        "engine": "doctor",
+        "line": 9,
+        "function": "spin",
+        "kernel": True,
+        "thread": [3],
+        "block": [1],
+        "threads": 2,
+    }
+    assert found[1] == {
+        "engine": None,
+        "line": 5,
+        "function": "launch",
+        "kernel": False,
+        "thread": None,
+        "block": None,
+        "threads": 1,
+    }
     assert len(found) == 2
     (tmp_path / stuck.ANSWER).write_text("[not json")
     assert stuck.ask(tmp_path, _Running()) == []
@@ -99,3 +118,16 @@ def test_without_an_answer_the_message_still_states_the_limit():
     )
     assert line is None and hint == ""
     assert "did not start" in stuck.timeout_message([], KERNEL, 30, "starting")[0]
+
+
+@pytest.mark.parametrize("doctor", ["1", "0"])
+def test_a_timeout_names_the_engine_that_was_running(doctor, monkeypatch):
+    """A child killed before any outcome leaves no report: the engine comes from where it was,
+    the kernel doctor's thread or one of the simulator's (ZEROGPU_DOCTOR=0 reaches the child)."""
+    from grader.checking.pipeline import check_file
+
+    monkeypatch.setenv("ZEROGPU_DOCTOR", doctor)
+    endless = Path(__file__).parent / "submissions" / "saxpy" / "forgets_stride.py"
+    result = check_file("saxpy", endless, case_timeout=3)
+    assert result.verdict == "timeout"
+    assert result.engine == {"1": "doctor", "0": "simulator"}[doctor], result.to_dict()["doctor"]

@@ -360,7 +360,9 @@ def check_file(
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
     then says). `progress(text)`, if given, hears what is under way, about twice a second."""
     from grader.checking.isolate import run_in_child
+    from grader.checking.stuck import engine_of
     from grader.containment import sandbox
+    from grader.doctor.report import DOCTOR, DoctorReport
 
     sandboxed = graded and not (unsandboxed or sandbox.forced_off())
     if sandboxed:
@@ -420,7 +422,10 @@ def check_file(
             results.append(
                 CaseResult(p.case.name, dict(p.case.dims), run.stopped, "not run: an earlier case stopped the run")
             )
-    result = summarise(ex, backend, seed, results, started, secret=graded, doctor=result_report(run.outcomes.values()))
+    report = result_report(run.outcomes.values())
+    if report is None and engine_of(run.where or []) == "doctor":  # killed before any outcome
+        report = DoctorReport(DOCTOR)
+    result = summarise(ex, backend, seed, results, started, secret=graded, doctor=report)
     result = replace(result, unsandboxed=graded and not sandboxed)
     if result.passed and run.samples is not None:
         check_at, future = expected

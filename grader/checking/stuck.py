@@ -65,13 +65,14 @@ def snapshot(learner_file: str, skip=()) -> list:
             frame = frame.f_back
         if frame is None:
             continue
-        gpu = _simulator_thread(threads.get(ident))
+        gpu, engine = _simulator_thread(threads.get(ident)), "simulator"
         if gpu is None and doctor is not None and ident == threading.main_thread().ident:
-            gpu = doctor.running_thread()  # the doctor runs every GPU thread in the main thread
+            gpu, engine = doctor.running_thread(), "doctor"  # the doctor runs every GPU thread in the main thread
         key = (frame.f_lineno, frame.f_code.co_name, gpu is not None)
         place = places.get(key)
         if place is None:
             places[key] = {
+                "engine": engine if gpu is not None else None,
                 "line": frame.f_lineno,
                 "function": frame.f_code.co_name,
                 "kernel": gpu is not None,
@@ -149,6 +150,7 @@ def _place(data) -> dict | None:
     thread, block = _ints(data.get("thread")), _ints(data.get("block"))
     kernel = data.get("kernel") is True and thread is not None and block is not None
     return {
+        "engine": data.get("engine") if kernel and data.get("engine") in ("doctor", "simulator") else None,
         "line": line,
         "function": function if function.isidentifier() else "",
         "kernel": kernel,
@@ -156,6 +158,11 @@ def _place(data) -> dict | None:
         "block": block if kernel else None,
         "threads": threads if type(threads) is int and threads > 0 else 1,
     }
+
+
+def engine_of(places: list) -> str | None:
+    """Which CPU engine was running the kernel when time ran out ("doctor" or "simulator")."""
+    return next((p["engine"] for p in places if p.get("engine")), None)
 
 
 def _fmt(values: list) -> str:
