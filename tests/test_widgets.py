@@ -258,3 +258,30 @@ def test_importing_the_widgets_does_not_import_numba():
         env={**os.environ, "ZEROGPU_BACKEND": "simulator"},
     )
     assert done.returncode == 0, done.stderr or "numba was imported"
+
+
+def test_a_check_in_a_notebook_states_its_limit_follows_the_case_and_clears(monkeypatch):
+    """In a notebook's kernel, grader.check shows one line: each case's time limit first, then
+    the case under way, and nothing once the result shows."""
+    import IPython
+    import IPython.display
+
+    import grader
+    from grader.exercises import exercise
+    from grader.steps.load import load_launch
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj.data)
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: type("Kernel", (), {"kernel": object()})())
+    monkeypatch.setattr(IPython.display, "display", lambda obj, display_id=None: shown.append(obj.data) or Handle())
+    endless = ROOT / "tests" / "submissions" / "saxpy" / "forgets_stride.py"
+    launch = load_launch(exercise("saxpy").spec, endless.read_text(), str(endless))
+    result = grader.check("saxpy", launch, case_timeout=2)
+    assert result.verdict == "timeout"
+    assert "Checking saxpy: 8 cases, each may take up to 2 s." in shown[0]
+    assert any("case 1 of 8" in line and "of 2 s" in line for line in shown[1:-1]), shown
+    assert shown[-1] == ""

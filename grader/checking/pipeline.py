@@ -262,19 +262,21 @@ def check(
     seed: int | None = None,
     isolate: bool = True,
     case_timeout: float = DEFAULT_CASE_TIMEOUT,
+    progress=None,
 ) -> CheckResult:
     """Check a `launch` function (what a notebook's check cell calls). With `isolate`, the
     code `launch` uses is copied into a file and checked in a child process like the CLI (an
     endless kernel cannot hang the notebook); when it cannot be copied (a lambda, a global
     array), it is checked in this process. Never raises for a learner's bug; stores nothing
-    (grader.check, the notebook's facade, records the learner's progress)."""
-    result = _check_isolated(exercise_id, launch, seed, case_timeout) if isolate else None
+    (grader.check, the notebook's facade, records the learner's progress). `progress(line)`
+    hears the case under way, as in `check_file`."""
+    result = _check_isolated(exercise_id, launch, seed, case_timeout, progress) if isolate else None
     if result is None:
         result = _check_in_process(exercise_id, launch, seed)
     return result
 
 
-def _check_isolated(exercise_id: str, launch, seed, case_timeout) -> CheckResult | None:
+def _check_isolated(exercise_id: str, launch, seed, case_timeout, progress=None) -> CheckResult | None:
     import tempfile
 
     from grader.steps.extract import NotExtractable, extract
@@ -287,7 +289,7 @@ def _check_isolated(exercise_id: str, launch, seed, case_timeout) -> CheckResult
     with tempfile.TemporaryDirectory(prefix="zerogpu-notebook-") as tmp:
         path = Path(tmp) / f"{exercise_id}_notebook.py"
         path.write_text(extracted.source)
-        result = check_file(exercise_id, path, seed=seed, case_timeout=case_timeout)
+        result = check_file(exercise_id, path, seed=seed, case_timeout=case_timeout, progress=progress)
     return in_cells(result, extracted) if extracted.lines else result
 
 
