@@ -310,56 +310,44 @@ def _attention(report: ClassReport) -> str:
         tail = f'<p class="lede">and {more:,} more (see <code>submissions.csv</code>).</p>' if more > 0 else ""
         return f'<table class="look"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}'
 
-    if report.not_graded:
-        parts.append(
-            f"<h3>Could not be graded ({len(report.not_graded):,})</h3><p class=\"lede\">Counted as not "
-            "submitted (0 points) until the hand-in is fixed and graded again.</p>"
-            + table(
-                "<th>student</th><th>exercise</th><th>why</th>",
-                [
-                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(e)}</code>", escape(why))
-                    for s, e, why in report.not_graded
-                ],
-            )
-        )
-    if report.files:
-        parts.append(
-            f"<h3>Files not graded ({len(report.files):,})</h3><p class=\"lede\">Handed in, but no "
-            "exercise reads them.</p>"
-            + table(
-                "<th>student</th><th>file</th><th>why</th>",
-                [
-                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(f)}</code>", escape(why))
-                    for s, f, why in report.files
-                ],
-            )
-        )
-    if report.edited_cells:
-        parts.append(
-            f"<h3>Autograder cells edited or deleted ({len(report.edited_cells):,})</h3><p class=\"lede\">"
+    looks = (
+        (
+            "Could not be graded",
+            report.not_graded,
+            "Counted as not submitted (0 points) until the hand-in is fixed and graded again.",
+            "exercise",
+            "why",
+        ),
+        ("Files not graded", report.files, "Handed in, but no exercise reads them.", "file", "why"),
+        (
+            "Autograder cells edited or deleted",
+            report.edited_cells,
             "These cells never ran the grading (<code>zerogpu grade</code> reads only the exercise "
             "cell) and <code>nbgrader autograde</code> puts them back, so the points stand; the "
-            "hand-in still changed cells it was told not to touch.</p>"
-            + table(
-                "<th>student</th><th>exercise</th><th>cells</th>",
-                [
-                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(e)}</code>", escape(c))
-                    for s, e, c in report.edited_cells
-                ],
+            "hand-in still changed cells it was told not to touch.",
+            "exercise",
+            "cells",
+        ),
+        (
+            "Feedback out of date",
+            report.stale_feedback,
+            "nbgrader feedback that shows results graded again since; its pages say so too.",
+            "assignment",
+            "what to do",
+        ),
+    )
+    for title, found, lede, what, why in looks:  # each found: (student, what, why) rows
+        if found:
+            parts.append(
+                f'<h3>{title} ({len(found):,})</h3><p class="lede">{lede}</p>'
+                + table(
+                    f"<th>student</th><th>{what}</th><th>{why}</th>",
+                    [
+                        (f'<span class="id">{escape(s)}</span>', f"<code>{escape(w)}</code>", escape(t))
+                        for s, w, t in found
+                    ],
+                )
             )
-        )
-    if report.stale_feedback:
-        parts.append(
-            f"<h3>Feedback out of date ({len(report.stale_feedback):,})</h3><p class=\"lede\">nbgrader "
-            "feedback that shows results graded again since; its pages say so too.</p>"
-            + table(
-                "<th>student</th><th>assignment</th><th>what to do</th>",
-                [
-                    (f'<span class="id">{escape(s)}</span>', f"<code>{escape(a)}</code>", escape(t))
-                    for s, a, t in report.stale_feedback
-                ],
-            )
-        )
     if not parts:
         return ""
     return "<h2>Needs a look</h2>" + "".join(parts)
