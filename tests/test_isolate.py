@@ -265,3 +265,18 @@ def alive(pid: int) -> bool:
         return "zombie" not in status.read_text().lower()
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+def test_sandboxed_spares_per_exercise_are_bounded(monkeypatch):
+    """A class graded in the sandbox keeps a spare per exercise: no more than a few wait at once."""
+    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
+    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
+    monkeypatch.setattr(isolate, "MAX_SPARES_PER_DEVICE", 2)
+    with isolate.keep_warm():
+        for exercise_id in ("thread_ids", "vector_add", "saxpy"):
+            assert check_file(exercise_id, exercise(exercise_id).solution_file, graded=True).passed
+        waiting = live_spares()
+        assert len(waiting) == 2, [s.task_dir for s in waiting]
+        assert [k[2][0] for k, s in isolate._spares.items() if s is not None] == ["vector_add", "saxpy"]
+    assert not live_spares()

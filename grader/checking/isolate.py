@@ -38,6 +38,9 @@ STARTUP_SECONDS = 30.0
 """Allowance for starting Python and importing numba before the first case."""
 SIMULATOR_ADDRESS_SPACE = 16 << 30
 """The simulator's threads each reserve a stack: 1024 threads need ~8 GiB of address space."""
+MAX_SPARES_PER_DEVICE = 4
+"""Spares waiting at once per back end and device (a class graded in the sandbox keeps one per
+exercise: each holds an imported Python, about 100 MB)."""
 SPARE_CPU_SECONDS = 3600
 """A spare child's CPU limit until its task arrives; it then lowers it to the task's own."""
 
@@ -265,11 +268,15 @@ def _refill_spare(key) -> None:
         if not _keep_warm or _spares.get(key, 0) is not None:
             return
     spare = _spawner().submit(_Spare, *key).result()
+    unwanted = [spare]
     with _spares_lock:
         if _keep_warm and _spares.get(key, 0) is None:
             _spares[key] = spare
-            return
-    spare.discard()
+            # sandboxed spares are kept per exercise: past a few per device, the oldest go
+            waiting = [k for k, s in _spares.items() if s is not None and k[:2] == key[:2] and k != key]
+            unwanted = [_spares.pop(k) for k in waiting[: max(0, len(waiting) + 1 - MAX_SPARES_PER_DEVICE)]]
+    for old in unwanted:
+        old.discard()
 
 
 atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
