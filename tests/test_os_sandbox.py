@@ -247,3 +247,18 @@ def test_a_graded_check_under_the_outside_count_passes_an_honest_kernel(monkeypa
     monkeypatch.setattr(isolate, "_spawn", spawn_and_note)
     result = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
     assert watched == [True] and result.passed, result.message
+
+
+def test_a_cgroup_still_busy_is_removed_once_its_tasks_are_gone():
+    """A cgroup whose last task is still dying is removed later, and before the grader exits."""
+    cgroup = process_cap.new_cgroup(8)
+    if cgroup is None:
+        pytest.skip("no pids cgroup can be made here")
+    sleeper = subprocess.Popen(process_cap.enter_then_exec(["sleep", "30"], cgroup))
+    time.sleep(0.2)
+    process_cap.remove_cgroup(cgroup, wait=0.0)  # busy: left pending
+    assert cgroup.exists() and cgroup in process_cap._pending
+    sleeper.kill()
+    sleeper.wait()
+    process_cap._remove_pending()  # what the grader runs at exit
+    assert not cgroup.exists() and not process_cap._pending
