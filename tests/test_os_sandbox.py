@@ -255,10 +255,12 @@ def test_a_cgroup_still_busy_is_removed_once_its_tasks_are_gone():
     if cgroup is None:
         pytest.skip("no pids cgroup can be made here")
     sleeper = subprocess.Popen(process_cap.enter_then_exec(["sleep", "30"], cgroup))
-    time.sleep(0.2)
-    process_cap.remove_cgroup(cgroup, wait=0.0)  # busy: left pending
-    assert cgroup.exists() and cgroup in process_cap._pending
-    sleeper.kill()
-    sleeper.wait()
+    try:
+        time.sleep(0.2)
+        process_cap.remove_cgroup(cgroup, wait=0.0)  # busy: left pending
+        assert cgroup.exists() and cgroup in process_cap._pending
+    finally:
+        sleeper.kill()
+        sleeper.wait()
     process_cap._remove_pending()  # what the grader runs at exit
     assert not cgroup.exists() and not process_cap._pending
