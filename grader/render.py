@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 from grader.doctor.integration import as_report, where_it_ran
 from grader.result import VIEWS, CheckResult
@@ -55,6 +56,15 @@ def result_text(r: CheckResult) -> str:
     return "\n".join(line for line in lines if line)
 
 
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def prose_html(text: str) -> str:
+    """A message or hint as HTML: escaped, with its `code` in <code> (as a terminal shows it
+    plainly and Markdown would set it)."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
 def result_html(r: CheckResult) -> str:
     colour = _COLOURS.get(r.verdict, _FAIL_COLOUR)
     head = (
@@ -77,13 +87,13 @@ def result_html(r: CheckResult) -> str:
         if rows
         else ""
     )
-    hint = f"<p><b>Hint:</b> {esc(r.hint)}</p>" if r.hint else ""
-    hint += "".join(f"<p><b>Warning:</b> {esc(w)}</p>" for w in r.warnings[1:])
+    hint = f"<p><b>Hint:</b> {prose_html(r.hint)}</p>" if r.hint else ""
+    hint += "".join(f"<p><b>Warning:</b> {prose_html(w)}</p>" for w in r.warnings[1:])
     return (
         f"<div style='border-left:6px solid {colour};padding:6px 12px;font-family:sans-serif'>"
         f"<div style='font-size:1.1em'><b>{esc(r.exercise)}</b> — {esc(r.title)}: "
-        f"<b style='color:{colour}'>{esc(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
-        f"<p>{esc(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
+        f"<b style='color:{colour}'>{prose_html(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
+        f"<p>{prose_html(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
         + (f"<p style='color:#666;font-size:0.9em'>{esc(_method_line(r))}</p>" if _method_line(r) else "")
         + (as_report(r.doctor)._repr_html_() if as_report(r.doctor) is not None else "")
         + f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"

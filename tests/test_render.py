@@ -158,3 +158,11 @@ def test_feedback_uses_no_emoji():
     assert racy.verdict == "race" and racy.doctor is not None
     for view in (result_html(racy), result_text(racy), rich_text(racy)):
         assert "FAIL" in view and not symbols.search(view)
+
+
+def test_code_in_messages_and_hints_is_set_as_code_in_html():
+    """`code` in a message or hint shows as <code> in a notebook, escaped like the rest."""
+    from grader.render import prose_html
+
+    assert prose_html("guard with `if i < n:` <b>") == "guard with <code>if i &lt; n:</code> &lt;b&gt;"
+    assert prose_html("no code here") == "no code here"

@@ -19,6 +19,7 @@ from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.report.data import ALL_OR_NOTHING, NO_GPU, NOT_ATTEMPTED, VERDICT_ORDER, ClassReport, tier_names
 from grader.report.plots import VERDICT_COLOURS, label
 from grader.result import MISTAKES
+from grader.render import prose_html
 
 CODES = {
     "passed": "ok",
@@ -577,7 +578,7 @@ def _opening(m, exercise_id: str) -> str:
         lines.append(f"<div>{m.score:g} / {m.max_score:g} points · {cases}</div>")
         if m.message:
             text = m.message if len(m.message) <= MAX_MESSAGE else m.message[: MAX_MESSAGE - 3] + "..."
-            lines.append(f'<div class="msg">{escape(text)}</div>')
+            lines.append(f'<div class="msg">{prose_html(text)}</div>')
         if m.line:
             lines.append(f"<pre>line {m.line}: {escape(m.source.strip())}</pre>")
     if m.autograder_cells:
