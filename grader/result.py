@@ -164,6 +164,15 @@ class Speed:
     details: dict = field(default_factory=dict)
 
 
+def engine_of(backend: str, doctor) -> str:
+    """What ran a result's cases, from its back end and its doctor report (an object or, read
+    back from JSON, a dict): "gpu", "doctor" or "simulator"."""
+    if backend == "gpu":
+        return "gpu"
+    executor = getattr(doctor, "executor", None) or (doctor.get("executor") if isinstance(doctor, dict) else None)
+    return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """The whole verdict on one submission for one exercise."""
@@ -214,12 +223,7 @@ class CheckResult:
     def engine(self) -> str:
         """What ran the cases: "gpu", "doctor" (the kernel doctor on the CPU) or "simulator"
         (Numba's CUDA simulator, for code the doctor cannot run or with ZEROGPU_DOCTOR=0)."""
-        if self.backend == "gpu":
-            return "gpu"
-        executor = getattr(self.doctor, "executor", None) or (
-            self.doctor.get("executor") if isinstance(self.doctor, dict) else None
-        )
-        return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
+        return engine_of(self.backend, self.doctor)
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), default=_jsonable, **kwargs)

@@ -26,6 +26,22 @@ NVIDIA_DEVICES = (
     "/dev/nvidia-caps",
 )
 """Bound in with --dev-bind where they exist (with every /dev/nvidiaN): CUDA needs them."""
+WALLS = (
+    "--unshare-all",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+)
+"""Every graded child's namespaces, read-only root, fresh /dev and /proc (`command`); the
+availability probe makes the same ones."""
 TMPFS_BYTES = 256 << 20
 """Each empty tmpfs (/tmp, the hidden folders) holds at most this much: memory, not disk."""
 
@@ -57,20 +73,7 @@ def unavailable() -> str | None:
             " (or pass --unsandboxed to grade without it)"
         )
     probe = subprocess.run(
-        [
-            BWRAP,
-            "--unshare-all",
-            "--die-with-parent",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--",
-            "/bin/true",
-        ],
+        [BWRAP, *WALLS, "--", "/bin/true"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -137,25 +140,7 @@ def _python_paths(env: dict) -> list:
 def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=(), fd: int) -> list:
     """The bwrap command line that runs `inner` contained. `hidden`: folders (or files) covered
     by nothing; `shown_files`: files made visible again, read-only, inside them."""
-    args = [
-        BWRAP,
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--size",
-        str(TMPFS_BYTES),
-        "--tmpfs",
-        "/tmp",
-    ]
+    args = [BWRAP, *WALLS, "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
     for dev in (*NVIDIA_DEVICES, *sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))):
         if os.path.exists(dev):
             args += ["--dev-bind", dev, dev]

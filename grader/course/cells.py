@@ -81,7 +81,7 @@ def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, studen
     return [
         {
             "output_type": "display_data",
-            "data": {"text/html": html_text, "text/plain": text, MIME: marker},
+            "data": _bundle(html_text, text, marker),
             "metadata": {},
         },
         {
@@ -245,13 +245,18 @@ def partial_credit_of(course_dir: str | None) -> str:
     return partial_credit(load_config(Path(course_dir)))
 
 
+def _bundle(html_text: str, text: str, marker: dict) -> dict:
+    """What an autograder cell displays, by MIME type (grader/course/plugins.py reads `MIME`)."""
+    return {"text/html": html_text, "text/plain": text, MIME: marker}
+
+
 def _display(html_text: str, text: str, marker: dict) -> None:
     try:
         from IPython.display import display
     except ImportError:
         print(text)
         return
-    display({"text/html": html_text, "text/plain": text, MIME: marker}, raw=True)
+    display(_bundle(html_text, text, marker), raw=True)
 
 
 def _summary(exercise_id: str, part: str, score, result: dict | None) -> tuple[str, str, dict]:

@@ -25,7 +25,7 @@ from grader.classroom.gradebook import (
     Gradebook,
 )
 from grader.doctor.findings import mistake_of
-from grader.result import SLOW_MISTAKES, VERDICTS
+from grader.result import SLOW_MISTAKES, VERDICTS, engine_of
 from grader.authoring.spec import DEFAULT_TIERS
 
 NOT_ATTEMPTED = "not_attempted"
@@ -444,8 +444,8 @@ def _engine(row: dict) -> str:
     result = row.get("result") or {}
     if result.get("engine"):
         return result["engine"]
-    if row["backend"] == "simulator" and (result.get("doctor") or {}).get("executor") == "kernel doctor":
-        return "doctor"  # a result stored before results named their engine
+    if row["backend"] in ("gpu", "simulator"):  # a result stored before results named their engine
+        return engine_of(row["backend"], result.get("doctor"))
     return row["backend"] or "unknown"
 
 
