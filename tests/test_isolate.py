@@ -231,10 +231,13 @@ def test_the_task_lowers_a_spares_cpu_limit_and_never_raises_it():
 
 
 def test_a_spare_waits_while_its_parent_lives_and_exits_when_it_is_gone(tmp_path):
-    # A parent starts a spare, then dies (its stdin closes) without handing over a task.
+    # A parent starts a spare, as isolate.py does (with a lifeline whose write end only the
+    # parent holds), then dies (its stdin closes) without handing over a task.
     code = textwrap.dedent(f"""
         import os, subprocess, sys
-        proc = subprocess.Popen([sys.executable, "-m", "grader.checking.child", {str(tmp_path)!r}, "--spare", str(os.getpid())],
+        read, write = os.pipe()
+        proc = subprocess.Popen([sys.executable, "-m", "grader.checking.child", {str(tmp_path)!r}, "--spare", "1",
+                                 "--lifeline", str(read)], pass_fds=(read,),
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(proc.pid, flush=True)
         sys.stdin.read()

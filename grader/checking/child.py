@@ -8,8 +8,9 @@ atomically (temp file, then rename) and only by the grader's own code. While the
 and the cases run, a lookout thread answers the parent's question where the code is when a
 case runs out of time (grader/checking/stuck.py).
 
-`python -m grader.checking.child TASK_DIR --spare PARENT_PID` starts before its task exists: it imports
+`python -m grader.checking.child TASK_DIR --spare 1` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
+Every child, spare or not, ends itself when its grader has gone (`--lifeline FD`).
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ def _read_inputs(task_dir: Path, indices) -> dict:
     return inputs
 
 
-def wait_as_spare(task_dir: Path, parent: int) -> None:
+def wait_as_spare(task_dir: Path) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
-    parent's task.json. Gone when the parent (its pid given, in case it died before we
-    started) is; a sandboxed spare gets 0, and bwrap ends it with its parent."""
+    parent's task.json. The lifeline ends it if the parent goes first (`follow_lifeline`: also
+    when the parent died before this process started)."""
     from grader.backend import current  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor  # noqa: F401
     from grader.gpu.speed import collect  # noqa: F401
@@ -64,8 +65,6 @@ def wait_as_spare(task_dir: Path, parent: int) -> None:
         except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
             pass
     while not (task_dir / "task.json").exists():
-        if parent and os.getppid() != parent:
-            os._exit(0)
         time.sleep(0.005)
 
 
@@ -192,7 +191,7 @@ def follow_lifeline(fd: int) -> None:
 
 
 def _arguments(argv: list) -> dict:
-    """TASK_DIR [--spare PARENT_PID] [--cpu SECONDS] [--address-space BYTES] [--processes N]
+    """TASK_DIR [--spare 1] [--cpu SECONDS] [--address-space BYTES] [--processes N]
     [--lifeline FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
@@ -213,7 +212,7 @@ if __name__ == "__main__":
 
         limit_own_processes(args["processes"])
     if "spare" in args:
-        wait_as_spare(args["task_dir"], args["spare"])
+        wait_as_spare(args["task_dir"])
     run_task(args["task_dir"])
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

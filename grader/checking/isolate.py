@@ -321,9 +321,9 @@ def _spawn(
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
-    if spare:  # inside a PID namespace our pid means nothing: the lifeline tells it instead
-        command += ["--spare", str(os.getpid() if contain is None else 0)]
-    lifeline = _lifeline()
+    if spare:
+        command += ["--spare", "1"]
+    lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
     if contain is not None:
