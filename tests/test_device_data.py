@@ -112,3 +112,19 @@ def test_lesson_code_run_on_the_doctor_still_copies_results_back():
         return d.copy_to_host()
 
     assert list(run(lesson)) == [0, 1, 2, 3]
+
+
+def test_the_policy_knows_every_internal_of_the_doctors_arrays():
+    """What the static policy refuses by name is exactly the doctor's bookkeeping: a new slot
+    on the doctor's arrays must be refused too (host code could read the data through it)."""
+    import grader.doctor.spaces  # noqa: F401 - the View subclasses
+    from grader.containment.device_data import DOCTOR_INTERNALS
+    from grader.doctor.memory import View
+
+    def classes(cls):
+        yield cls
+        for sub in cls.__subclasses__():
+            yield from classes(sub)
+
+    slots = set().union(*(getattr(c, "__slots__", ()) for c in classes(View)))
+    assert DOCTOR_INTERNALS == slots - {"shape", "ndim", "size", "dtype", "name"}

@@ -28,6 +28,15 @@ HINT = (
 
 _state = threading.local()
 
+DOCTOR_INTERNALS = frozenset(
+    ("arr", "mem", "vals", "wr", "rd", "ws", "rs", "off", "st", "stype", "rows") + ("n0", "n1", "n2", "s0", "s1", "s2")
+)
+"""The kernel doctor's device arrays' own bookkeeping (grader/doctor/memory.py `View`'s slots
+less the public `shape`, `ndim`, `size`, `dtype`, `name`): their data and shadow memory, plain
+attributes the seal cannot guard without slowing every kernel access. The static policy refuses
+them by name (tests/test_device_data.py keeps the two in step). Numba's arrays keep theirs
+behind underscores, which the policy refuses as a class."""
+
 
 class HostDataAccess(PermissionError):
     """Host code touched a device array's data while `launch` ran; the verdict is `forbidden`."""
