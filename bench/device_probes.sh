@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Probes behind docs/BENCHMARKS.md's notes, in one device call (about 3 minutes):
-#   run(command="bash bench/device_probes.sh", carry=[".whl"])
+# Probes behind docs/BENCHMARKS.md's notes, one run of about 3 minutes on a GPU host:
+# `bash bench/device_probes.sh` (wheels in .whl/, as bench/device_run.sh says).
 # 1. the copy ceiling measured twice (each measurement takes the best of 3 processes: the
 #    driver's memcpy ran at 3.65-4.27 TB/s from one process to the next, 2026-11-29), with
 #    cudaMemcpy and the copy kernel shown apart;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One device call that measures everything docs/BENCHMARKS.md reports. On the lent H200:
-#   run(command="bash bench/device_run.sh", carry=[".whl"])   (.whl holds numpy 2.4.6, see README)
+# Everything docs/BENCHMARKS.md reports, measured in one run on a GPU host, from the repository
+# root: `bash bench/device_run.sh`. Wheels in .whl/ are installed into /tmp/site first (numpy
+# below 2.5, as pyproject pins, for a host whose Python has another).
 # Writes bench.json, trust.json, variants.json and logs under $OUT and prints short tables.
 # About 8 minutes on an H200 (2026-11-29): ceilings 25 s, GPU tests 85 s, bench 60 s, five
 # gradings of every solution 260 s, candidate kernels 60 s. The open questions are probed by
-# bench/device_probes.sh, a call of its own (the two together pass the 600 s a call may take).
+# bench/device_probes.sh, run on its own (the two together take over 10 minutes).
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1

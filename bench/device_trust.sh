@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Graded mode end to end on a GPU, in one device call (about 5 minutes on an H200):
-#   run(command="bash bench/device_trust.sh", carry=[".whl", ".debs"])
-# .whl holds numpy 2.4.6 (README, "GPU machines"); .debs Debian's bubblewrap package
-# (`apt-get download bubblewrap`), unpacked here, not installed.
+# Graded mode end to end on a GPU host, one run of about 5 minutes on an H200:
+# `bash bench/device_trust.sh` from the repository root. Wheels in .whl/ are installed into
+# /tmp/site first (numpy below 2.5, as pyproject pins); .debs/ holds Debian's bubblewrap package
+# (`apt-get download bubblewrap`), unpacked, not installed, for a host without bubblewrap.
 # 1. can this host make the sandbox and a pids cgroup (as which user);
 # 2. the GPU tests: speed grading, device arrays opaque to host code, host computation forbidden;
 # 3. the sandbox's own tests (a probe and a fork bomb inside the graded child's bwrap command);
