@@ -129,7 +129,8 @@ PADDED = TILE + TILE // 32
 """One pad word per 32 elements: the striped (coalesced, also as pairs) and the blocked (16
 consecutive elements per thread) shared-memory accesses are all free of bank conflicts."""
 AGGREGATE, INCLUSIVE = 1, 2
-"""A tile's status: 0 nothing yet, 1 its own total is published, 2 the total up to its end."""
+"""A tile's status in call number e: 4e + 1 its own total is published, 4e + 2 the total up to
+its end; anything up to 4e (zero, or an earlier call's word) means nothing yet."""
 LOW = 0xFFFFFFFF
 
 
@@ -156,15 +157,6 @@ def _total_of_float(word):
     return libdevice.int_as_float(int32(word & LOW))
 
 
-@cuda.jit
-def _clear_status(status, counter):
-    i = cuda.grid(1)
-    if i < status.size:
-        status[i] = 0
-    if i == 0:
-        counter[0] = 0
-
-
 @cuda.jit(device=True)
 def _padded(k):
     return uint64(k + k // 32)  # unsigned: no wrap-around check on each shared access
@@ -175,29 +167,30 @@ def _tile_scan(status_of, total_of, load_pair, store_pair):
     `total_of`; full tiles loaded and stored as pairs (grader/authoring/pairs.py)."""
 
     @cuda.jit(device=True)
-    def look_back(tile, aggregate, status, zero):
+    def look_back(tile, aggregate, status, zero, epoch):
         """Warp 0: publish this tile's total, add up the totals of the tiles before it, 32 at
         a time, back to the nearest one that knows its inclusive prefix; publish ours. Status
         words are read and written with atomics, which go to L2: a spinning block never sees
         a stale line of its own L1."""
         lane = cuda.threadIdx.x % 32
+        mark = epoch * 4  # this call's flags are mark + 1 and mark + 2; earlier calls' read as 0
         if tile == 0:
             if lane == 0:
-                cuda.atomic.exch(status, 0, status_of(INCLUSIVE, aggregate))
+                cuda.atomic.exch(status, 0, status_of(mark + INCLUSIVE, aggregate))
             return zero
         if lane == 0:
-            cuda.atomic.exch(status, tile, status_of(AGGREGATE, aggregate))
+            cuda.atomic.exch(status, tile, status_of(mark + AGGREGATE, aggregate))
         carry = zero
         newest = tile - 1
         while True:
             p = newest - lane
-            word = status_of(INCLUSIVE, zero)  # lanes before tile 0 count as an inclusive 0
+            word = status_of(mark + INCLUSIVE, zero)  # lanes before tile 0: an inclusive 0
             if p >= 0:
                 word = cuda.atomic.or_(status, p, 0)
-            while cuda.any_sync(FULL_MASK, (word >> 32) == 0):  # a tile before us has not published
-                if p >= 0 and (word >> 32) == 0:
+            while cuda.any_sync(FULL_MASK, (word >> 32) <= mark):  # a tile before us has not published
+                if p >= 0 and (word >> 32) <= mark:
                     word = cuda.atomic.or_(status, p, 0)
-            flag = word >> 32
+            flag = (word >> 32) - mark
             value = total_of(word)
             nearest = cuda.ffs(cuda.ballot_sync(FULL_MASK, flag == INCLUSIVE))  # 1 + its lane, or 0
             if nearest != 0 and lane >= nearest:
@@ -209,11 +202,11 @@ def _tile_scan(status_of, total_of, load_pair, store_pair):
                 break
             newest -= 32
         if lane == 0:
-            cuda.atomic.exch(status, tile, status_of(INCLUSIVE, carry + aggregate))
+            cuda.atomic.exch(status, tile, status_of(mark + INCLUSIVE, carry + aggregate))
         return carry
 
     @cuda.jit
-    def scan_tiles(x, out, x2, out2, status, counter):
+    def scan_tiles(x, out, x2, out2, status, counter, first, epoch):
         buffer = cuda.shared.array(PADDED, x.dtype)
         warp_totals = cuda.shared.array(TILE_WARPS, x.dtype)
         tile_of_block = cuda.shared.array(1, int32)
@@ -226,7 +219,7 @@ def _tile_scan(status_of, total_of, load_pair, store_pair):
         # Tiles in the order blocks start (not blockIdx): every tile before ours belongs to a
         # block already running, so waiting for it cannot deadlock.
         if t == 0:
-            tile_of_block[0] = cuda.atomic.add(counter, 0, 1)
+            tile_of_block[0] = cuda.atomic.add(counter, 0, 1) - first
         cuda.syncthreads()
         tile = tile_of_block[0]
         base = tile * TILE
@@ -266,7 +259,7 @@ def _tile_scan(status_of, total_of, load_pair, store_pair):
                 before += warp_totals[w]
             aggregate += warp_totals[w]
         if warp == 0:
-            carry = look_back(tile, aggregate, status, zero)
+            carry = look_back(tile, aggregate, status, zero, epoch)
             if lane == 0:
                 carry_in[0] = carry
         cuda.syncthreads()
@@ -294,21 +287,27 @@ _STATUS: dict = {}
 
 
 def _status(tiles):
-    """Status words and the tile counter for `tiles` tiles, allocated once per size: an
-    allocation and a free in every call would cost more than the scan's own launches."""
+    """[status words, tile counter, calls so far] for `tiles` tiles, allocated and zeroed once
+    per size: each call marks its status words with its number and counts its tiles on from
+    where the last call's ended, so no launch clears them between calls."""
     if tiles not in _STATUS:
         if len(_STATUS) >= 4:  # a few sizes at a time; grading uses one or two
             _STATUS.clear()
-        _STATUS[tiles] = (cuda.device_array(tiles, np.int64), cuda.device_array(1, np.int32))
+        status, counter = cuda.device_array(tiles, np.int64), cuda.device_array(1, np.int64)
+        status[:] = 0
+        counter[:] = 0
+        _STATUS[tiles] = [status, counter, 0]
     return _STATUS[tiles]
 
 
 def _single_pass_scan(kernel, x, out):
     tiles = (x.size + TILE - 1) // TILE
-    status, counter = _status(tiles)
+    state = _status(tiles)
+    status, counter, calls = state
+    state[2] = calls + 1
     half = x.size // 2
-    _clear_status[(tiles + 255) // 256, 256](status, counter)
-    kernel[tiles, TILE_THREADS](x, out, pairs.pair_view(x, half), pairs.pair_view(out, half), status, counter)
+    x2, out2 = pairs.pair_view(x, half), pairs.pair_view(out, half)
+    kernel[tiles, TILE_THREADS](x, out, x2, out2, status, counter, calls * tiles, calls + 1)
 
 
 def target(counts, amounts, counts_scan, amounts_scan):
