@@ -8,6 +8,9 @@ blocks of a launch; we give each block its own. We fill new shared arrays with f
 bytes (so
 such a bug gives different answers on every run, which the checker reports as a race) and
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
+
+A kernel launch from the host goes through `BEFORE_LAUNCH` first, the steps upper layers
+register (the compile check).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _installed = False
 ON_INSTALL: list = []
 """More patches to apply with ours (the facade adds grader/compiler's launch hook; this layer
 never imports the compiler, which sits far above it)."""
+BEFORE_LAUNCH: list = []
+"""What a kernel launch from the host does before the simulator runs it, in order: each
+`step(kernel, args)` returns the arguments to go on with: grader/compiler/simulator_hook.py
+compiles the kernel for them."""
 
 
 def garbage(shape, dtype) -> np.ndarray:
@@ -43,7 +50,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator import kernel, kernelapi
     from numba.np import numpy_support
 
     from numba.core import types
@@ -73,6 +80,15 @@ def install() -> None:
 
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
+    launch = kernel.FakeCUDAKernel.__call__
+
+    def launch_from_host(self, *args):
+        if not self._device and not kernel._kernel_context:  # not a device function, not from a kernel
+            for step in BEFORE_LAUNCH:
+                args = step(self, args)
+        return launch(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = launch_from_host
     for patch in ON_INSTALL:
         patch()
     _installed = True
