@@ -1,7 +1,7 @@
 """Numba's simulator, made to compile before it runs and to know `cuda.float32` & co.
 
-Two patches, both idempotent: a kernel launch from the host (a step of
-grader/backend/simulator.py's `BEFORE_LAUNCH`) first asks the compile check
+Two patches, both idempotent: a kernel launch from the host (grader/backend/simulator.py's
+`BEFORE_LAUNCH`, after the device-array handles are unwrapped) first asks the compile check
 (client.verify_launch) about its arguments; and the `cuda` a simulated kernel sees gets numba's
 scalar types (`cuda.float32(x)` exists in numba-cuda, not in its simulator's per-kernel module).
 """

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from grader.containment.device_data import kernel_arguments
 from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
@@ -153,6 +154,7 @@ def _kernel_argument(value, copies):
 
 def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> None:
     copies: list = []
+    args = kernel_arguments(args)  # handles -> the Views they stand for, once per launch
     args = tuple(_kernel_argument(a, copies) for a in args)
     verify_launch(kernel.py_func, args)  # what a GPU would not compile does not run here either
     try:
