@@ -383,6 +383,32 @@ def test_an_honest_launch_on_handles_passes(engine_name):
     assert (outcome.buffers["c"][PAD:-PAD] == 2 * MARK).all()
 
 
+@ENGINE_NAMES
+def test_a_kernel_writing_a_host_array_while_sealed_is_a_host_read(engine_name):
+    """Numba copies a host array a kernel was given back after the launch: while `launch` runs,
+    that copy is a host read of device data (on the doctor as on the simulator and a GPU)."""
+
+    def launch(a, b, c):
+        host = np.zeros(a.size, np.float32)
+        copy_kernel[1, 128](a, host)  # `a` copied into a NumPy array...
+        copy_kernel[1, 128](cuda.to_device(host + host), c)  # ...and the answer made on the host
+
+    outcome = run_case(engine_name, launch)
+    assert outcome.error is not None and outcome.error.verdict == "forbidden", outcome.error
+    assert "`dst`" in outcome.error.message or "a device array" in outcome.error.message
+
+
+def test_lesson_code_still_gets_a_kernels_writes_to_a_host_array():
+    from grader.doctor import run
+
+    def lesson():
+        host = np.zeros(4, np.float32)
+        fill[1, 4](host)
+        return host
+
+    assert list(run(lesson)) == [0, 1, 2, 3]
+
+
 def test_an_array_made_by_numbas_internals_cannot_reach_a_kernel_while_sealed():
     """`cuda.In(x).to_device(...)` makes a plain simulator array, with its data in `._ary`: a
     kernel launched while sealed refuses it (it could fill it for host code to read)."""
