@@ -41,6 +41,8 @@ def rules(source):
         ("import numpy\nx = numpy.linalg.solve(a, b)", "numpy"),
         ("import numba\ns = numba.cuda.stream()", "cuda"),
         ("import numba.cuda as gpu\ne = gpu.event()", "cuda"),
+        ("from numba import cuda\nraw = cuda.devicearray.device_array(4)", "numba"),
+        ("from numba.cuda import devicearray", "numba"),
     ],
 )
 def test_tricks_are_refused(source, rule):

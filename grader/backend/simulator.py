@@ -8,6 +8,9 @@ blocks of a launch; we give each block its own. We fill new shared arrays with f
 bytes (so
 such a bug gives different answers on every run, which the checker reports as a race) and
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
+
+A kernel launch from the host goes through `BEFORE_LAUNCH` first, the steps upper layers
+register: the arrays that device-array handles stand for, then the compile check.
 """
 
 from __future__ import annotations
@@ -22,8 +25,13 @@ import numpy as np
 _lock = threading.Lock()
 _installed = False
 ON_INSTALL: list = []
-"""More patches to apply with ours (the facade adds grader/compiler's launch hook; this layer
-never imports the compiler, which sits far above it)."""
+"""More patches to apply with ours (the facade adds containment's device-array handles and
+grader/compiler's compile check; this layer never imports either, which sit far above it)."""
+BEFORE_LAUNCH: list = []
+"""What a kernel launch from the host does before the simulator runs it, in order: each
+`step(kernel, args)` returns the arguments to go on with. grader/containment/device_data.py
+puts first the arrays its handles stand for (host code holds handles while `launch` runs);
+grader/compiler/simulator_hook.py then compiles the kernel for those arguments."""
 
 
 def garbage(shape, dtype) -> np.ndarray:
@@ -43,7 +51,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator import kernel, kernelapi
     from numba.np import numpy_support
 
     from numba.core import types
@@ -73,6 +81,15 @@ def install() -> None:
 
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
+    launch = kernel.FakeCUDAKernel.__call__
+
+    def launch_from_host(self, *args):
+        if not self._device and not kernel._kernel_context:  # not a device function, not from a kernel
+            for step in BEFORE_LAUNCH:
+                args = step(self, args)
+        return launch(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = launch_from_host
     for patch in ON_INSTALL:
         patch()
     _installed = True

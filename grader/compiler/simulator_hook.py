@@ -1,9 +1,9 @@
 """Numba's simulator, made to compile before it runs and to know `cuda.float32` & co.
 
-Two patches, both idempotent: a kernel launch (`FakeCUDAKernel.__call__` outside a kernel)
-first asks the compile check (client.verify_launch) about its arguments; and the `cuda` a
-simulated kernel sees gets numba's scalar types (`cuda.float32(x)` exists in numba-cuda, not
-in its simulator's per-kernel module).
+Two patches, both idempotent: a kernel launch from the host (grader/backend/simulator.py's
+`BEFORE_LAUNCH`, after the device-array handles are unwrapped) first asks the compile check
+(client.verify_launch) about its arguments; and the `cuda` a simulated kernel sees gets numba's
+scalar types (`cuda.float32(x)` exists in numba-cuda, not in its simulator's per-kernel module).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ def install() -> None:
         return
     import numba.cuda as real_cuda
     from numba.core import types
-    from numba.cuda.simulator import kernel, kernelapi
+    from numba.cuda.simulator import kernelapi
 
+    from grader.backend.simulator import BEFORE_LAUNCH
     from grader.compiler.client import verify_launch
 
     for name in dir(real_cuda):
@@ -26,12 +27,9 @@ def install() -> None:
         if isinstance(value, (types.Number, types.Boolean)) and not hasattr(kernelapi.FakeCUDAModule, name):
             setattr(kernelapi.FakeCUDAModule, name, value)
 
-    launch = kernel.FakeCUDAKernel.__call__
+    def compiled_first(kernel, args):
+        verify_launch(kernel.fn, args)
+        return args
 
-    def compiled_then_run(self, *args):
-        if not self._device and not kernel._kernel_context:
-            verify_launch(self.fn, args)
-        return launch(self, *args)
-
-    kernel.FakeCUDAKernel.__call__ = compiled_then_run
+    BEFORE_LAUNCH.append(compiled_first)
     _installed = True

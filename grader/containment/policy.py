@@ -106,6 +106,7 @@ NUMBA_INTERNALS = {
     "typeinfer",
     "simulator",
     "cudadrv",
+    "devicearray",
     "cudaimpl",
     "cudamath",
     "compiler",

@@ -61,8 +61,8 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), prof
     start = time.perf_counter()
     with session(profile) as s:
         try:
-            with sealed(kwargs):  # device data is the kernels' alone (grader/containment/device_data.py)
-                run(**kwargs)
+            with sealed(kwargs) as arguments:  # handles: device data is the kernels' alone (containment/device_data.py)
+                run(**arguments)
         except Unsupported:
             raise
         except OutOfBounds as exc:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from grader.containment.device_data import kernel_arguments, refuse_host_read
 from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
@@ -139,12 +140,12 @@ class DoctorKernel:
 FAKE_CUDA.make_kernel = DoctorKernel  # `cuda.jit` in launch code run on the doctor
 
 
-def _kernel_argument(value, copies):
+def _kernel_argument(value, copies, name):
     if isinstance(value, View):
         return value
     if isinstance(value, np.ndarray):  # numba copies host arrays to the device and back
         view = global_array(np.array(value, copy=True), "host array")
-        copies.append((value, view))
+        copies.append((value, view, name))
         return view
     if isinstance(value, (int, float, complex, bool, np.generic, tuple, type(None))):
         return value
@@ -153,10 +154,11 @@ def _kernel_argument(value, copies):
 
 def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> None:
     copies: list = []
-    args = tuple(_kernel_argument(a, copies) for a in args)
+    params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
+    args = kernel_arguments(args)  # handles -> the Views they stand for, once per launch
+    args = tuple(_kernel_argument(a, copies, p) for a, p in zip(args, params + ("",) * len(args)))
     verify_launch(kernel.py_func, args)  # what a GPU would not compile does not run here either
     try:
-        params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
         code = transform(kernel.py_func, frozenset(p for p, a in zip(params, args) if isinstance(a, View)))
     except Unsupported:
         raise
@@ -212,7 +214,8 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
                     arg.mem.dirty = True
                 arg.mem.flush()
         findings.end_launch(args)  # elements several threads stored to, counted during the launch
-    for host, view in copies:
+    for host, view, name in copies:
+        refuse_host_read(view, name)  # as Numba's copy back (copy_to_host): while sealed, a host read
         host[...] = view.arr
 
 

@@ -38,7 +38,7 @@ import itertools
 
 import numpy as np
 
-from grader.containment.device_data import refuse_host_read, refuse_host_write
+from grader.containment.device_data import refuse_host_read, refuse_host_write, register_engine_array
 from grader.doctor.errors import OutOfBounds, Unsupported
 
 EPOCH_SHIFT = 12
@@ -319,7 +319,9 @@ class View:
         self.vals[f] = value
         self.mem.dirty = True
 
-    # -- the host's side (launch code) ------------------------------------------------------
+    # -- the host's side: lesson code (`grader.doctor.run`) and the grader ----------------------
+    # While a submission's `launch` runs it holds a handle instead (grader/containment/device_data.py),
+    # which sizes and views through these; the refusals below are a second line.
     def __len__(self):
         return self.shape[0]
 
@@ -411,6 +413,8 @@ class View:
     def __repr__(self):
         return f"<kernel doctor {self.mem.space} array {self.name} {self.shape} {self.dtype}>"
 
+
+register_engine_array(View)  # host code holds a handle of it while `launch` runs (containment/device_data.py)
 
 VIEW_CLASSES: dict = {}
 """(space, ndim or None) -> the View subclass with that space's checks; grader/doctor/spaces.py

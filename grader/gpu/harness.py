@@ -157,8 +157,8 @@ def _timed_launch(launch, kwargs, arena, flush):
     # varying from process to process) as if it were the kernel's.
     hold_gpu()
     start.record()
-    with sealed(kwargs):  # as in the correctness cases: device data is the kernels' alone
-        launch(**kwargs)
+    with sealed(kwargs) as arguments:  # as in the correctness cases: device data is the kernels' alone
+        launch(**arguments)
     end.record()
     end.synchronize()
     after_end = time.perf_counter()

@@ -56,8 +56,8 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=()) -> O
     error = None
     seal_numba_arrays()
     try:
-        with sealed(kwargs):  # device data is the kernels' alone (grader/containment/device_data.py)
-            launch(**kwargs)
+        with sealed(kwargs) as arguments:  # device data is the kernels' alone (grader/containment/device_data.py)
+            launch(**arguments)
         cuda.synchronize()
     except BaseException as exc:  # noqa: BLE001 - a learner's bug must become a verdict
         if isinstance(exc, KeyboardInterrupt):
