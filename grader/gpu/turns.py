@@ -49,20 +49,22 @@ class TurnFolder:
         self.path = Path(tempfile.mkdtemp(prefix="zerogpu-turns-"))  # mode 0700
         self._lock = threading.Lock()
 
-    def files(self, device: int) -> tuple[Path, Path]:
-        gate, gpu = self.path / f"gpu-{int(device)}.gate", self.path / f"gpu-{int(device)}.lock"
+    def files(self, device: int | None) -> tuple[Path, Path]:
+        """The gate and the lock file of `device` (None: the one GPU a child is given)."""
+        name = "gpu" if device is None else f"gpu-{int(device)}"
+        gate, gpu = self.path / f"{name}.gate", self.path / f"{name}.lock"
         with self._lock:
             for path in (gate, gpu):
                 if not path.exists():
                     path.touch(mode=0o600)
         return gate, gpu
 
-    def open_for_child(self, device: int) -> tuple[int, int]:
+    def open_for_child(self, device: int | None) -> tuple[int, int]:
         """(gate fd, GPU lock fd): new open file descriptions, not inheritable until the
         caller passes them (`pass_fds`) and closes its copies."""
         return tuple(os.open(path, os.O_RDWR | os.O_CLOEXEC) for path in self.files(device))
 
-    def turns(self, device: int, on_wait=None) -> "Turns":
+    def turns(self, device: int | None, on_wait=None) -> "Turns":
         """Turns for this process itself (tests, a grading process that times in-process)."""
         return Turns(*self.open_for_child(device), on_wait=on_wait, owns_fds=True)
 
@@ -136,7 +138,7 @@ class Turns:
     def stepped_out(self):
         """Inside a shared turn: let it go while this process does CPU work only (compiling a
         kernel), and take it again after. Everything this process queued on the GPU is finished
-        first (`settle`), so none of it runs while the turn is let go. Outside a shared turn
+        first (a device-wide synchronize), so none of it runs while the turn is let go. Outside a shared turn
         (none held, or the exclusive one) this does nothing."""
         if self.held != SHARED:
             yield
