@@ -2,15 +2,25 @@
 
     python bench/class_scale.py [--students 24] [--repeats 5] [--workers N] [--out FILE.json]
                                 [--scheduler local|tcp://HOST:8786] [--exercises vector_add,...]
+                                [--all-exercises] [--timeout SECONDS]
 
 The class mixes what a real one hands in, for vector_add and matmul_tiled: solutions, valid
 alternatives (a grid-stride vector add, a matmul of 8 x 8 tiles), kernels without a bounds guard
 (they write past their arrays on a GPU), off-by-one and square-only kernels, untouched starters,
 students who handed in one exercise only, and a hostile file that calls os._exit. Each repeat
-grades it from scratch (a new gradebook) in graded mode with the default workers (one per GPU,
-or one per CPU core without a GPU) and checks that every (student, exercise) row arrived.
+grades it from scratch (a new gradebook) in graded mode with the default workers (a few per
+GPU, or one per CPU core without a GPU) and checks that every (student, exercise) row arrived.
 With --scheduler the same class is graded on a Dask cluster instead (docs/CLUSTER.md): `local`
 starts one on this machine (--workers of them), once, before the first repeat.
+
+--all-exercises: every exercise of the ladder (grader/exercises.py LADDER) for every student.
+Of each ten students, per exercise (rotated so that a student's exercises differ): five hand in
+the solution, one a valid alternative (the solution where the exercise has none), two a wrong
+kernel of tests/submissions/<id>/ (each file in turn; an endless kernel, `# expect: timeout`, at
+most once per exercise in the class), one the untouched starter, and one the hostile file or
+nothing. Besides checks per second, the run prints where a timed check's time went (the
+phases its speed section carries, waits for the GPU included: docs/ARCHITECTURE.md, "Class
+grading") and, per exercise, the spread (max/min) of the speedups the solutions were given.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import grader  # noqa: E402,F401 - chooses the back end before numba loads
 from grader.backend import current  # noqa: E402
 from grader.classroom.gradebook import Gradebook  # noqa: E402
 from grader.classroom.grading import default_workers, discover, grade_class  # noqa: E402
+from grader.exercises import LADDER  # noqa: E402
 from grader.paths import ROOT  # noqa: E402
 
 GRID_STRIDE_ADD = '''from numba import cuda
@@ -77,14 +88,114 @@ def source(exercise_id: str, kind: str) -> str:
     return (SUBMISSIONS / exercise_id / f"{kind}.py").read_text()
 
 
-def make_class(folder: Path, students: int) -> None:
+def make_class(folder: Path, students: int) -> dict:
+    """The two-exercise class; returns {(student, exercise): kind}."""
+    kinds = {}
     for k in range(students):
         add_kind, mm_kind = KINDS[k % len(KINDS)]
         student = folder / f"s{k:02d}"
         student.mkdir(parents=True)
         (student / "vector_add.py").write_text(source("vector_add", add_kind))
+        kinds[(student.name, "vector_add")] = add_kind
         if mm_kind:
             (student / "matmul_tiled.py").write_text(source("matmul_tiled", mm_kind))
+            kinds[(student.name, "matmul_tiled")] = mm_kind
+    return kinds
+
+
+ALTERNATIVES = {"vector_add": "grid_stride", "matmul_tiled": "tiles_8x8"}
+
+
+def expected_verdict(path: Path) -> str:
+    first = path.read_text().splitlines()[0]
+    return first.removeprefix("# expect:").strip() if first.startswith("# expect:") else ""
+
+
+def make_full_class(folder: Path, students: int) -> dict:
+    """Every exercise of the ladder for every student (the mix in this file's docstring);
+    returns {(student, exercise): kind}."""
+    kinds = {}
+    wrong = {e: sorted((SUBMISSIONS / e).glob("*.py")) for e in LADDER}
+    turn = {e: 0 for e in LADDER}
+    endless_used = set()
+    for k in range(students):
+        student = folder / f"s{k:03d}"
+        student.mkdir(parents=True)
+        for j, exercise_id in enumerate(LADDER):
+            slot = (k + 3 * j) % 10
+            if slot < 5:
+                kind = "solution"
+            elif slot == 5:
+                kind = ALTERNATIVES.get(exercise_id, "solution")
+            elif slot in (6, 7) and wrong[exercise_id]:
+                while True:
+                    path = wrong[exercise_id][turn[exercise_id] % len(wrong[exercise_id])]
+                    turn[exercise_id] += 1
+                    if expected_verdict(path) != "timeout" or exercise_id not in endless_used:
+                        break
+                if expected_verdict(path) == "timeout":
+                    endless_used.add(exercise_id)
+                kind = path.stem
+            elif slot == 8 or slot in (6, 7):
+                kind = "starter"
+            else:
+                kind = "hostile" if (k // 10) % 2 == 0 else None
+            if kind is not None:
+                (student / f"{exercise_id}.py").write_text(source(exercise_id, kind))
+                kinds[(student.name, exercise_id)] = kind
+    return kinds
+
+
+def phase_breakdown(rows: list) -> dict:
+    """Phase -> (checks that had it, total seconds), over every timed check."""
+    phases: dict = {}
+    for row in rows:
+        details = ((row["result"] or {}).get("speed") or {}).get("details") or {}
+        for name, seconds in (details.get("phase_seconds") or {}).items():
+            count, total = phases.get(name, (0, 0.0))
+            phases[name] = (count + 1, total + seconds)
+    return phases
+
+
+def solution_spreads(rows: list, kinds: dict) -> dict:
+    """Exercise -> (solutions timed, min speedup, max speedup, max/min) over the students who
+    handed in the solution: one solution graded many times."""
+    speedups: dict = {}
+    for row in rows:
+        if kinds.get((row["student"], row["exercise"])) != "solution":
+            continue
+        details = ((row["result"] or {}).get("speed") or {}).get("details") or {}
+        if details.get("speedup_vs_baseline"):
+            speedups.setdefault(row["exercise"], []).append(details["speedup_vs_baseline"]["median"])
+    return {e: (len(v), min(v), max(v), max(v) / min(v) if min(v) > 0 else float("inf")) for e, v in speedups.items()}
+
+
+def print_details(rows: list, kinds: dict, wall: float) -> dict:
+    """Where the timed checks' time went and how far the solutions' speedups spread."""
+    phases = phase_breakdown(rows)
+    spreads = solution_spreads(rows, kinds)
+    if phases:
+        timed = max(count for count, _ in phases.values())
+        print(f"  phases of the {timed} timed checks (mean per check, total over all):", flush=True)
+        for name, (count, total) in phases.items():
+            print(f"    {name:45s} {total / count:7.3f} s  {total:8.1f} s", flush=True)
+        alone = phases.get("timed rounds", (0, 0.0))[1]
+        print(f"  the GPU held alone (timed rounds): {alone:.1f} s of {wall:.1f} s", flush=True)
+    else:
+        print("  no timed checks (no GPU): no phases", flush=True)
+    for exercise_id, (count, low, high, ratio) in spreads.items():
+        print(
+            f"  {exercise_id}: {count} solutions timed, speedup {low:.3f}–{high:.3f}x, max/min {ratio:.4f}",
+            flush=True,
+        )
+    return {
+        "phases": {
+            name: {"checks": c, "total_s": round(t, 3), "mean_s": round(t / c, 4)} for name, (c, t) in phases.items()
+        },
+        "solution_speedup_spread": {
+            e: {"solutions": c, "min": lo, "max": hi, "max_over_min": r} for e, (c, lo, hi, r) in spreads.items()
+        },
+    }
 
 
 def cluster(args, workers: int, backend: str):
@@ -106,7 +217,10 @@ def main() -> None:
     parser.add_argument(
         "--exercises", default="vector_add,matmul_tiled", help="of vector_add and matmul_tiled (default: both)"
     )
+    parser.add_argument("--all-exercises", action="store_true", help="every exercise of the ladder, for every student")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per case (zerogpu grade's default: 60)")
     args = parser.parse_args()
+    exercises = list(LADDER) if args.all_exercises else args.exercises.split(",")
     backend = current()
     workers = args.workers or default_workers(backend)
     if backend == "gpu" and not args.scheduler:  # a cluster's workers measure their own
@@ -120,33 +234,38 @@ def main() -> None:
 
             workers = worker_count(client)
         folder = Path(tmp) / "class"
-        make_class(folder, args.students)
-        tasks = discover(folder, args.exercises.split(","))
+        kinds = make_full_class(folder, args.students) if args.all_exercises else make_class(folder, args.students)
+        tasks = discover(folder, exercises)
+        handed_in = sum(1 for t in tasks if t.path is not None)
         for repeat in range(args.repeats):
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()
             if client is None:
-                grade_class(tasks, book, workers=workers, case_timeout=60, backend=backend, private=[folder])
+                grade_class(tasks, book, workers=workers, case_timeout=args.timeout, backend=backend, private=[folder])
             else:
                 from grader.classroom.distributed import grade_class_on
 
-                grade_class_on(client, tasks, book, case_timeout=60, backend=backend, private=[folder])
+                grade_class_on(client, tasks, book, case_timeout=args.timeout, backend=backend, private=[folder])
             wall = time.perf_counter() - started
             rows = book.rows()
             verdicts = Counter(r["verdict"] for r in rows)
+            print(
+                f"run {repeat + 1}: {len(rows)}/{len(tasks)} rows ({handed_in} handed in) in {wall:.1f} s: "
+                f"{len(tasks) / wall:.2f} checks a second, {wall / len(tasks):.2f} s a check "
+                f"{dict(sorted(verdicts.items()))}",
+                flush=True,
+            )
             runs.append(
                 {
                     "wall_s": round(wall, 1),
                     "rows": len(rows),
                     "tasks": len(tasks),
-                    "per_check_s": round(wall / len(tasks), 2),
+                    "handed_in": handed_in,
+                    "checks_per_s": round(len(tasks) / wall, 3),
+                    "per_check_s": round(wall / len(tasks), 3),
                     "verdicts": dict(verdicts),
+                    **print_details(rows, kinds, wall),
                 }
-            )
-            print(
-                f"run {repeat + 1}: {len(rows)}/{len(tasks)} rows in {wall:.1f} s "
-                f"({wall / len(tasks):.2f} s a check) {dict(sorted(verdicts.items()))}",
-                flush=True,
             )
             assert len(rows) == len(tasks), "every (student, exercise) row must arrive"
         shutil.rmtree(folder)
@@ -156,7 +275,9 @@ def main() -> None:
         "workers": workers,
         "scheduler": args.scheduler or "in-process pool",
         "students": args.students,
-        "exercises": args.exercises,
+        "exercises": exercises,
+        "case_timeout_s": args.timeout,
+        "kinds": dict(Counter(kinds.values())),
         "runs": runs,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -312,3 +312,72 @@ def test_grade_names_files_it_does_not_grade_and_logs_plain_lines(tmp_path):
     assert "not graded: ann/notes.py — not an exercise id" in proc.stdout
     assert "[1/1] ann/vector_add: passed" in proc.stdout
     assert "\r" not in proc.stdout and "━" not in proc.stdout
+
+
+def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_path, monkeypatch):
+    """As on a GPU host, where a few workers share each GPU taking turns: three workers on one
+    device slot, every child given that device's turns, each (student, exercise) recorded once
+    with its verdict."""
+    import grader.classroom.grading as classroom
+    from grader.checking import isolate
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "class-secret")
+    monkeypatch.setattr(classroom, "device_slots", lambda backend, workers: [0] * workers)
+    monkeypatch.setattr(classroom, "uses_turns", lambda backend: True)
+    spawned = []
+    real_spawn = isolate._spawn
+
+    def spawn(*args, **kwargs):
+        spawned.append(kwargs.get("turns"))
+        return real_spawn(*args, **kwargs)
+
+    monkeypatch.setattr(isolate, "_spawn", spawn)
+    tasks = discover(class_dir, ["vector_add"])
+    book = Gradebook(tmp_path / "b.sqlite")
+    recorded = []
+    graded = grade_class(
+        tasks,
+        book,
+        workers=3,
+        case_timeout=30,
+        backend="simulator",
+        private=[class_dir],
+        on_done=lambda task, result: recorded.append((task.student, task.exercise)),
+    )
+    assert graded == len(tasks) == len(recorded) == len(set(recorded))
+    assert sorted((r["student"], r["verdict"]) for r in book.rows()) == sorted(
+        (student, verdict) for student, (_, verdict) in CLASS.items()
+    )
+    assert spawned and all(t is not None and t[1] == 0 for t in spawned), spawned
+    assert isolate._turn_folder is None and not spawned[0][0].path.exists(), "the turn folder goes with the run"
+
+
+@pytest.mark.parametrize(
+    "gpus, cores, workers, slots",
+    [
+        (1, 16, 4, [0, 0, 0, 0]),  # an H200 host: four checks share the GPU
+        (2, 32, 8, [0, 1, 0, 1, 0, 1, 0, 1]),
+        (4, 8, 8, [0, 1, 2, 3, 0, 1, 2, 3]),  # two cores per GPU: two checks each
+        (2, 2, 2, [0, 1]),  # never fewer than one per GPU
+    ],
+)
+def test_a_gpu_host_runs_a_few_checks_per_gpu(monkeypatch, gpus, cores, workers, slots):
+    import grader.classroom.grading as classroom
+
+    monkeypatch.setattr(classroom, "gpu_total", lambda: gpus)
+    monkeypatch.setattr(classroom.os, "cpu_count", lambda: cores)
+    assert classroom.default_workers("gpu") == workers
+    assert classroom.device_slots("gpu", workers) == slots
+    assert classroom.default_workers("simulator") == cores
+    assert classroom.device_slots("simulator", 3) == [None] * 3
+
+
+def test_tasks_are_handed_out_exercise_by_exercise(class_dir):
+    """Spare children are kept per exercise: consecutive checks of one exercise use them."""
+    from grader.classroom.grading import in_exercise_order
+
+    tasks = discover(class_dir, ["saxpy", "vector_add"])
+    ordered = in_exercise_order(tasks)
+    assert sorted(ordered, key=str) == sorted(tasks, key=str)
+    assert [t.exercise for t in ordered] == ["vector_add"] * len(CLASS) + ["saxpy"] * len(CLASS)
+    assert [t.student for t in ordered[: len(CLASS)]] == sorted(CLASS)

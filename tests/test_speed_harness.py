@@ -127,3 +127,105 @@ def test_the_grading_process_computes_the_checked_launchs_expected_output_ahead(
     inputs, expected, tolerance = future.result(timeout=30)
     again = expected_for_check(ex, 11, check_at)
     assert np.array_equal(inputs["x"], again[0]["x"]) and np.array_equal(expected["out"], again[1]["out"])
+
+
+def test_without_turns_the_phases_are_what_they_were():
+    ex = tiny("vector_add", {"n": 300})
+    samples = collect(ex, solution(ex), seed=5, min_rounds=2, cap_seconds=0.0)
+    assert list(samples.phases) == [
+        "benchmark inputs",
+        "inputs to device",
+        "warm-up: yours",
+        "warm-up: baseline",
+        "warm-up: target",
+        "timed rounds",
+    ]
+    assert not samples.turns
+    assert "held it alone" not in evaluate(ex, 5, samples, CEILINGS)[0].details["method"]
+
+
+def test_with_turns_warm_ups_share_the_gpu_and_the_timed_rounds_have_it_alone():
+    """Inputs to the device and warm-ups under a shared turn, the timed rounds under the
+    exclusive one, each let go before the next is asked for; the waits are phases of their own."""
+    from grader.gpu.harness import WAITING_EXCLUSIVE, WAITING_SHARED
+    from grader.gpu.turns import TurnFolder
+
+    ex = tiny("vector_add", {"n": 300})
+    folder = TurnFolder()
+    turns = folder.turns(0)
+    seen = []
+    real = solution(ex)
+
+    def launch(**kwargs):
+        seen.append(turns.held)
+        real(**kwargs)
+
+    try:
+        samples = collect(ex, launch, seed=5, min_rounds=2, cap_seconds=0.0, turns=turns)
+    finally:
+        turns.close()
+        folder.remove()
+    assert turns.log == [("shared", "take"), ("shared", "leave"), ("exclusive", "take"), ("exclusive", "leave")]
+    assert seen[0] == "shared" and set(seen[1:]) == {"exclusive"}  # the warm-up, then every timed launch
+    assert list(samples.phases)[1:3] == [WAITING_SHARED, "inputs to device"]
+    assert WAITING_EXCLUSIVE in samples.phases and samples.turns
+    speed, wrong = evaluate(ex, 5, samples, CEILINGS)
+    assert wrong is None and "held it alone" in speed.details["method"]
+
+
+def test_compiling_ahead_runs_the_baseline_and_the_target_under_a_shared_turn():
+    """What a spare does on a GPU before its task arrives, here on the simulator: each launched
+    once on the largest correctness case, under a shared turn."""
+    from grader.gpu import speed
+    from grader.gpu.turns import TurnFolder
+
+    ex = exercise("vector_add")
+    folder = TurnFolder()
+    turns = folder.turns(0)
+    launched = []
+
+    def noting(name, real):
+        def launch(**kwargs):
+            launched.append((name, turns.held, {k: getattr(v, "shape", None) for k, v in kwargs.items()}))
+            real(**kwargs)
+
+        return launch
+
+    try:
+        speed.compile_ahead(
+            replace(ex, baseline=noting("baseline", ex.baseline), target=noting("target", ex.target)), turns
+        )
+    finally:
+        turns.close()
+        folder.remove()
+    largest = max(int(c.dims["n"]) for c in ex.spec.cases)
+    assert [(name, held) for name, held, _ in launched] == [("baseline", "shared"), ("target", "shared")]
+    assert all(shapes["c"] == (largest,) for _, _, shapes in launched)
+    assert turns.log == [("shared", "take"), ("shared", "leave")]
+
+
+def test_a_grading_childs_timing_takes_its_turns_and_its_parent_reads_them_back(tmp_path, monkeypatch):
+    """The child's timing step (what a GPU child runs, here at a tiny size) hands its turns to
+    the harness, and the parent reads back that the timed rounds had the GPU alone."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from grader.checking import child, isolate
+    from grader.gpu.harness import WAITING_EXCLUSIVE
+    from grader.gpu.turns import TurnFolder
+
+    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
+    ex = tiny("vector_add", {"n": 300})
+    folder = TurnFolder()
+    turns = folder.turns(0)
+    try:
+        before = {"child: waiting for the GPU": 0.0, "child: correctness cases": 0.1}
+        child._time_submission(tmp_path, {"seed": 5, "check": [1, 0]}, ex, solution(ex), before, turns)
+    finally:
+        turns.close()
+        folder.remove()
+    samples = isolate._read_samples(tmp_path)
+    assert not isinstance(samples, str), samples
+    assert samples.turns and [k for k, _ in turns.log] == ["shared", "shared", "exclusive", "exclusive"]
+    assert list(samples.phases)[:2] == list(before) and WAITING_EXCLUSIVE in samples.phases
+    assert [(name, r) for name, r, _, _ in samples.checked] == [("yours", 1)]

@@ -11,6 +11,13 @@ case runs out of time (grader/checking/stuck.py).
 `python -m grader.checking.child TASK_DIR --spare 1` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
 Every child, spare or not, ends itself when its grader has gone (`--lifeline FD`).
+
+On a GPU shared with other checks (class grading), `--turn-gate FD --turn-gpu FD` are this
+child's GPU turns (grader/gpu/turns.py): loading the file and the correctness cases run under
+a shared turn, the timing takes its own (harness.measure), and the CUDA context is closed under
+a shared turn before the child exits. While it waits for a turn, `waiting-for-gpu` exists in
+TASK_DIR, and the parent's clock stands still. A spare given `--compile-ahead EXERCISE` also
+compiles that exercise's baseline and target under a shared turn while it waits for its task.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 GUARD = None
+TURNS = None
+"""This child's GPU turns (grader/gpu/turns.py), NO_TURNS unless the parent passed some."""
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -49,10 +58,45 @@ def _read_inputs(task_dir: Path, indices) -> dict:
     return inputs
 
 
-def wait_as_spare(task_dir: Path) -> None:
+def turns_from(args: dict, task_dir: Path):
+    """The turns the parent passed (`--turn-gate FD --turn-gpu FD`), else NO_TURNS."""
+    from grader.gpu.turns import NO_TURNS, Turns
+
+    if "turn_gate" not in args or "turn_gpu" not in args:
+        return NO_TURNS
+    turns = Turns(args["turn_gate"], args["turn_gpu"], on_wait=lambda waiting: _note_waiting(task_dir, waiting))
+    from grader.backend import current  # importing grader chose the back end before numba loads
+
+    if current() == "gpu":
+        from grader.gpu.turns import compile_outside_turns
+
+        compile_outside_turns(turns)
+    return turns
+
+
+def _note_waiting(task_dir: Path, waiting: bool) -> None:
+    """Tell the parent that this child is waiting for a GPU turn (its clock stands still)."""
+    from grader.gpu.turns import WAITING_FILE
+
+    path = task_dir / WAITING_FILE
+    with GUARD.writing() if GUARD is not None else _nothing():
+        if waiting:
+            path.touch()
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _nothing():
+    from contextlib import nullcontext
+
+    return nullcontext()
+
+
+def wait_as_spare(task_dir: Path, compile_ahead: str | None = None) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
     parent's task.json. The lifeline ends it if the parent goes first (`follow_lifeline`: also
-    when the parent died before this process started)."""
+    when the parent died before this process started). `compile_ahead`: an exercise whose
+    baseline and target to compile now, under a shared GPU turn (only with turns)."""
     from grader.backend import current  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor  # noqa: F401
     from grader.gpu.speed import collect  # noqa: F401
@@ -64,6 +108,14 @@ def wait_as_spare(task_dir: Path) -> None:
             cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
         except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
             pass
+        if compile_ahead and TURNS:  # a CUDA context and launches: GPU work, so only with a turn
+            try:
+                from grader.exercises import exercise
+                from grader.gpu.speed import compile_ahead as compile_contenders
+
+                compile_contenders(exercise(compile_ahead), TURNS)
+            except Exception:  # noqa: BLE001 - only a head start, as above
+                pass
     while not (task_dir / "task.json").exists():
         time.sleep(0.005)
 
@@ -98,6 +150,7 @@ def run_task(task_dir: Path) -> None:
     from grader.doctor.integration import case_executor, outcome_fields
     from grader.containment.guard import Guard
     from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the submission loads
+    from grader.gpu.turns import NO_TURNS, settle
     from grader.compiler.client import start_helper
     from grader.checking.stuck import Lookout
 
@@ -112,46 +165,50 @@ def run_task(task_dir: Path) -> None:
     lookout = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
     GUARD.install()
-    try:
-        launch = load_launch(ex.spec, source, path)
-    except SubmissionError as err:
-        _write_json(
-            task_dir / "load-error.json",
-            {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source},
-        )
-        return
-    with GUARD.writing():
-        (task_dir / "ready").touch()  # the parent's per-case clock starts now
-    clock["loaded"] = time.perf_counter()
-    execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
-    for index in task["cases"]:
-        outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
-        _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
-        error = outcome.error.to_dict() if outcome.error else None
-        _write_json(
-            task_dir / f"outcome-{index}.json", {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)}
-        )
+    # A shared GPU turn from here to the last case: the file's own top-level code may use the GPU.
+    turns = TURNS if TURNS is not None else NO_TURNS
+    waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
+    with turns.shared():
+        try:
+            launch = load_launch(ex.spec, source, path)
+        except SubmissionError as err:
+            _write_json(
+                task_dir / "load-error.json",
+                {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source},
+            )
+            return
+        with GUARD.writing():
+            (task_dir / "ready").touch()  # the parent's per-case clock starts now
+        clock["loaded"], waits["loaded"] = time.perf_counter(), turns.waited_total()
+        execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
+        for index in task["cases"]:
+            outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
+            _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
+            error = outcome.error.to_dict() if outcome.error else None
+            _write_json(
+                task_dir / f"outcome-{index}.json",
+                {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)},
+            )
+        settle()  # nothing of this turn's runs on after it
     lookout.stop()
+    waits["cases run"] = turns.waited_total()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
-        _time_submission(
-            task_dir,
-            task,
-            ex,
-            launch,
-            {
-                "child: loading the file": clock["loaded"] - clock["imported"],
-                "child: correctness cases": clock["cases run"] - clock["loaded"],
-            },
-        )
+        before = {
+            "child: loading the file": clock["loaded"] - clock["imported"] - (waits["loaded"] - waits["start"]),
+            "child: correctness cases": clock["cases run"] - clock["loaded"] - (waits["cases run"] - waits["loaded"]),
+        }
+        if turns:
+            before = {"child: waiting for the GPU": waits["cases run"] - waits["start"], **before}
+        _time_submission(task_dir, task, ex, launch, before, turns)
 
 
-def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> None:
+def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns) -> None:
     """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
     from grader.gpu.speed import collect
 
     try:
-        samples = collect(ex, launch, task["seed"], check=tuple(task["check"]))
+        samples = collect(ex, launch, task["seed"], check=tuple(task["check"]), turns=turns)
     except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
         _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
         return
@@ -169,6 +226,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict) -> No
             "rounds": samples.rounds,
             "stop_reason": samples.stop_reason,
             "checked": checked,
+            "turns": samples.turns,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )
@@ -192,10 +250,11 @@ def follow_lifeline(fd: int) -> None:
 
 def _arguments(argv: list) -> dict:
     """TASK_DIR [--spare 1] [--cpu SECONDS] [--address-space BYTES] [--processes N]
-    [--lifeline FD]"""
+    [--lifeline FD] [--turn-gate FD --turn-gpu FD] [--compile-ahead EXERCISE]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
-        args[flag.lstrip("-").replace("-", "_")] = int(value)
+        name = flag.lstrip("-").replace("-", "_")
+        args[name] = value if name == "compile_ahead" else int(value)
     return args
 
 
@@ -211,8 +270,12 @@ if __name__ == "__main__":
         from grader.containment.process_cap import limit_own_processes
 
         limit_own_processes(args["processes"])
+    TURNS = turns_from(args, args["task_dir"])
     if "spare" in args:
-        wait_as_spare(args["task_dir"])
+        wait_as_spare(args["task_dir"], args.get("compile_ahead"))
     run_task(args["task_dir"])
+    from grader.gpu.turns import close_gpu
+
+    close_gpu(TURNS)  # under a shared turn: closing the context is GPU work too
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

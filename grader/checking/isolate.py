@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import re
@@ -31,6 +32,7 @@ from grader.containment.guard import scrubbed_env
 from grader.containment import process_cap, sandbox
 from grader.checking import stuck
 from grader.checking.capture import CappedOutput
+from grader.gpu.turns import WAITING_FILE, TurnFolder
 from grader.paths import data_dir
 
 
@@ -148,7 +150,13 @@ def _read_samples(task_dir: Path):
         with np.load(task_dir / filename) as npz:
             checked.append((name, round_index, set_index, {k: npz[k] for k in npz.files}))
     return Samples(
-        data["seconds"], data["after_end_seconds"], checked, data["rounds"], data["stop_reason"], data.get("phases", {})
+        data["seconds"],
+        data["after_end_seconds"],
+        checked,
+        data["rounds"],
+        data["stop_reason"],
+        data.get("phases", {}),
+        data.get("turns", False),
     )
 
 
@@ -157,11 +165,14 @@ class _Spare:
     compiler warmed up while the previous submission ran; it waits for task.json
     (grader/checking/child.py). Every submission still gets a fresh process of its own.
     `sandbox`: None, or (exercise id, private folders): a sandboxed spare's mounts depend on
-    those and not on the submission, which arrives in its task folder."""
+    those and not on the submission, which arrives in its task folder. `turns`: None, or the
+    TurnFolder whose turns for `device` it takes (grader/gpu/turns.py); on a GPU, a spare that
+    knows its exercise and has turns also compiles the exercise's baseline and target ahead."""
 
-    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None):
+    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None, turns=None):
         self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
+        self.born = next(_births)
         work = self.task_dir / "work"
         work.mkdir()
         contain = contained(sandbox[0], sandbox[1]) if sandbox else None
@@ -173,6 +184,8 @@ class _Spare:
             backend,
             spare=True,
             contain=contain,
+            turns=(turns, device) if turns is not None else None,
+            compile_ahead=sandbox[0] if sandbox and turns is not None and backend == "gpu" else None,
         )
 
     def discard(self) -> None:
@@ -187,37 +200,53 @@ def _remove_cgroup(proc) -> None:
         process_cap.remove_cgroup(proc.cgroup)
 
 
+_births = itertools.count()
 _spares: dict = {}
+"""Key -> the spares waiting for it, oldest first."""
+_starting: dict = {}
+"""Key -> how many spares for it are being started now."""
 _spares_lock = threading.Lock()
 _keep_warm = 0
+_per_key = 1
+"""Spares kept waiting per key: several checks of one exercise may start at once on one device."""
 
 
 @contextmanager
-def keep_warm():
+def keep_warm(spares: int = 1):
     """While inside, each child started also starts a spare for the next one on the same
     back end and device: for graders that check many files in a row (a class, bench/trust.py).
-    About 1.5 s of each check (imports, the compiler's first use) then overlaps the one before."""
-    global _keep_warm
+    About 1.5 s of each check (imports, the compiler's first use) then overlaps the one before.
+    `spares`: how many to keep waiting per key (class grading: the checks one device runs at once)."""
+    global _keep_warm, _per_key
     with _spares_lock:
         _keep_warm += 1
+        before = _per_key
+        _per_key = max(_per_key, spares)
     try:
         yield
     finally:
         with _spares_lock:
             _keep_warm -= 1
-            leftovers = list(_spares.values()) if not _keep_warm else []
+            _per_key = before
+            leftovers = [s for pool in _spares.values() for s in pool] if not _keep_warm else []
             if not _keep_warm:
                 _spares.clear()
         for spare in leftovers:
-            if spare is not None:
-                spare.discard()
+            spare.discard()
+
+
+def waiting_spares() -> list:
+    """(key, spare) for every spare waiting now, oldest first within a key."""
+    with _spares_lock:
+        return [(key, spare) for key, pool in _spares.items() for spare in pool]
 
 
 def _take_spare(key):
     with _spares_lock:
-        spare = _spares.pop(key, None)
-        if _keep_warm:
-            _spares[key] = None  # claimed: the new spare is started below, outside the lock
+        pool = _spares.get(key) or []
+        spare = pool.pop(0) if pool else None
+        if not pool:
+            _spares.pop(key, None)
     if spare is not None and spare.proc.poll() is not None:  # died waiting: not usable
         spare.discard()
         spare = None
@@ -227,14 +256,12 @@ def _take_spare(key):
 
 
 def _replace_spare(key) -> None:
-    """Discard the spare waiting for `key`'s next task and start another: after a child
+    """Discard the spares waiting for `key`'s next tasks and start others: after a child
     crashed, hung or met a GPU fault, no process started beside it is trusted."""
     with _spares_lock:
-        spare = _spares.get(key)
-        if spare is None:
-            return
-        _spares[key] = None
-    spare.discard()
+        stale = _spares.pop(key, [])
+    for spare in stale:
+        spare.discard()
     _refill_spare(key)
 
 
@@ -264,22 +291,45 @@ def _spawner() -> ThreadPoolExecutor:
 
 
 def _refill_spare(key) -> None:
+    """Start spares for `key` until `_per_key` wait or are on their way; past a few per device
+    (MAX_SPARES_PER_DEVICE, or `_per_key` if more), the oldest of other keys go first."""
     with _spares_lock:
-        if not _keep_warm or _spares.get(key, 0) is not None:
+        need = _per_key - len(_spares.get(key, ())) - _starting.get(key, 0) if _keep_warm else 0
+        if need <= 0:
             return
-    spare = _spawner().submit(_Spare, *key).result()
-    unwanted = [spare]
-    with _spares_lock:
-        if _keep_warm and _spares.get(key, 0) is None:
-            _spares[key] = spare
-            # sandboxed spares are kept per exercise: past a few per device, the oldest go
-            waiting = [k for k, s in _spares.items() if s is not None and k[:2] == key[:2] and k != key]
-            unwanted = [_spares.pop(k) for k in waiting[: max(0, len(waiting) + 1 - MAX_SPARES_PER_DEVICE)]]
-    for old in unwanted:
-        old.discard()
+        _starting[key] = _starting.get(key, 0) + need
+    for _ in range(need):
+        try:
+            spare = _spawner().submit(_Spare, *key).result()
+        except BaseException:
+            with _spares_lock:
+                _starting[key] -= 1
+            raise
+        unwanted = [spare]
+        with _spares_lock:
+            _starting[key] -= 1
+            if _keep_warm and len(_spares.get(key, ())) < _per_key:
+                _spares.setdefault(key, []).append(spare)
+                unwanted = _over_the_bound(key)
+        for old in unwanted:
+            old.discard()
 
 
-atexit.register(lambda: [s.discard() for s in list(_spares.values()) if s is not None])
+def _over_the_bound(key) -> list:
+    """Spares of `key`'s back end and device past the bound, removed from the pools (the lock
+    held): the oldest of other keys first (sandboxed spares are kept per exercise)."""
+    limit = max(MAX_SPARES_PER_DEVICE, _per_key)
+    device = [(s.born, k, s) for k, pool in _spares.items() if k[:2] == key[:2] for s in pool]
+    device.sort(key=lambda item: (item[1] == key, item[0]))
+    unwanted = [(k, s) for _, k, s in device[: max(0, len(device) - limit)]]
+    for k, spare in unwanted:
+        _spares[k].remove(spare)
+        if not _spares[k]:
+            del _spares[k]
+    return [spare for _, spare in unwanted]
+
+
+atexit.register(lambda: [s.discard() for pool in list(_spares.values()) for s in list(pool)])
 
 
 def contained(exercise_id: str, private=(), also_shown=()) -> dict:
@@ -298,6 +348,30 @@ def contained(exercise_id: str, private=(), also_shown=()) -> dict:
     return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in [*shown, *also_shown]]}
 
 
+_turn_folder = None
+"""The TurnFolder of `gpu_turns`, while inside it."""
+
+
+@contextmanager
+def gpu_turns():
+    """While inside, every child started takes GPU turns for its device (grader/gpu/turns.py):
+    several checks then share one GPU, and only the timed rounds have it alone. What
+    `zerogpu grade` does on a GPU host; its children and spares get descriptors of their own."""
+    global _turn_folder
+    with _spares_lock:
+        outer = _turn_folder
+        if outer is None:
+            _turn_folder = TurnFolder()
+        folder = _turn_folder
+    try:
+        yield folder
+    finally:
+        if outer is None:
+            with _spares_lock:
+                _turn_folder = None
+            folder.remove()
+
+
 _lifelines: dict = {}
 
 
@@ -313,22 +387,38 @@ def _lifeline() -> int:
 
 
 def _spawn(
-    task_dir: Path, work: Path, env: dict, cpu: int, backend: str, spare: bool = False, contain: dict | None = None
+    task_dir: Path,
+    work: Path,
+    env: dict,
+    cpu: int,
+    backend: str,
+    spare: bool = False,
+    contain: dict | None = None,
+    turns: tuple | None = None,
+    compile_ahead: str | None = None,
 ):
     """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
-    With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py)."""
+    With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py).
+    `turns`: (TurnFolder, device): the child gets descriptors of its own for that device's GPU
+    turns, inherited as the lifeline is (a sandboxed child sees no folder of ours).
+    `compile_ahead`: a spare's exercise, whose baseline and target it compiles while it waits."""
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", "1"]
+    if compile_ahead:
+        command += ["--compile-ahead", compile_ahead]
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
+    if turns is not None:  # opened for this child alone: an flock belongs to the open file
+        fds = turns[0].open_for_child(turns[1])
+        command += ["--turn-gate", str(fds[0]), "--turn-gpu", str(fds[1])]
     if contain is not None:
         command += ["--processes", str(process_cap.PROCESS_CAP)]
-        fds = (sandbox.seccomp_fd(),)
+        fds = (sandbox.seccomp_fd(), *fds)
         command = sandbox.command(command, task_dir, env, fd=fds[0], **contain)
         cgroup = process_cap.new_cgroup()
         if cgroup is not None:
@@ -377,7 +467,8 @@ def run_in_child(
     the submission copied into the task folder (the one place the sandbox shows it).
     `progress`: see `_follow`."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
-    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
+    turns = _turn_folder
+    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, turns)
     spare = _take_spare(key) if env is None else None
     tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
     task_dir = Path(tmp.name)
@@ -416,6 +507,7 @@ def run_in_child(
                 cpu,
                 backend,
                 contain=contained(exercise_id, private) if sandboxed else None,
+                turns=(turns, device) if turns is not None else None,
             )
         if env is None:
             _refill_spare(key)
@@ -445,14 +537,18 @@ def _follow(
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the
-    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts."""
+    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts. The clock
+    stands still while the child waits for a GPU turn (other checks' use of the GPU is not its
+    own lack of progress); the class's task deadline still bounds the whole check."""
     outcomes: dict = {}
     startup = None
     shown = 0.0
     deadline = spawned + STARTUP_SECONDS
     imported = ready = False
     watch, looked = getattr(proc, "watch", None), 0.0
+    turn = _TurnClock(task_dir)
     while pending:
+        deadline += turn.paused()
         if watch is not None and time.monotonic() >= looked + WATCH_SECONDS:
             looked = time.monotonic()
             if watch.over_cap():
@@ -492,17 +588,35 @@ def _follow(
     if time_seed is not None:
         if progress is not None:
             progress(None, 0.0)
-        try:
-            proc.wait(timeout=SPEED_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+        deadline = time.monotonic() + SPEED_TIMEOUT
+        turn.paused()
+        while proc.poll() is None:
+            deadline += turn.paused()
+            if time.monotonic() > deadline:
+                _kill(proc)
+                return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+            time.sleep(0.02)
         if (task_dir / "speed.json").exists():
             samples = _read_samples(task_dir)
         else:
             samples = _crash_detail(proc.returncode, "")
     _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
     return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+class _TurnClock:
+    """How long a child has waited for GPU turns (it says so with a file, grader/checking/child.py)."""
+
+    def __init__(self, task_dir: Path):
+        self.flag = task_dir / WAITING_FILE
+        self.last = time.monotonic()
+
+    def paused(self) -> float:
+        """Seconds since the last call during which the child was waiting for a turn."""
+        now = time.monotonic()
+        waited = now - self.last if self.flag.exists() else 0.0
+        self.last = now
+        return waited
 
 
 WATCH_SECONDS = 0.1

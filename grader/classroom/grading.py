@@ -1,6 +1,10 @@
 """Grade a whole class: every (student, exercise) is one pure task run in its own child
-process; workers (CPU cores on the simulator, one per GPU on a GPU host) run them, the
+process; workers (CPU cores on the simulator, a few per GPU on a GPU host) run them, the
 coordinating thread records each result as it arrives, and a restart skips what is done.
+
+On a GPU host several checks share each GPU at once, taking GPU turns (grader/gpu/turns.py):
+only their timed rounds have the GPU alone, everything else overlaps. Tasks are handed out
+exercise by exercise, so that spare children, kept per exercise, serve the next ones.
 
 No grading run may stall, whatever a submission does: the coordinator gives every task a
 wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it
@@ -115,12 +119,42 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
     return [t for t in tasks if (t.student, t.exercise) not in done or done[(t.student, t.exercise)] != t.sha256]
 
 
-def default_workers(backend: str) -> int:
-    if backend == "gpu":  # asked of the driver alone: the grading process holds no CUDA context
-        from grader.backend import gpu_count
+CHECKS_PER_GPU = 4
+"""The most checks one GPU runs at once by default (their timed rounds still one at a time)."""
 
-        return max(gpu_count(), 1)
-    return max(os.cpu_count() or 1, 1)
+
+def gpu_total() -> int:
+    """GPUs on this host, asked of the driver alone: the grading process holds no CUDA context."""
+    from grader.backend import gpu_count
+
+    return max(gpu_count(), 1)
+
+
+def default_workers(backend: str) -> int:
+    """On a GPU host, a few checks per GPU (`CHECKS_PER_GPU`, at most one per CPU core): while
+    one check's timed rounds have the GPU alone, the others start, load, run their cases, copy
+    inputs and compile. Without a GPU, one per CPU core."""
+    cores = max(os.cpu_count() or 1, 1)
+    if backend == "gpu":
+        gpus = gpu_total()
+        return gpus * max(1, min(CHECKS_PER_GPU, cores // gpus))
+    return cores
+
+
+def device_slots(backend: str, workers: int) -> list:
+    """The device each worker slot grades on: GPUs in turn on a GPU host (so several workers
+    share each GPU), None without one."""
+    if backend != "gpu":
+        return [None] * workers
+    gpus = gpu_total()
+    return [k % gpus for k in range(workers)]
+
+
+def in_exercise_order(tasks: list) -> list:
+    """The same tasks, exercise by exercise (the ladder's order), students in their order
+    within each: consecutive checks of one exercise are what spare children are kept for."""
+    rank = {e: k for k, e in enumerate(LADDER)}
+    return sorted(tasks, key=lambda t: rank.get(t.exercise, len(rank)))
 
 
 def machine_name(backend: str) -> str:
@@ -221,6 +255,12 @@ def _work(task: Task, device, processes, results: queue.Queue, backend: str, **o
     results.put((task, result))
 
 
+def uses_turns(backend: str) -> bool:
+    """Checks take GPU turns (grader/gpu/turns.py) on a GPU only: the CPU engines share nothing
+    whose timing matters."""
+    return backend == "gpu"
+
+
 @dataclass
 class _Running:
     device: int | None
@@ -244,12 +284,15 @@ def grade_class(
     """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
     folders no submission may read (the class folder: other students' work, the gradebook).
     `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
+    from contextlib import nullcontext
+
     from grader.checking.pipeline import time_limit
-    from grader.checking.isolate import TaskProcesses, keep_warm
+    from grader.checking.isolate import TaskProcesses, gpu_turns, keep_warm
 
     load_secret()  # made here once, before any worker could race to create it
-    slots = list(range(workers)) if backend == "gpu" else [None] * workers
-    todo, running, results, graded = deque(tasks), {}, queue.Queue(), 0
+    slots = device_slots(backend, workers)
+    sharing = max(slots.count(d) for d in set(slots)) if slots else 1  # checks at once on one device
+    todo, running, results, graded = deque(in_exercise_order(tasks)), {}, queue.Queue(), 0
     options = {"case_timeout": case_timeout, "private": private, "unsandboxed": unsandboxed}
     here = machine_name(backend)
 
@@ -261,7 +304,10 @@ def grade_class(
         if on_done:
             on_done(task, result)
 
-    with keep_warm():
+    # On a GPU, every child takes turns on its device; spares: as many per exercise as checks
+    # run at once on a device
+    turns = gpu_turns() if uses_turns(backend) else nullcontext()
+    with turns, keep_warm(spares=sharing if backend == "gpu" else 1):
         while todo or running:
             while todo and slots:
                 task = todo.popleft()

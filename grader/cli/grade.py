@@ -227,7 +227,8 @@ def register(sub) -> None:
     grade.add_argument(
         "--workers",
         type=int,
-        help="parallel submissions (default: CPU cores, or one per GPU); with --scheduler local, the cluster's workers",
+        help="parallel submissions (default: CPU cores, or up to 4 per GPU, whose timed rounds take turns); "
+        "with --scheduler local, the cluster's workers",
     )
     grade.add_argument(
         "--scheduler",

@@ -21,6 +21,7 @@ import numpy as np
 from grader.containment.device_data import seal_numba_arrays, sealed
 from grader.sentinels import PAD, fenced_buffer
 from grader.gpu.statistics import paired_ratio, settled
+from grader.gpu.turns import NO_TURNS
 
 L2_FLUSH_BYTES = 256 << 20
 """Larger than any current GPU's L2 (H200: 60 MB)."""
@@ -28,6 +29,8 @@ HOLD_MICROSECONDS = 200
 """How long the GPU is kept busy before each timed launch: far more than it takes the host to
 record the start event and queue the launch (Numba's dispatch: ~26 µs)."""
 HIDDEN_WORK_SLACK = 200e-6
+WAITING_SHARED = "waiting for the GPU: inputs and warm-ups"
+WAITING_EXCLUSIVE = "waiting for the GPU: timed rounds"
 
 
 @dataclass
@@ -42,13 +45,16 @@ class Samples:
     rounds: int = 0
     stop_reason: str = ""
     phases: dict = field(default_factory=dict)
-    """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing)."""
+    """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing, and
+    with turns the waits for the GPU)."""
+    turns: bool = False
+    """Timed under GPU turns: no other check's GPU work ran during the timed rounds."""
 
 
 class _Arena:
     """Device inputs for each input set and one fenced output buffer per output."""
 
-    def __init__(self, spec, input_sets, dims):
+    def __init__(self, spec, input_sets, dims, flush_words: int | None = None):
         from numba import cuda
 
         self.dims = dims
@@ -66,7 +72,7 @@ class _Arena:
         from numba import config
 
         # On the simulator (CI's tiny sizes) a 256 MiB read would take hours: a token one.
-        words = 256 if config.ENABLE_CUDASIM else L2_FLUSH_BYTES // 4
+        words = 256 if config.ENABLE_CUDASIM else flush_words or L2_FLUSH_BYTES // 4
         self.flush_words = cuda.device_array(words, np.uint32)  # any contents: it is only read
         self.flush_sink = cuda.device_array(1, np.uint32)
 
@@ -193,27 +199,53 @@ def measure(
     max_rounds: int = 200,
     max_uncertainty: float = 0.01,
     check: tuple[int, int] | None = None,
+    turns=None,
 ) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`; copy back
-    the outputs of the learner's launch at `check` (round, set)."""
+    the outputs of the learner's launch at `check` (round, set). `turns` (grader/gpu/turns.py),
+    when the GPU is shared with other checks: inputs to the device and warm-ups under a shared
+    turn, the timed rounds under the exclusive one, let go as soon as they end."""
+    stop = (cap_seconds, min_rounds, max_rounds, max_uncertainty)
+    turns = turns or NO_TURNS
     clock = time.perf_counter()
     seal_numba_arrays()  # _timed_launch seals every launch's arguments
     dims = dict(spec.benchmark.dims)
-    arena = _Arena(spec, input_sets, dims)
     names = list(contenders)
-    samples = Samples({n: [] for n in names}, {n: [] for n in names})
+    samples = Samples({n: [] for n in names}, {n: [] for n in names}, turns=bool(turns))
     check = check or choose_check(len(input_sets), min_rounds)
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
-    arena.fresh_inputs(0, variant_seed, -1)
-    samples.phases["inputs to device"] = time.perf_counter() - clock
-    for name in names:  # warm-up: JIT compile and module load stay out of the figures
-        clock = time.perf_counter()
-        _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
-        samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
+    with turns.shared() as waited:  # other checks' GPU work may overlap this, not their timed rounds
+        if turns:  # JIT compiles step out of the turn (turns.compile_outside_turns): waits again
+            samples.phases[WAITING_SHARED] = waited
+            clock = time.perf_counter()
+        waits = turns.waited_total()
+        arena = _Arena(spec, input_sets, dims)
+        arena.fresh_inputs(0, variant_seed, -1)
+        samples.phases["inputs to device"] = time.perf_counter() - clock - (turns.waited_total() - waits)
+        for name in names:  # warm-up: JIT compile and module load stay out of the figures
+            clock, waits = time.perf_counter(), turns.waited_total()
+            _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
+            again = turns.waited_total() - waits
+            samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock - again
+            if turns:
+                samples.phases[WAITING_SHARED] += again
+    with turns.exclusive() as waited:  # the GPU alone: no other check's work lands in the figures
+        if turns:
+            samples.phases[WAITING_EXCLUSIVE] = waited
+        started = time.perf_counter()
+        _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop)
+        samples.phases["timed rounds"] = time.perf_counter() - started
+    return samples
+
+
+def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets, stop) -> None:
+    """Rounds of timed launches, interleaved in rotating order, until `stop` says enough."""
+    cap_seconds, min_rounds, max_rounds, max_uncertainty = stop
+    input_sets = range(sets)
     started = time.perf_counter()
     launch_index = 0
     while True:
-        for set_index in range(len(input_sets)):
+        for set_index in input_sets:
             order = names[launch_index % len(names) :] + names[: launch_index % len(names)]
             # Inputs no launch has seen: caching answers by input buffer or content fails.
             arena.fresh_inputs(set_index, variant_seed, samples.rounds)
@@ -239,8 +271,19 @@ def measure(
         if samples.rounds >= max_rounds:
             samples.stop_reason = f"{max_rounds} rounds"
             break
-    samples.phases["timed rounds"] = time.perf_counter() - started
-    return samples
+
+
+def compile_ahead(spec, contenders: dict, inputs: dict, dims: dict, *, flush: bool, turns=None) -> None:
+    """Launch each of `contenders` once, as a warm-up does, on small `inputs` of the benchmark's
+    types, under a shared turn: their JIT compilation and module loads are then done before a
+    measurement needs them (a spare child does this for the baseline and the target while it
+    waits for its task). Argument types, not sizes, choose what is compiled."""
+    turns = turns or NO_TURNS
+    with turns.shared():
+        arena = _Arena(spec, [inputs], dims, flush_words=256)
+        arena.fresh_inputs(0, 0, -1)
+        for launch in contenders.values():
+            _timed_launch(launch, arena.kwargs(0), arena, flush)
 
 
 def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:

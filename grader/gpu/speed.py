@@ -15,6 +15,7 @@ import numpy as np
 
 from grader.gpu import statistics as timing
 from grader.steps.cases import case_rng, expected_and_tolerance
+from grader.gpu import harness
 from grader.gpu.harness import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
 from grader.steps.judge import judge_sampled
 from grader.result import Speed
@@ -34,8 +35,13 @@ METHOD = (
     "inputs rotated and sign-flipped (or offset) so no launch sees inputs seen before, "
     "outputs poisoned before every launch; repeated until each median ratio is known to ±1% "
     "(1.58·IQR/√n) or {cap:g} s pass; figures are medians; {checked} timed output(s), chosen at "
-    "random by the grading process, checked against the oracle."
+    "random by the grading process, checked against the oracle.{alone}"
 )
+ALONE = (
+    " Other checks shared this GPU: the timed rounds held it alone (their GPU work waited), "
+    "its other work overlapped theirs."
+)
+"""What METHOD adds when the timing took GPU turns (grader/gpu/turns.py)."""
 
 
 def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
@@ -48,7 +54,8 @@ def new_check() -> tuple[int, int]:
     return choose_check(INPUT_SETS, rng=random.SystemRandom())
 
 
-def collect(ex, launch, seed: int, secret=None, check=None, **options) -> Samples:
+def collect(ex, launch, seed: int, secret=None, check=None, turns=None, **options) -> Samples:
+    """Time `launch` against the exercise's baseline and target (`turns`: see harness.measure)."""
     clock = time.perf_counter()
     inputs = benchmark_inputs(ex, seed, secret)
     built = time.perf_counter() - clock
@@ -60,10 +67,22 @@ def collect(ex, launch, seed: int, secret=None, check=None, **options) -> Sample
         variant_seed=seed,
         flush=ex.spec.benchmark.bound == "memory",
         check=check or new_check(),
+        turns=turns,
         **options,
     )
     samples.phases = {"benchmark inputs": built, **samples.phases}
     return samples
+
+
+def compile_ahead(ex, turns=None) -> None:
+    """The baseline's and the target's JIT compilation and module loads, done ahead of a
+    measurement (harness.compile_ahead), on the largest correctness case's inputs: the
+    benchmark's types at a size every bundled kernel handles (they pass every case)."""
+    case = max(ex.spec.cases, key=lambda c: int(np.prod([max(int(v), 1) for v in c.dims.values()])))
+    dims = dict(case.dims)
+    inputs = ex.spec.make_inputs(dims, np.random.default_rng(0))
+    contenders = {"baseline": ex.baseline, "target": ex.target}
+    harness.compile_ahead(ex.spec, contenders, inputs, dims, flush=ex.spec.benchmark.bound == "memory", turns=turns)
 
 
 def expected_for_check(ex, seed: int, check, secret=None):
@@ -142,7 +161,10 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None, expec
         "stop_reason": samples.stop_reason,
         "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
         "method": METHOD.format(
-            sets=INPUT_SETS, cap=CAP_SECONDS, checked=sum(1 for c in samples.checked if c[0] == "yours")
+            sets=INPUT_SETS,
+            cap=CAP_SECONDS,
+            checked=sum(1 for c in samples.checked if c[0] == "yours"),
+            alone=ALONE if samples.turns else "",
         ),
     }
     details["summary"] = summary_line(details)
