@@ -171,6 +171,8 @@ SMALL = {
     "histogram": {"n": 4099},
     "reduce_sum": {"n": 5000},
     "matmul_tiled": {"m": 33, "k": 20, "n": 17},
+    "warp_reduce": {"n": 5000},
+    "scan": {"n": 17011},
 }
 LARGE = {
     "thread_ids": {"n": 1_000_003},
@@ -183,6 +185,8 @@ LARGE = {
     "histogram": {"n": 20_000_003},
     "reduce_sum": {"n": 1_000_003},
     "matmul_tiled": {"m": 257, "k": 300, "n": 129},
+    "warp_reduce": {"n": 1_000_003},
+    "scan": {"n": 3_000_017},  # hundreds of tiles: the look-back goes back many windows
 }
 
 

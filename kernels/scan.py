@@ -9,9 +9,10 @@ Inputs: counts uniform in 0..7, amounts uniform in [-1, 1).
 """
 
 import numpy as np
-from numba import cuda, int32
+from numba import cuda, int32, int64, uint64
+from numba.cuda import libdevice
 
-from grader.authoring import bulk_random
+from grader.authoring import bulk_random, pairs
 from grader.authoring.spec import Array, Benchmark, Case, Spec
 from grader.authoring.tolerance import scanned
 
@@ -125,173 +126,199 @@ TILE_WARPS = TILE_THREADS // 32
 TILE_ITEMS = 16
 TILE = TILE_THREADS * TILE_ITEMS
 PADDED = TILE + TILE // 32
-"""One pad word per 32 elements: the striped (coalesced) and the blocked (16 consecutive
-elements per thread) shared-memory accesses are both free of bank conflicts."""
+"""One pad word per 32 elements: the striped (coalesced, also as pairs) and the blocked (16
+consecutive elements per thread) shared-memory accesses are all free of bank conflicts."""
 AGGREGATE, INCLUSIVE = 1, 2
 """A tile's status: 0 nothing yet, 1 its own total is published, 2 the total up to its end."""
+LOW = 0xFFFFFFFF
+
+
+# A tile's status is one 64-bit word, the flag in the high half and the total's 32 bits in the
+# low half, written and read with single atomics: a reader never sees a flag without its total,
+# so no fence is needed and each predecessor costs one read.
+@cuda.jit(device=True)
+def _status_of_int(flag, total):
+    return (int64(flag) << 32) | (int64(total) & LOW)
+
+
+@cuda.jit(device=True)
+def _total_of_int(word):
+    return int32(word & LOW)
+
+
+@cuda.jit(device=True)
+def _status_of_float(flag, total):
+    return (int64(flag) << 32) | (int64(libdevice.float_as_int(total)) & LOW)
+
+
+@cuda.jit(device=True)
+def _total_of_float(word):
+    return libdevice.int_as_float(int32(word & LOW))
 
 
 @cuda.jit
-def _clear_status(flags, aggregates, inclusives, counter):
+def _clear_status(status, counter):
     i = cuda.grid(1)
-    if i < flags.size:
-        flags[i] = 0
-        aggregates[i] = 0
-        inclusives[i] = 0
+    if i < status.size:
+        status[i] = 0
     if i == 0:
         counter[0] = 0
 
 
 @cuda.jit(device=True)
 def _padded(k):
-    return k + k // 32
+    return uint64(k + k // 32)  # unsigned: no wrap-around check on each shared access
 
 
-@cuda.jit(device=True)
-def _look_back(tile, aggregate, flags, aggregates, inclusives, zero):
-    """Warp 0: publish this tile's total, add up the totals of the tiles before it, 32 at a
-    time, back to the nearest one that knows its inclusive prefix; publish ours. Status
-    words and totals are read and written with atomics, which go to L2: a spinning block
-    never sees a stale line of its own L1."""
-    lane = cuda.threadIdx.x % 32
-    if tile == 0:
+def _tile_scan(status_of, total_of, load_pair, store_pair):
+    """The tile kernel for one element type: its status words made by `status_of`, read by
+    `total_of`; full tiles loaded and stored as pairs (grader/authoring/pairs.py)."""
+
+    @cuda.jit(device=True)
+    def look_back(tile, aggregate, status, zero):
+        """Warp 0: publish this tile's total, add up the totals of the tiles before it, 32 at
+        a time, back to the nearest one that knows its inclusive prefix; publish ours. Status
+        words are read and written with atomics, which go to L2: a spinning block never sees
+        a stale line of its own L1."""
+        lane = cuda.threadIdx.x % 32
+        if tile == 0:
+            if lane == 0:
+                cuda.atomic.exch(status, 0, status_of(INCLUSIVE, aggregate))
+            return zero
         if lane == 0:
-            cuda.atomic.add(inclusives, 0, aggregate)
-            cuda.threadfence()
-            cuda.atomic.exch(flags, 0, INCLUSIVE)
-        return zero
-    if lane == 0:
-        cuda.atomic.add(aggregates, tile, aggregate)
-        cuda.threadfence()
-        cuda.atomic.exch(flags, tile, AGGREGATE)
-    carry = zero
-    newest = tile - 1
-    while True:
-        p = newest - lane
-        flag = int32(INCLUSIVE)  # lanes before tile 0 count as an inclusive 0
-        if p >= 0:
-            flag = cuda.atomic.or_(flags, p, 0)
-        while cuda.any_sync(FULL_MASK, flag == 0):  # a tile before us has not published yet
-            if p >= 0 and flag == 0:
-                flag = cuda.atomic.or_(flags, p, 0)
-        cuda.threadfence()
-        value = zero
-        if p >= 0:
-            if flag == INCLUSIVE:
-                value = cuda.atomic.add(inclusives, p, 0)
-            else:
-                value = cuda.atomic.add(aggregates, p, 0)
-        nearest = cuda.ffs(cuda.ballot_sync(FULL_MASK, flag == INCLUSIVE))  # 1 + its lane, or 0
-        if nearest != 0 and lane >= nearest:
-            value = zero  # past the nearest inclusive prefix: already counted in it
-        for offset in (16, 8, 4, 2, 1):
-            value += cuda.shfl_xor_sync(FULL_MASK, value, offset)
-        carry += value
-        if nearest != 0:
-            break
-        newest -= 32
-    if lane == 0:
-        cuda.atomic.add(inclusives, tile, carry + aggregate)
-        cuda.threadfence()
-        cuda.atomic.exch(flags, tile, INCLUSIVE)
-    return carry
-
-
-@cuda.jit
-def _scan_tiles(x, out, flags, aggregates, inclusives, counter):
-    buffer = cuda.shared.array(PADDED, x.dtype)
-    warp_totals = cuda.shared.array(TILE_WARPS, x.dtype)
-    tile_of_block = cuda.shared.array(1, int32)
-    carry_in = cuda.shared.array(1, x.dtype)
-    items = cuda.local.array(TILE_ITEMS, x.dtype)
-    t = cuda.threadIdx.x
-    lane = t % 32
-    warp = t // 32
-    zero = x.dtype.type(0)
-    n = x.size
-    # Tiles in the order blocks start (not blockIdx): every tile before ours belongs to a
-    # block already running, so waiting for it cannot deadlock.
-    if t == 0:
-        tile_of_block[0] = cuda.atomic.add(counter, 0, 1)
-    cuda.syncthreads()
-    base = tile_of_block[0] * TILE
-    for j in range(TILE_ITEMS):  # coalesced loads, all 16 in flight
-        k = j * TILE_THREADS + t
-        v = zero
-        if base + k < n:
-            v = x[base + k]
-        buffer[_padded(k)] = v
-    cuda.syncthreads()
-    running = zero  # each thread scans its 16 consecutive elements in registers
-    for j in range(TILE_ITEMS):
-        running += buffer[_padded(t * TILE_ITEMS + j)]
-        items[j] = running
-    total = running  # the threads' totals: a warp scan, ...
-    offset = 1
-    while offset < 32:
-        up = cuda.shfl_up_sync(FULL_MASK, total, offset)
-        if lane >= offset:
-            total += up
-        offset *= 2
-    before = cuda.shfl_up_sync(FULL_MASK, total, 1)
-    if lane == 0:
-        before = zero
-    if lane == 31:
-        warp_totals[warp] = total
-    cuda.syncthreads()
-    aggregate = zero  # ... the warps before, and the tile's total
-    for w in range(TILE_WARPS):
-        if w < warp:
-            before += warp_totals[w]
-        aggregate += warp_totals[w]
-    if warp == 0:
-        carry = _look_back(tile_of_block[0], aggregate, flags, aggregates, inclusives, zero)
+            cuda.atomic.exch(status, tile, status_of(AGGREGATE, aggregate))
+        carry = zero
+        newest = tile - 1
+        while True:
+            p = newest - lane
+            word = status_of(INCLUSIVE, zero)  # lanes before tile 0 count as an inclusive 0
+            if p >= 0:
+                word = cuda.atomic.or_(status, p, 0)
+            while cuda.any_sync(FULL_MASK, (word >> 32) == 0):  # a tile before us has not published
+                if p >= 0 and (word >> 32) == 0:
+                    word = cuda.atomic.or_(status, p, 0)
+            flag = word >> 32
+            value = total_of(word)
+            nearest = cuda.ffs(cuda.ballot_sync(FULL_MASK, flag == INCLUSIVE))  # 1 + its lane, or 0
+            if nearest != 0 and lane >= nearest:
+                value = zero  # past the nearest inclusive prefix: already counted in it
+            for offset in (16, 8, 4, 2, 1):
+                value += cuda.shfl_xor_sync(FULL_MASK, value, offset)
+            carry += value
+            if nearest != 0:
+                break
+            newest -= 32
         if lane == 0:
-            carry_in[0] = carry
-    cuda.syncthreads()
-    before += carry_in[0]
-    for j in range(TILE_ITEMS):
-        buffer[_padded(t * TILE_ITEMS + j)] = before + items[j]
-    cuda.syncthreads()
-    for j in range(TILE_ITEMS):  # coalesced stores
-        k = j * TILE_THREADS + t
-        if base + k < n:
-            out[base + k] = buffer[_padded(k)]
+            cuda.atomic.exch(status, tile, status_of(INCLUSIVE, carry + aggregate))
+        return carry
+
+    @cuda.jit
+    def scan_tiles(x, out, x2, out2, status, counter):
+        buffer = cuda.shared.array(PADDED, x.dtype)
+        warp_totals = cuda.shared.array(TILE_WARPS, x.dtype)
+        tile_of_block = cuda.shared.array(1, int32)
+        carry_in = cuda.shared.array(1, x.dtype)
+        t = cuda.threadIdx.x
+        lane = t % 32
+        warp = t // 32
+        zero = x.dtype.type(0)
+        n = x.size
+        # Tiles in the order blocks start (not blockIdx): every tile before ours belongs to a
+        # block already running, so waiting for it cannot deadlock.
+        if t == 0:
+            tile_of_block[0] = cuda.atomic.add(counter, 0, 1)
+        cuda.syncthreads()
+        tile = tile_of_block[0]
+        base = tile * TILE
+        full = base + TILE <= n
+        if full:  # coalesced 8-byte loads, all 8 in flight
+            for j in range(TILE_ITEMS // 2):
+                k = j * TILE_THREADS + t
+                lo, hi = load_pair(x2, base // 2 + k)
+                buffer[_padded(2 * k)] = lo
+                buffer[_padded(2 * k + 1)] = hi
+        else:
+            for j in range(TILE_ITEMS):
+                k = j * TILE_THREADS + t
+                v = zero
+                if base + k < n:
+                    v = x[uint64(base + k)]
+                buffer[_padded(k)] = v
+        cuda.syncthreads()
+        total = zero  # each thread's 16 consecutive elements ...
+        for j in range(TILE_ITEMS):
+            total += buffer[_padded(t * TILE_ITEMS + j)]
+        offset = 1  # ... the threads' totals: a warp scan, ...
+        while offset < 32:
+            up = cuda.shfl_up_sync(FULL_MASK, total, offset)
+            if lane >= offset:
+                total += up
+            offset *= 2
+        before = cuda.shfl_up_sync(FULL_MASK, total, 1)
+        if lane == 0:
+            before = zero
+        if lane == 31:
+            warp_totals[warp] = total
+        cuda.syncthreads()
+        aggregate = zero  # ... the warps before, and the tile's total
+        for w in range(TILE_WARPS):
+            if w < warp:
+                before += warp_totals[w]
+            aggregate += warp_totals[w]
+        if warp == 0:
+            carry = look_back(tile, aggregate, status, zero)
+            if lane == 0:
+                carry_in[0] = carry
+        cuda.syncthreads()
+        running = before + carry_in[0]  # the prefixes, made again from shared memory: 16
+        for j in range(TILE_ITEMS):  # registers fewer than keeping them, more blocks per SM
+            running += buffer[_padded(t * TILE_ITEMS + j)]
+            buffer[_padded(t * TILE_ITEMS + j)] = running
+        cuda.syncthreads()
+        if full:  # coalesced 8-byte stores
+            for j in range(TILE_ITEMS // 2):
+                k = j * TILE_THREADS + t
+                store_pair(out2, base // 2 + k, buffer[_padded(2 * k)], buffer[_padded(2 * k + 1)])
+        else:
+            for j in range(TILE_ITEMS):
+                k = j * TILE_THREADS + t
+                if base + k < n:
+                    out[uint64(base + k)] = buffer[_padded(k)]
+
+    return scan_tiles
 
 
+_scan_ints = _tile_scan(_status_of_int, _total_of_int, pairs.load_i32, pairs.store_i32)
+_scan_floats = _tile_scan(_status_of_float, _total_of_float, pairs.load_f32, pairs.store_f32)
 _STATUS: dict = {}
 
 
-def _status(tiles, x):
-    """Status words, totals and the tile counter for `tiles` tiles, allocated once per size:
-    an allocation and a free in every call would cost more than the scan's own launches."""
-    key = (tiles, np.dtype(x.dtype).str, type(x))
-    if key not in _STATUS:
-        if len(_STATUS) >= 4:  # a few sizes and dtypes at a time; grading uses one or two
+def _status(tiles):
+    """Status words and the tile counter for `tiles` tiles, allocated once per size: an
+    allocation and a free in every call would cost more than the scan's own launches."""
+    if tiles not in _STATUS:
+        if len(_STATUS) >= 4:  # a few sizes at a time; grading uses one or two
             _STATUS.clear()
-        _STATUS[key] = (
-            cuda.device_array(tiles, np.int32),
-            cuda.device_array(tiles, x.dtype),
-            cuda.device_array(tiles, x.dtype),
-            cuda.device_array(1, np.int32),
-        )
-    return _STATUS[key]
+        _STATUS[tiles] = (cuda.device_array(tiles, np.int64), cuda.device_array(1, np.int32))
+    return _STATUS[tiles]
 
 
-def _single_pass_scan(x, out):
+def _single_pass_scan(kernel, x, out):
     tiles = (x.size + TILE - 1) // TILE
-    flags, aggregates, inclusives, counter = _status(tiles, x)
-    _clear_status[(tiles + 255) // 256, 256](flags, aggregates, inclusives, counter)
-    _scan_tiles[tiles, TILE_THREADS](x, out, flags, aggregates, inclusives, counter)
+    status, counter = _status(tiles)
+    half = x.size // 2
+    _clear_status[(tiles + 255) // 256, 256](status, counter)
+    kernel[tiles, TILE_THREADS](x, out, pairs.pair_view(x, half), pairs.pair_view(out, half), status, counter)
 
 
 def target(counts, amounts, counts_scan, amounts_scan):
     """One pass over each array (read once, written once: 2n of memory traffic, where a scan
     then an add-back moves 4n and a reduce-then-scan 3n): tiles of 4096 elements, 16 per
-    thread, loaded and stored coalesced through a padded shared buffer, scanned in registers,
-    by warp shuffles and across the 8 warps; each tile learns the total of the tiles before it
-    by decoupled look-back (warp 0 reads 32 predecessors' status words at a time). On an
-    H200 1.81 ms at n = 2**27 (28% of the copy ceiling, 1.09x faster than cupy.cumsum;
-    docs/BENCHMARKS.md)."""
-    _single_pass_scan(counts, counts_scan)
-    _single_pass_scan(amounts, amounts_scan)
+    thread, loaded and stored coalesced as 8-byte pairs through a padded shared buffer,
+    scanned by each thread, by warp shuffles and across the 8 warps; each tile learns the
+    total of the tiles before it by decoupled look-back (warp 0 reads 32 predecessors' status
+    words at a time, one 64-bit atomic each). On an H200 at n = 2**27: see docs/BENCHMARKS.md
+    (the previous version, flag and total in two words with a fence between, 4-byte accesses
+    and signed indices: 1.81 ms, 28% of the copy ceiling)."""
+    _single_pass_scan(_scan_ints, counts, counts_scan)
+    _single_pass_scan(_scan_floats, amounts, amounts_scan)

@@ -22,6 +22,7 @@ import numpy as np
 from numba import cuda, float32
 
 from grader.authoring import bulk_random
+from grader.authoring.pairs import load_f32_2d, pair_view, store_f32_2d
 from grader.authoring.spec import Array, Benchmark, Case, Spec
 from grader.authoring.tolerance import U32, summed
 
@@ -205,32 +206,58 @@ def _softmax_block_stride(x, out):
         out[row, c] = math.exp(x[row, c] - m) * inv
 
 
+FULL_MASK = 0xFFFFFFFF
+
+
+@cuda.jit(device=True)
+def _warp_max(value):
+    """The max of `value` over the warp, in every lane (five butterfly shuffles)."""
+    for offset in (16, 8, 4, 2, 1):
+        value = max(value, cuda.shfl_xor_sync(FULL_MASK, value, offset))
+    return value
+
+
+@cuda.jit(device=True)
+def _warp_sum(value):
+    for offset in (16, 8, 4, 2, 1):
+        value += cuda.shfl_xor_sync(FULL_MASK, value, offset)
+    return value
+
+
 def _pairs_kernel(pairs):
-    """The register kernel over float pairs read and written as one complex64 (8-byte
-    accesses): one block per row, `pairs` pairs per thread."""
+    """The register kernel over float pairs (8-byte accesses, grader/authoring/pairs.py): one
+    block per row, `pairs` pairs per thread; each reduction is a warp's shuffles, one shared
+    value per warp and a single barrier (a tree over 256 values needs nine)."""
 
     @cuda.jit
-    def kernel(x2, out2):
-        shared = cuda.shared.array(MAX_THREADS, float32)
+    def kernel(x2, out2, cols):
+        maxes = cuda.shared.array(32, float32)
+        sums = cuda.shared.array(32, float32)
         lo = cuda.local.array(pairs, float32)
         hi = cuda.local.array(pairs, float32)
         row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         step = cuda.blockDim.x
-        cols = x2.shape[1]
+        lane = tid % 32
+        warps = step // 32
+        half = cols // 2
         m = float32(-math.inf)
         for j in range(pairs):
             c = tid + j * step
             a = float32(-math.inf)
             b = float32(-math.inf)
-            if c < cols:
-                v = x2[row, c]
-                a = v.real
-                b = v.imag
+            if c < half:
+                a, b = load_f32_2d(x2, row, c)
             lo[j] = a
             hi[j] = b
             m = max(m, max(a, b))
-        m = _block_max(shared, m)
+        m = _warp_max(m)
+        if lane == 0:
+            maxes[tid // 32] = m
+        cuda.syncthreads()
+        m = maxes[0]
+        for w in range(1, warps):
+            m = max(m, maxes[w])
         s = float32(0.0)
         for j in range(pairs):
             ea = float32(math.exp(lo[j] - m))  # exp(-inf) = 0 past the end of the row
@@ -238,11 +265,18 @@ def _pairs_kernel(pairs):
             lo[j] = ea
             hi[j] = eb
             s += ea + eb
-        inv = float32(1.0) / _block_sum(shared, s)
+        s = _warp_sum(s)
+        if lane == 0:
+            sums[tid // 32] = s
+        cuda.syncthreads()
+        s = sums[0]
+        for w in range(1, warps):
+            s += sums[w]
+        inv = float32(1.0) / s
         for j in range(pairs):
             c = tid + j * step
-            if c < cols:
-                out2[row, c] = complex(lo[j] * inv, hi[j] * inv)
+            if c < half:
+                store_f32_2d(out2, row, c, lo[j] * inv, hi[j] * inv)
 
     return kernel
 
@@ -271,8 +305,8 @@ def target(x, out):
     reductions, 0.178 with 8 pairs per thread (512 threads), 0.207 with 4 (bench/variants.py)."""
     rows, cols = x.shape
     if cols % 2 == 0 and _threads_for(cols // 2, TARGET_PAIRS) * TARGET_PAIRS >= cols // 2:
-        x2, out2 = x.view(np.complex64), out.view(np.complex64)
-        _softmax_pairs[rows, _threads_for(cols // 2, TARGET_PAIRS)](x2, out2)
+        x2, out2 = pair_view(x, cols // 2), pair_view(out, cols // 2)
+        _softmax_pairs[rows, _threads_for(cols // 2, TARGET_PAIRS)](x2, out2, cols)
     elif _threads_for(cols, TARGET_ITEMS) * TARGET_ITEMS >= cols:
         _softmax_registers[rows, _threads_for(cols, TARGET_ITEMS)](x, out)
     else:

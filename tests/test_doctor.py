@@ -36,7 +36,6 @@ VIEWS_BYTES_AS_WORDS = {
     ("transpose", "target"),
     ("vector_add", "target"),
     ("saxpy", "target"),
-    ("softmax_fused", "target"),
 }
 """Targets that read arrays as wider words (`.view`: uint8 as uint32, float32 pairs as uint64
 or complex64): the doctor hands them to the simulator and says why."""
@@ -181,6 +180,37 @@ def test_barrier_reductions_helpers_and_device_functions(tmp_path):
 
     got = outcome.buffers["out"][PAD : PAD + 64]
     np.testing.assert_allclose(got, np.full(64, 2 * x.sum() + (x > 0).sum()), rtol=1e-5, atol=1e-5)
+
+
+def test_libdevice_bit_casts_run_as_on_a_gpu(tmp_path):
+    """A float's bits packed beside a flag in one int64 word and read back (libdevice's
+    float_as_int and int_as_float, both import forms): the doctor runs it, bit for bit."""
+    ns, path = _module(
+        tmp_path,
+        """
+        from numba import cuda, int32, int64
+        from numba.cuda import libdevice
+        from numba.cuda.libdevice import int_as_float
+
+        @cuda.jit
+        def k(x, out):
+            i = cuda.grid(1)
+            if i < x.size:
+                word = (int64(2) << 32) | (int64(libdevice.float_as_int(x[i])) & 0xFFFFFFFF)
+                out[i] = int_as_float(int32(word & 0xFFFFFFFF)) * (word >> 32)
+
+        def launch(x, out):
+            k[1, 64](x, out)
+        """,
+    )
+    x = np.linspace(-3, 3, 64).astype(np.float32)
+    x[5] = -0.0
+    outcome = execute(_spec(), ns["launch"], {"x": x}, {"n": 64}, (path,))
+    assert outcome.error is None and not outcome.report.findings, outcome.error
+    assert outcome.report.ran_on_doctor
+    from grader.sentinels import PAD
+
+    assert np.array_equal(outcome.buffers["out"][PAD : PAD + 64], 2 * x)
 
 
 def test_report_survives_json():

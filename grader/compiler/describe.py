@@ -25,7 +25,7 @@ import numpy as np
 from grader.steps.extract import code_names
 
 CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
-MODULE_NAMES = {"math", "cmath", "numpy", "numba", "numba.cuda", "operator"}
+MODULE_NAMES = {"math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator"}
 LARGEST_CONSTANT_ARRAY = 1 << 16
 
 
@@ -46,7 +46,7 @@ def describe_value(value, seen: dict):
         return ["module", fake]
     if isinstance(value, types.ModuleType):
         name = value.__name__
-        if name == "numba.cuda.simulator" or name.startswith("numba.cuda"):
+        if name == "numba.cuda.simulator" or (name.startswith("numba.cuda") and name != "numba.cuda.libdevice"):
             name = "numba.cuda"
         return ["module", name] if name in MODULE_NAMES else ["opaque", f"module `{name}`"]
     if isinstance(value, float) and not math.isfinite(value):
@@ -74,7 +74,8 @@ def describe_value(value, seen: dict):
         and name
         and (module in MODULE_NAMES | {"builtins"} or module.startswith(("numba.cuda", "numpy")))
     ):
-        home = "numba.cuda" if module.startswith("numba.cuda") else "numpy" if module.startswith("numpy") else module
+        known = MODULE_NAMES | {"builtins"}
+        home = module if module in known else "numba.cuda" if module.startswith("numba.cuda") else "numpy"
         return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
     if isinstance(value, types.FunctionType):
         return ["pyfunc", name]

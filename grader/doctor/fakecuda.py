@@ -259,14 +259,49 @@ FAKE_NUMBA = FakeNumba()
 FAKE_NUMBA.zerogpu_stands_for = "numba"
 
 
+class FakeLibdevice:
+    """numba.cuda.libdevice under the doctor: the bit casts (a float's bits as an integer and
+    back), which kernels use to pack a value beside a flag in one word."""
+
+    zerogpu_stands_for = "numba.cuda.libdevice"
+
+    @staticmethod
+    def float_as_int(x):
+        return np.float32(x).view(np.int32)
+
+    @staticmethod
+    def int_as_float(x):
+        return np.int32(x).view(np.float32)
+
+    @staticmethod
+    def double_as_longlong(x):
+        return np.float64(x).view(np.int64)
+
+    @staticmethod
+    def longlong_as_double(x):
+        return np.int64(x).view(np.float64)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise Unsupported(f"`libdevice.{name}`")
+
+
+FAKE_LIBDEVICE = FakeLibdevice()
+
+
 def replacement(value):
     """What a global (or closure) value of a kernel becomes under the doctor, or None to keep
-    it: numba.cuda, numba, numba's scalar types."""
+    it: numba.cuda, numba, numba.cuda.libdevice, numba's scalar types."""
     cuda_module = sys.modules.get("numba.cuda")
     if cuda_module is not None and value is cuda_module:
         return FAKE_CUDA
     if value is sys.modules.get("numba"):
         return FAKE_NUMBA
+    if value is sys.modules.get("numba.cuda.libdevice"):
+        return FAKE_LIBDEVICE
+    if callable(value) and getattr(value, "__module__", None) == "numba.cuda.libdevice":
+        return getattr(FAKE_LIBDEVICE, value.__name__)  # from numba.cuda.libdevice import float_as_int
     if type(value).__module__.startswith("numba.core.types"):
         return numpy_scalar_type(value)
     return None
