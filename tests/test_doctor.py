@@ -19,6 +19,7 @@ from grader.doctor.report import DoctorReport, merge
 from grader.exercises import LADDER, exercise
 from grader.steps.load import load_launch
 from grader.authoring.spec import Array, Spec
+from grader.sentinels import PAD
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
@@ -64,6 +65,28 @@ def test_reference_kernels_run_clean(exercise_id, which):
     assert report.ran_on_doctor and not report.findings, [f.message for f in report.findings]
     if which != "baseline":
         assert not [t for k in report.kernels for t in k.suggestions], [k.suggestions for k in report.kernels]
+
+
+def test_matmul_tiled_target_inner_tiles_run_clean():
+    """The ladder's cases are smaller than the target's 128×256 tile, so they only run its
+    element-by-element loads; at 128×24×256 one tile is inside C: its first k-slice goes
+    through the 16-byte loads and stores (grader/authoring/ptx.py's load4 and store4, element
+    by element here), its last, partial one element by element. Right values, no finding, no
+    suggestion."""
+    ex = exercise("matmul_tiled")
+    dims = {"m": 128, "k": 24, "n": 256}
+    inputs = ex.spec.make_inputs(dims, np.random.default_rng(5))
+    forget()
+    outcome = execute(ex.spec, ex.target, inputs, dims, (str(ex.reference_file),))
+    assert outcome.error is None, outcome.error
+    c = outcome.buffers["c"][PAD : PAD + 128 * 256].reshape(128, 256)
+    exact = inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64)
+    assert np.all(np.abs(c - exact) <= ex.spec.tolerance(inputs, exact))
+    report = outcome.report
+    assert report.ran_on_doctor and not report.findings, [f.message for f in report.findings]
+    texts = {s.text for k in report.kernels for s in k.sites}
+    assert {"a[row, col + 3]", "a[row, col + q]"} <= texts  # load4's and store4's elements
+    assert not [t for k in report.kernels for t in k.suggestions], [k.suggestions for k in report.kernels]
 
 
 def wrong_submissions():

@@ -189,6 +189,46 @@ def test_runs_of_neighbours_read_by_sibling_sites(tmp_path, body, fix):
     assert fixes == {fix}
 
 
+ROW_RUN_SUMS = '''# expect: clean
+import numpy as np
+from numba import cuda, float32
+
+from grader.authoring.spec import Array
+
+PARAMS = (Array("x", "float32", ("rows", "n")), Array("out", "float32", ("rows", "m"), role="out"))
+DIMS = {"rows": 4, "n": 512, "m": 128}
+
+
+@cuda.jit
+def sums(x, out):
+    q, row = cuda.grid(2)
+    if row < out.shape[0] and q < out.shape[1]:
+        out[row, q] = {body}
+
+
+def launch(x, out):
+    sums[(1, out.shape[0]), 128](x, out)
+'''
+
+
+@pytest.mark.parametrize(
+    "body, fix",
+    [
+        ("x[row, 4 * q] + x[row, 4 * q + 1] + x[row, 4 * q + 2] + x[row, 4 * q + 3]", ""),
+        ("x[row, 4 * q] + x[row, 4 * q + 1]", "contiguous_threads"),
+    ],
+)
+def test_runs_of_neighbours_along_a_row_read_by_sibling_sites(tmp_path, body, fix):
+    """The same along the rows of a 2-D array (x[row, 4q + k]: the matmul_tiled target's
+    element-wise twin of a 16-byte load)."""
+    path = tmp_path / "row_runs.py"
+    path.write_text(ROW_RUN_SUMS.replace("{body}", body))
+    _, _, _, outcome, _ = run(path)
+    assert outcome.error is None and outcome.report.ran_on_doctor, outcome.report.reason
+    fixes = {s.suggestion for k in outcome.report.kernels for s in k.sites if s.text.startswith("x[")}
+    assert fixes == {fix}
+
+
 @pytest.mark.parametrize(
     "bad",
     [p for p in PAIRS if p.values[0].name.split("_bad")[0] not in ("uncoalesced", "bank_conflicts", "past_the_end")],

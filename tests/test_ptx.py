@@ -1,10 +1,10 @@
 """grader/authoring/ptx.py: the simulator forms of the inline-PTX helpers mean what the PTX does (the
-GPU forms run in the histogram target, checked exactly at full size by `-m gpu` tests)."""
+GPU forms run in the histogram and matmul_tiled targets, checked at full size by `-m gpu` tests)."""
 
 import numpy as np
 from numba import cuda, uint32
 
-from grader.authoring.ptx import count_bytes, load_pair, shared_address
+from grader.authoring.ptx import aligned16, count_bytes, load4, load_pair, shared_address, store4
 
 ROWS, COLUMNS = 256, 32
 TABLE_WORDS = ROWS * COLUMNS  # a shared shape must be a name of a constant on a GPU
@@ -31,6 +31,26 @@ def _pairs(words, out):
     i = cuda.grid(1)
     if i < out.shape[0]:
         out[i, 0], out[i, 1] = load_pair(words, i)
+
+
+@cuda.jit
+def _runs(a, out, ok):
+    """Thread t copies the run of 4 at column 4t of each row through load4 and store4."""
+    t = cuda.threadIdx.x
+    for row in range(a.shape[0]):
+        v0, v1, v2, v3 = load4(a, row, 4 * t)
+        store4(out, row, 4 * t, v0, v1, v2, v3)
+    ok[t] = aligned16(a)
+
+
+def test_load4_and_store4_move_the_run_of_four_floats_at_a_column():
+    """Runs at columns 0, 4, ..., 124: every start of store4's rotated order (col >> 5 & 3)."""
+    a = np.arange(3 * 132, dtype=np.float32).reshape(3, 132)
+    out = np.full((3, 132), -1.0, np.float32)
+    ok = np.zeros(32, np.bool_)
+    _runs[1, 32](a, out, ok)
+    assert np.array_equal(out[:, :128], a[:, :128]) and np.all(out[:, 128:] == -1.0)
+    assert ok.all()
 
 
 def test_count_bytes_adds_one_to_row_x_of_the_column_for_every_byte_x():

@@ -362,11 +362,14 @@ sectors: 8 × 4-byte elements = one 32-byte sector."""
 
 
 def strided_run(stats: SiteStats) -> int:
-    """The lane stride of a global 1-D read whose lanes are 2..SECTOR_ELEMENTS_MAX elements
-    apart (x[4 * q + k]), else 0. Several such sites reading the same array at the same
-    stride (k = 0..3) together use every element of the sectors they fetch."""
+    """The lane stride of a global access along the last axis (of a 1-D array, or within a row
+    of a row-major one) whose lanes are 2..SECTOR_ELEMENTS_MAX elements apart (x[4 * q + k],
+    a[row, 4 * q + k]), else 0. Several such sites touching the same array at the same stride
+    (k = 0..3) together use every element of the sectors they fetch."""
     delta, stride = main_pattern(stats)
-    if stats.space != "global" or stats.ndim != 1 or not isinstance(delta, tuple):
+    if stats.space != "global" or not isinstance(delta, tuple):
+        return 0
+    if [axis for axis, d in enumerate(delta) if d != 0] != [stats.ndim - 1]:
         return 0
     return abs(stride) if 2 <= abs(stride) <= SECTOR_ELEMENTS_MAX else 0
 
@@ -402,8 +405,8 @@ FIXES = {
 
 def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
     """(pattern in words, fix kind from FIXES or ""). `siblings`: sites of the same kernel
-    reading the same interleaved array (all fields read: their sectors are shared), or the
-    same 1-D array at the same small stride (strided_run)."""
+    reading the same interleaved array (all fields read: their sectors are shared), or
+    touching the same array along its last axis at the same small stride (strided_run)."""
     delta, stride = main_pattern(stats)
     name, ndim = stats.array, stats.ndim
     if delta == "single":
@@ -427,9 +430,9 @@ def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
         )
     if strided_run(stats) and siblings >= abs(stride):
         return (
-            f"{abs(stride)} elements apart, one of {siblings} sites reading `{name}` at "
+            f"{abs(stride)} elements apart, one of {siblings} sites touching `{name}` at "
             "that stride: together they use every element of these sectors (each thread "
-            "reads a run of neighbours; the L1 cache serves the overlap)",
+            "touches a run of neighbours; the caches serve the overlap)",
             "",
         )
     gap = abs(stride) * stats.itemsize
