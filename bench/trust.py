@@ -78,8 +78,11 @@ def measure(ids, args):
             "max_over_min": max(ok) / min(ok) if ok else None,
             **{f"{who}_ms": [d.get(f"{who}_ms") for d in details] for who in ("yours", "baseline", "target")},
         }
+        spread = repeats[exercise_id]["max_over_min"]
+        verdicts = ", ".join(sorted({r.verdict for r in gradings}))
         print(
-            f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  max/min {repeats[exercise_id]['max_over_min']:.3f}",
+            f"{exercise_id:<14} speedups {', '.join(f'{s:.3f}' for s in ok)}  "
+            + (f"max/min {spread:.3f}" if spread else f"no speedup ({verdicts}: {gradings[0].message[:120]})"),
             flush=True,
         )
         for who in ("yours", "baseline"):

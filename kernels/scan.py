@@ -283,6 +283,17 @@ def _tile_scan(status_of, total_of, load_pair, store_pair):
 
 _scan_ints = _tile_scan(_status_of_int, _total_of_int, pairs.load_i32, pairs.store_i32)
 _scan_floats = _tile_scan(_status_of_float, _total_of_float, pairs.load_f32, pairs.store_f32)
+
+
+@cuda.jit
+def _zero(status, counter):
+    i = cuda.grid(1)
+    if i < status.size:
+        status[i] = 0
+    if i == 0:
+        counter[0] = 0
+
+
 _STATUS: dict = {}
 
 
@@ -294,8 +305,7 @@ def _status(tiles):
         if len(_STATUS) >= 4:  # a few sizes at a time; grading uses one or two
             _STATUS.clear()
         status, counter = cuda.device_array(tiles, np.int64), cuda.device_array(1, np.int64)
-        status[:] = 0
-        counter[:] = 0
+        _zero[(tiles + 255) // 256, 256](status, counter)
         _STATUS[tiles] = [status, counter, 0]
     return _STATUS[tiles]
 

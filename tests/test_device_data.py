@@ -248,7 +248,12 @@ HANDLE_WRITES = {
     "another device array": lambda a: a.__setitem__(slice(None), a),
     "copy_to_device": lambda a: a.copy_to_device(np.zeros((2, 4), np.float32)),
     "in-place arithmetic": lambda a: a.__iadd__(1),
+    "a scalar of the submission's own NumPy subclass": lambda a: a.__setitem__(slice(None), _OwnScalar(1.0)),
 }
+
+
+class _OwnScalar(np.float32):
+    """A fill's value whose methods are the submission's code: not a constant."""
 
 
 @ENGINES

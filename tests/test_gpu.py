@@ -186,9 +186,19 @@ def test_device_arrays_are_opaque_to_host_code_while_launch_runs_on_a_gpu():
         with pytest.raises(HostDataAccess, match="host code wrote `a`'s data"):
             a.copy_to_device(np.zeros(8, np.float32))
         assert a[:4].shape == (4,) and a.size == 8
+        scratch = cuda.device_array(8, np.float32)
+        scratch[:] = 0  # a fill: Numba copies the constant to the device first
+        scratch[2:4] = np.float32(1.5)
+
+        class Sneaky(np.float32):
+            pass
+
+        with pytest.raises(HostDataAccess, match="wrote"):
+            scratch[:] = Sneaky(1.0)
         double[1, 8](a)
         cuda.synchronize()
     assert list(a.copy_to_host()) == [2.0 * i for i in range(8)]
+    assert list(scratch.copy_to_host()) == [0, 0, 1.5, 1.5, 0, 0, 0, 0]
 
 
 def test_host_computation_is_forbidden_in_graded_checks_on_a_gpu(monkeypatch):

@@ -116,21 +116,40 @@ def _name(array, fallback: str | None) -> str:
     return names.get(id(array)) or fallback or "a device array"
 
 
+def _guarding() -> bool:
+    """Sealed, and not inside an allowed fill (Numba fills a GPU array by copying the constant
+    to the device first: that inner copy is the fill's own, not the submission's)."""
+    return is_sealed() and not getattr(_state, "filling", False)
+
+
 def refuse_host_read(array, name: str | None = None) -> None:
-    if is_sealed():
+    if _guarding():
         raise HostDataAccess(_name(array, name), "read")
 
 
 def refuse_host_write(array, value=None, name: str | None = None) -> None:
     """A write of one constant (a fill) is allowed; any other write from the host is not."""
-    if is_sealed() and not _is_constant(value):
+    if _guarding() and not _is_constant(value):
         raise HostDataAccess(_name(array, name), "wrote")
 
 
 def _is_constant(value) -> bool:
+    """A plain number or a NumPy scalar of NumPy's own types: not a subclass, whose methods,
+    run by the fill, would be the submission's code."""
     import numpy as np
 
-    return isinstance(value, (int, float, bool, complex, np.generic))
+    kind = type(value)
+    return kind in (int, float, bool, complex) or (issubclass(kind, np.generic) and kind.__module__ == "numpy")
+
+
+@contextmanager
+def _filling():
+    previous = getattr(_state, "filling", False)
+    _state.filling = True
+    try:
+        yield
+    finally:
+        _state.filling = previous
 
 
 # -- handles: what host code holds of a CPU engine's device array --------------------------------
@@ -440,7 +459,10 @@ def _setitem(original):
     @wraps(original)
     def method(self, key, value):
         refuse_host_write(self, value)
-        return original(self, key, value)
+        if not is_sealed():
+            return original(self, key, value)
+        with _filling():  # a constant: what Numba does with it is the fill's own work
+            return original(self, key, value)
 
     return method
 
