@@ -74,8 +74,8 @@ baseline = _naive.target
 an H200 at 4096³; the 16×16-tile solution 7.8, cuBLAS 51)."""
 
 
-# Register tiling: bench/candidates_matmul.py's vec4_unroll_128x256_bk16. A block of 256
-# threads computes a BM×BN = 128×256 tile of C, each thread TM×TN = 8×16 of it in registers:
+# Register tiling: bench/candidates_matmul.py's vec4_unroll_128x256_bk16 (commit a80519f).
+# A block of 256 threads computes a BM×BN = 128×256 tile of C, each thread TM×TN = 8×16 of it in registers:
 # rows r0 .. r0+7 (r0 = tr·8) and four runs of 4 columns, c0 + 64·g .. c0 + 64·g + 3
 # (c0 = tc·4). Per k-slice of BK = 16 the block stages a 128×16 slice of A (stored transposed:
 # sa[kk, r]) and a 16×256 slice of B in shared memory; then, for each kk of the slice, a thread
@@ -261,12 +261,9 @@ def target(a, b, c):
     """Register-tiled SGEMM: 128×256 block tiles, BK = 16, 8×16 outputs per thread, the k-slice
     unrolled, 16-byte shared and global accesses, register prefetch of the next slice.
 
-    As bench/candidates_matmul.py's vec4_unroll_128x256_bk16, measured on an H200 at 4096³ on
-    2026-12-01 (`python3 bench/variants.py --candidates bench/candidates_matmul.py`, median of
-    interleaved launches): 2.976 ms, 46.2 TFLOP/s, 90% of cuBLAS's 51.3 (the register-tiled
-    target it replaces: 5.50 ms, 49%). The bundled target itself (element-by-element loads for
-    the partial slices, B's shared stores through store4) is still to be timed:
-    `python3 bench/variants.py --only matmul_tiled`. No warp shuffles, so it also runs on the
-    simulator and on the kernel doctor."""
+    On an H200 at 4096³ (2026-12-01, `python3 bench/variants.py --only matmul_tiled`): 2.960
+    ms, 46.4 TFLOP/s, 90% of cuBLAS's 51.3 (the register-tiled target it replaces: 5.50 ms,
+    49%); docs/BENCHMARKS.md. No warp shuffles, so it also runs on the simulator and on the
+    kernel doctor."""
     m, n = c.shape
     _sgemm_128x256[((n + BN - 1) // BN, (m + BM - 1) // BM), NT](a, b, c)

@@ -12,9 +12,9 @@ FMA pipe; the same lane-column table indexed through Numba's cuda.atomic.add too
 negative-index checks cost about 9 instructions a byte, and a kernel of that many, under
 ncu, kept the SM 94% busy while the shared-memory pipe idled at 38%.
 
-Runs of 4 floats (load4, store4, aligned16) are the matmul_tiled target's
-(bench/candidates_matmul.py): one ld.global.nc.v4.f32 (LDG.128) where 4-byte loads take four
-instructions, and one 16-byte store into a shared tile (an LLVM vector store rather than PTX,
+Runs of 4 floats (load4, store4, aligned16) are the matmul_tiled target's (from
+bench/candidates_matmul.py, commit a80519f): one ld.global.nc.v4.f32 (LDG.128) where 4-byte
+loads take four instructions, and one 16-byte store into a shared tile (an LLVM vector store rather than PTX,
 so that the compiler still schedules it as a store). On the CPU engines a run is four element
 accesses, which the kernel doctor follows and profiles like any others. With them, the
 candidate the target comes from ran at 46.2 TFLOP/s on an H200 at 4096³, 90% of cuBLAS.
