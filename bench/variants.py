@@ -12,7 +12,8 @@ to find what bounds a target (a plain copy of the same bytes, a histogram withou
 
 The candidates tried until 2026-11-30 (about 1,200 lines: transposes, histograms, stencils,
 softmaxes, grays) are kept at the git tag `bench-variants-archive` (commit a21df83), with the
-figures docs/BENCHMARKS-LOG.md quotes.
+figures docs/BENCHMARKS-LOG.md quotes; those of 2026-12-01 (scan, warp_reduce, softmax_fused,
+matmul_tiled) at commit a80519f, with the figures docs/BENCHMARKS.md quotes.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ BUNDLED["reduce_sum"]["cupy.sum"] = "peer"
 BUNDLED["warp_reduce"]["cupy.sum"] = "peer"
 BUNDLED["scan"]["cupy.cumsum"] = "peer"
 BUNDLED["transpose"]["torch a.T copy"] = "peer"
+BUNDLED["matmul_tiled"]["cupy.matmul"] = "peer"
 
 
 def load_candidates(path: str | None) -> dict:
@@ -127,7 +129,7 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
 def library_peer(name):
     """A library call with the exercise's signature, by its variant name, or None without the
     library: "cupy.sum" (reduce_sum, warp_reduce), "cupy.cumsum" (scan, CUB), "torch a.T copy"
-    (transpose, PyTorch's own kernel)."""
+    (transpose, PyTorch's own kernel), "cupy.matmul" (matmul_tiled, cuBLAS)."""
     try:
         import cupy
 
@@ -142,6 +144,12 @@ def library_peer(name):
             def peer(counts, amounts, counts_scan, amounts_scan):
                 cupy.cumsum(cupy.asarray(counts), dtype=cupy.int32, out=cupy.asarray(counts_scan))
                 cupy.cumsum(cupy.asarray(amounts), dtype=cupy.float32, out=cupy.asarray(amounts_scan))
+
+            return peer
+        if name == "cupy.matmul":  # cuBLAS SGEMM, the ceiling matmul_tiled's goal is set against
+
+            def peer(a, b, c):
+                cupy.matmul(cupy.asarray(a), cupy.asarray(b), out=cupy.asarray(c))
 
             return peer
         if name == "torch a.T copy":
