@@ -6,8 +6,8 @@
 # 1. the GPU tests of turns: checks sharing the GPU get the speedups of a check graded alone,
 #    say what they waited for, and spares compile the baseline and target ahead;
 # 2. the class of docs/BENCHMARKS.md, "Class grading": STUDENTS students (100) across the whole
-#    ladder, default workers, graded mode. On one H200 the goal is at most 15 minutes.
-# TESTS=none skips step 1; STUDENTS sizes the class; WORKERS overrides the default workers.
+#    ladder, 4 checks sharing the GPU (WORKERS), graded mode. On one H200 the goal is at most 15 minutes.
+# TESTS=none skips step 1; STUDENTS sizes the class; WORKERS: checks sharing the GPU (4).
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
 if ! command -v bwrap >/dev/null; then
@@ -20,5 +20,5 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc
 [ "${TESTS:-all}" = none ] || python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore tests/test_gpu_turns.py 2>&1 | tail -15 | tee "$OUT/gpu-turns-tests.txt"
-python3 bench/class_scale.py --students "${STUDENTS:-100}" --all-exercises --repeats 1 ${WORKERS:+--workers "$WORKERS"} \
+python3 bench/class_scale.py --students "${STUDENTS:-100}" --all-exercises --repeats 1 --workers "${WORKERS:-4}" \
   --out "$OUT/class_scale_pipeline.json" 2>&1 | grep -v "Warning\|warn(" | tee "$OUT/class_scale_pipeline.txt"

@@ -361,10 +361,12 @@ def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_
         (2, 2, 2, [0, 1]),  # never fewer than one per GPU
     ],
 )
-def test_a_gpu_host_runs_a_few_checks_per_gpu(monkeypatch, gpus, cores, workers, slots):
+def test_a_gpu_host_can_run_a_few_checks_per_gpu(monkeypatch, gpus, cores, workers, slots):
     import grader.classroom.grading as classroom
 
     monkeypatch.setattr(classroom, "gpu_total", lambda: gpus)
+    assert classroom.default_workers("gpu") == gpus  # the default: one check per GPU
+    monkeypatch.setattr(classroom, "CHECKS_PER_GPU", 4)
     monkeypatch.setattr(classroom.os, "cpu_count", lambda: cores)
     assert classroom.default_workers("gpu") == workers
     assert classroom.device_slots("gpu", workers) == slots

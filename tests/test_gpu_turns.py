@@ -100,7 +100,7 @@ def test_a_spare_compiles_the_baseline_and_the_target_ahead(monkeypatch):
 
 
 def test_four_workers_on_one_gpu_grade_every_row_once(tmp_path, monkeypatch):
-    """Four workers share one GPU (as `zerogpu grade` does on a one-GPU host): every row arrives
+    """Four workers share one GPU (`zerogpu grade --workers 4` on a one-GPU host): every row arrives
     once, every check timed under turns."""
     import shutil
 

@@ -1,5 +1,5 @@
 """Grade a whole class: every (student, exercise) is one pure task run in its own child
-process; workers (CPU cores on the simulator, a few per GPU on a GPU host) run them, the
+process; workers (CPU cores on the simulator, one per GPU on a GPU host unless asked for more) run them, the
 coordinating thread records each result as it arrives, and a restart skips what is done.
 
 On a GPU host several checks share each GPU at once, taking GPU turns (grader/gpu/turns.py):
@@ -119,8 +119,10 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
     return [t for t in tasks if (t.student, t.exercise) not in done or done[(t.student, t.exercise)] != t.sha256]
 
 
-CHECKS_PER_GPU = 4
-"""The most checks one GPU runs at once by default (their timed rounds still one at a time)."""
+CHECKS_PER_GPU = 1
+"""The most checks one GPU runs at once by default. One, until the speedups of checks sharing a
+GPU by turns are measured to stay as steady as one check's (docs/BENCHMARKS.md, "Several checks
+per GPU"); `--workers` asks for more (their timed rounds still one at a time)."""
 
 
 def gpu_total() -> int:
@@ -131,9 +133,9 @@ def gpu_total() -> int:
 
 
 def default_workers(backend: str) -> int:
-    """On a GPU host, a few checks per GPU (`CHECKS_PER_GPU`, at most one per CPU core): while
-    one check's timed rounds have the GPU alone, the others start, load, run their cases, copy
-    inputs and compile. Without a GPU, one per CPU core."""
+    """On a GPU host, `CHECKS_PER_GPU` checks per GPU (at most one per CPU core); with several,
+    while one check's timed rounds have the GPU alone, the others start, load, run their cases,
+    copy inputs and compile. Without a GPU, one per CPU core."""
     cores = max(os.cpu_count() or 1, 1)
     if backend == "gpu":
         gpus = gpu_total()

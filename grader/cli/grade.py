@@ -227,7 +227,8 @@ def register(sub) -> None:
     grade.add_argument(
         "--workers",
         type=int,
-        help="parallel submissions (default: CPU cores, or up to 4 per GPU, whose timed rounds take turns); "
+        help="parallel submissions (default: CPU cores, or one per GPU; more on a GPU host share each GPU, "
+        "their timed rounds taking turns); "
         "with --scheduler local, the cluster's workers",
     )
     grade.add_argument(
