@@ -323,7 +323,7 @@ def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_
 
     monkeypatch.setenv("ZEROGPU_SECRET", "class-secret")
     monkeypatch.setattr(classroom, "device_slots", lambda backend, workers: [0] * workers)
-    monkeypatch.setattr(classroom, "uses_turns", lambda backend: True)
+    monkeypatch.setattr(classroom, "uses_turns", lambda backend, sharing: sharing == 3)
     spawned = []
     real_spawn = isolate._spawn
 

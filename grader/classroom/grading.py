@@ -1,10 +1,12 @@
 """Grade a whole class: every (student, exercise) is one pure task run in its own child
-process; workers (CPU cores on the simulator, one per GPU on a GPU host unless asked for more) run them, the
-coordinating thread records each result as it arrives, and a restart skips what is done.
+process; workers (CPU cores on the simulator, one per GPU on a GPU host unless asked for more)
+run them, the coordinating thread records each result as it arrives, and a restart skips what
+is done.
 
-On a GPU host several checks share each GPU at once, taking GPU turns (grader/gpu/turns.py):
-only their timed rounds have the GPU alone, everything else overlaps. Tasks are handed out
-exercise by exercise, so that spare children, kept per exercise, serve the next ones.
+On a GPU host asked for more workers than it has GPUs, several checks share each GPU at once,
+taking GPU turns (grader/gpu/turns.py): only their timed rounds have the GPU alone, everything
+else overlaps. Tasks are handed out exercise by exercise, so that spare children, kept per
+exercise, serve the next ones.
 
 No grading run may stall, whatever a submission does: the coordinator gives every task a
 wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it
@@ -257,10 +259,12 @@ def _work(task: Task, device, processes, results: queue.Queue, backend: str, **o
     results.put((task, result))
 
 
-def uses_turns(backend: str) -> bool:
-    """Checks take GPU turns (grader/gpu/turns.py) on a GPU only: the CPU engines share nothing
-    whose timing matters."""
-    return backend == "gpu"
+def uses_turns(backend: str, sharing: int) -> bool:
+    """Checks take GPU turns (grader/gpu/turns.py) on a GPU that several checks share at once:
+    the CPU engines share nothing whose timing matters, and a check alone on its GPU has nothing
+    to take turns with (it grades as it did before turns, the way the figures of
+    docs/BENCHMARKS.md were measured)."""
+    return backend == "gpu" and sharing > 1
 
 
 @dataclass
@@ -306,9 +310,9 @@ def grade_class(
         if on_done:
             on_done(task, result)
 
-    # On a GPU, every child takes turns on its device; spares: as many per exercise as checks
-    # run at once on a device
-    turns = gpu_turns() if uses_turns(backend) else nullcontext()
+    # On a GPU shared by several checks, every child takes turns on its device; spares: as many
+    # per exercise as checks run at once on a device
+    turns = gpu_turns() if uses_turns(backend, sharing) else nullcontext()
     with turns, keep_warm(spares=sharing if backend == "gpu" else 1):
         while todo or running:
             while todo and slots:
