@@ -164,15 +164,18 @@ def _compute(sa, sb, r0, c0, acc):
 
 
 @cuda.jit(device=True, **INLINE)
+def _runs(tid):
+    """Where thread `tid`'s runs of 4 lie in a slice: (row of A, k of A, k of B, column of B)."""
+    return tid >> A_SHIFT, (tid & A_MASK) * 4, tid >> B_SHIFT, (tid & B_MASK) * 4
+
+
+@cuda.jit(device=True, **INLINE)
 def _fetch(a, b, pa, pb, k0, vec, m, n, k, row0, col0, tid):
     """The slice at k0 into registers: A[row0:+BM, k0:+BK] and B[k0:+BK, col0:+BN]. `vec`: in
     runs of 4, 16 bytes a load, no bounds tests; else element by element (neighbouring threads
     on neighbouring elements), zeros outside the matrices."""
     if vec:
-        a_r = tid >> A_SHIFT
-        a_k = (tid & A_MASK) * 4
-        b_k = tid >> B_SHIFT
-        b_c = (tid & B_MASK) * 4
+        a_r, a_k, b_k, b_c = _runs(tid)
         for p in range(A_PASSES):
             pa[4 * p], pa[4 * p + 1], pa[4 * p + 2], pa[4 * p + 3] = load4(a, row0 + a_r + p * A_STRIDE, k0 + a_k)
         for p in range(B_PASSES):
@@ -191,10 +194,7 @@ def _fetch(a, b, pa, pb, k0, vec, m, n, k, row0, col0, tid):
 def _stash(sa, sb, pa, pb, tid, vec):
     """The registers of _fetch(..., vec) into the shared tiles (A transposed)."""
     if vec:
-        a_r = tid >> A_SHIFT
-        a_k = (tid & A_MASK) * 4
-        b_k = tid >> B_SHIFT
-        b_c = (tid & B_MASK) * 4
+        a_r, a_k, b_k, b_c = _runs(tid)
         for p in range(A_PASSES):
             for q in range(4):
                 sa[a_k + q, a_r + p * A_STRIDE] = pa[4 * p + q]
