@@ -69,12 +69,8 @@ def describe_value(value, seen: dict):
         return ["device", describe_function(fn, options, seen)]
     module = getattr(value, "__module__", None) or ""
     name = getattr(value, "__name__", "")
-    if (
-        callable(value)
-        and name
-        and (module in MODULE_NAMES | {"builtins"} or module.startswith(("numba.cuda", "numpy")))
-    ):
-        known = MODULE_NAMES | {"builtins"}
+    known = MODULE_NAMES | {"builtins"}
+    if callable(value) and name and (module in known or module.startswith(("numba.cuda", "numpy"))):
         home = module if module in known else "numba.cuda" if module.startswith("numba.cuda") else "numpy"
         return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
     if isinstance(value, types.FunctionType):
