@@ -403,6 +403,35 @@ def test_a_kernel_writing_a_host_array_while_sealed_is_a_host_read(engine_name):
     assert "`dst`" in outcome.error.message or "a device array" in outcome.error.message
 
 
+def test_on_a_gpu_a_host_array_handed_to_a_kernel_is_refused_before_the_launch():
+    """On a GPU, Numba copies a host array handed to a kernel back with the driver's own copy,
+    not `copy_to_host`: the argument hint refuses it while sealed. A stand-in with the protocol
+    of numba.cuda.args.Out (`to_device(retr, stream)` queues the copy back); tests/test_gpu.py
+    runs Numba's own on a GPU (tests/cheats/host_array_round_trip.py)."""
+    from grader.containment.device_data import _patch_copy_back
+
+    class Out:
+        def __init__(self, on_host: bool):
+            self.on_host = on_host
+
+        def to_device(self, retr, stream=0):
+            if self.on_host:
+                retr.append(lambda: "copied back")
+            return "device array"
+
+    class InOut(Out):  # Numba's default for a kernel argument
+        pass
+
+    _patch_copy_back(Out)
+    retr: list = []
+    assert InOut(True).to_device(retr) == "device array" and len(retr) == 1  # not sealed: as before
+    with sealed():
+        with pytest.raises(HostDataAccess, match="copies back"):
+            InOut(True).to_device([])
+        retr = []
+        assert Out(False).to_device(retr) == "device array" and retr == []  # a device array: no copy
+
+
 def test_lesson_code_still_gets_a_kernels_writes_to_a_host_array():
     from grader.doctor import run
 

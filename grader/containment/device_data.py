@@ -537,9 +537,41 @@ def seal_numba_arrays() -> None:
         simulator_handles()
         install()
     else:
+        from numba.cuda.args import Out
         from numba.cuda.cudadrv.devicearray import DeviceNDArray, DeviceNDArrayBase
 
         _patch(DeviceNDArray, DeviceNDArrayBase)
+        _patch_copy_back(Out)
+
+
+COPY_BACK = (
+    "a kernel was handed a host (NumPy) array, which Numba copies back to the host after the "
+    "launch: host code would read the kernel's output. Hand kernels device arrays "
+    "(`cuda.to_device(w)` for a host constant)"
+)
+
+
+def _patch_copy_back(hint_class) -> None:
+    """On a GPU, Numba copies a host array handed to a kernel (wrapped in `cuda.Out` or
+    `cuda.InOut`, the default) back after the launch with the driver's own copy, not
+    `copy_to_host`, so the array patches never see it. While sealed, a hint whose `to_device`
+    queues a copy back is refused before the launch: the same host read the doctor and the
+    simulator refuse after it. `cuda.In` queues none and stays allowed (idempotent)."""
+    if vars(hint_class).get("_zerogpu_sealed"):
+        return
+    original = hint_class.to_device
+
+    @wraps(original)
+    def to_device(self, retr, stream=0):
+        queued: list = []
+        devary = original(self, queued, stream)
+        if queued and _guarding():
+            raise HostDataAccess("a host array", "read", COPY_BACK)
+        retr.extend(queued)
+        return devary
+
+    hint_class.to_device = to_device
+    hint_class._zerogpu_sealed = True
 
 
 SIMULATOR_ALLOCATIONS = ("to_device", "device_array", "device_array_like", "mapped_array", "auto_device")
