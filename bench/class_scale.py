@@ -2,13 +2,13 @@
 
     python bench/class_scale.py [--students 24] [--repeats 5] [--workers N] [--out FILE.json]
                                 [--scheduler local|tcp://HOST:8786] [--exercises vector_add,...]
-                                [--all-exercises] [--timeout SECONDS]
+                                [--all-exercises [--only ID,...]] [--timeout SECONDS]
 
 The class mixes what a real one hands in, for vector_add and matmul_tiled: solutions, valid
 alternatives (a grid-stride vector add, a matmul of 8 x 8 tiles), kernels without a bounds guard
 (they write past their arrays on a GPU), off-by-one and square-only kernels, untouched starters,
 students who handed in one exercise only, and a hostile file that calls os._exit. Each repeat
-grades it from scratch (a new gradebook) in graded mode with the default workers (a few per
+grades it from scratch (a new gradebook) in graded mode with the default workers (one per
 GPU, or one per CPU core without a GPU) and checks that every (student, exercise) row arrived.
 With --scheduler the same class is graded on a Dask cluster instead (docs/CLUSTER.md): `local`
 starts one on this machine (--workers of them), once, before the first repeat.
@@ -111,17 +111,17 @@ def expected_verdict(path: Path) -> str:
     return first.removeprefix("# expect:").strip() if first.startswith("# expect:") else ""
 
 
-def make_full_class(folder: Path, students: int) -> dict:
-    """Every exercise of the ladder for every student (the mix in this file's docstring);
-    returns {(student, exercise): kind}."""
+def make_full_class(folder: Path, students: int, exercises=LADDER) -> dict:
+    """Every one of `exercises` (the whole ladder) for every student (the mix in this file's
+    docstring); returns {(student, exercise): kind}."""
     kinds = {}
-    wrong = {e: sorted((SUBMISSIONS / e).glob("*.py")) for e in LADDER}
-    turn = {e: 0 for e in LADDER}
+    wrong = {e: sorted((SUBMISSIONS / e).glob("*.py")) for e in exercises}
+    turn = {e: 0 for e in exercises}
     endless_used = set()
     for k in range(students):
         student = folder / f"s{k:03d}"
         student.mkdir(parents=True)
-        for j, exercise_id in enumerate(LADDER):
+        for j, exercise_id in enumerate(exercises):
             slot = (k + 3 * j) % 10
             if slot < 5:
                 kind = "solution"
@@ -218,9 +218,12 @@ def main() -> None:
         "--exercises", default="vector_add,matmul_tiled", help="of vector_add and matmul_tiled (default: both)"
     )
     parser.add_argument("--all-exercises", action="store_true", help="every exercise of the ladder, for every student")
+    parser.add_argument("--only", default="", help="with --all-exercises: these exercises of the ladder, the same mix")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per case (zerogpu grade's default: 60)")
     args = parser.parse_args()
-    exercises = list(LADDER) if args.all_exercises else args.exercises.split(",")
+    exercises = args.exercises.split(",")
+    if args.all_exercises:
+        exercises = [e for e in LADDER if not args.only or e in args.only.split(",")]
     backend = current()
     workers = args.workers or default_workers(backend)
     if backend == "gpu" and not args.scheduler:  # a cluster's workers measure their own
@@ -234,7 +237,11 @@ def main() -> None:
 
             workers = worker_count(client)
         folder = Path(tmp) / "class"
-        kinds = make_full_class(folder, args.students) if args.all_exercises else make_class(folder, args.students)
+        kinds = (
+            make_full_class(folder, args.students, exercises)
+            if args.all_exercises
+            else make_class(folder, args.students)
+        )
         tasks = discover(folder, exercises)
         handed_in = sum(1 for t in tasks if t.path is not None)
         for repeat in range(args.repeats):

@@ -83,6 +83,16 @@ def test_discover_gives_every_student_every_exercise(class_dir):
     assert Task("kim", "vector_add", None) in tasks
 
 
+def test_more_checks_than_gpus_come_with_a_warning_about_speed_figures(monkeypatch):
+    import grader.classroom.grading as grading
+
+    monkeypatch.setattr(grading, "gpu_total", lambda: 2)
+    assert grading.sharing_warning("gpu", 2) is None  # one check per GPU: the default
+    warning = grading.sharing_warning("gpu", 4)
+    assert "4 checks will share 2 GPU(s)" in warning and "leave --workers out" in warning
+    assert grading.sharing_warning("simulator", 8) is None  # nothing timed on the CPU engines
+
+
 def test_killed_grader_resumes_without_losing_or_duplicating(class_dir, tmp_path):
     db = tmp_path / "book.sqlite"
     env = {**os.environ, "ZEROGPU_SECRET": "class-secret"}

@@ -66,10 +66,13 @@ def grade_all(out, todo, book, args, private, heading: str) -> None:
         "unsandboxed": args.unsandboxed,
     }
     if not args.scheduler:
-        from grader.classroom.grading import grade_class
+        from grader.classroom.grading import grade_class, sharing_warning
 
         backend, workers = grading_backend(args.workers)
         out.print(f"{heading} on the {backend} with {workers} worker(s); results in {book.path}")
+        warning = sharing_warning(backend, workers)
+        if warning:
+            out.print(f"[yellow]warning:[/] {warning}")
         grade_with_progress(
             out, todo, lambda done: grade_class(todo, book, workers=workers, backend=backend, on_done=done, **options)
         )
@@ -228,7 +231,7 @@ def register(sub) -> None:
         "--workers",
         type=int,
         help="parallel submissions (default: CPU cores, or one per GPU; more on a GPU host share each GPU, "
-        "their timed rounds taking turns); "
+        "their timed rounds taking turns, faster but with less steady speed figures); "
         "with --scheduler local, the cluster's workers",
     )
     grade.add_argument(
