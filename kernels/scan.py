@@ -318,7 +318,7 @@ def target(counts, amounts, counts_scan, amounts_scan):
     scanned by each thread, by warp shuffles and across the 8 warps; each tile learns the
     total of the tiles before it by decoupled look-back (warp 0 reads 32 predecessors' status
     words at a time, one 64-bit atomic each). On an H200 at n = 2**27 (2026-12-01,
-    `python3 bench/variants.py --only scan`): 0.717 ms, 70% of the copy ceiling, 2.7x faster
+    `python3 bench/variants.py --only scan`): 0.721 ms, 70.3% of the copy ceiling, 2.7x faster
     than cupy.cumsum in the same run; the previous version (flag and total in two words with a
     fence between, 4-byte accesses, signed indices) took 1.81 ms, 28%. docs/BENCHMARKS.md."""
     _single_pass_scan(_scan_ints, counts, counts_scan)

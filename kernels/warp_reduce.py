@@ -114,8 +114,9 @@ def target(x, out):
     """Grid-stride 8-byte loads (float pairs) into 8 register sums per thread, warp shuffles,
     one shared value per warp, one atomic per block, on one wave of blocks
     (grader/authoring/occupancy.py) so that no SM idles through a last partial wave. On an
-    H200 at 2**28, beside cupy.sum in the same run: docs/BENCHMARKS.md (the same kernel with
-    4-byte loads: 0.247 ms against cupy.sum's 0.244)."""
+    H200 at 2**28 (2026-12-01, `python3 bench/variants.py --only warp_reduce`): 0.2373 ms
+    beside cupy.sum's 0.2396 in the same run; docs/BENCHMARKS.md (the same kernel with 4-byte
+    loads: 0.247 ms against cupy.sum's 0.244)."""
     x2 = pair_view(x, x.size // 2)
     blocks = one_wave(_sum_shuffles, (x, x2, out), TARGET_THREADS)
     blocks = max(1, min(blocks, (x.size // 2 + TARGET_THREADS - 1) // TARGET_THREADS))
