@@ -224,6 +224,8 @@ def main() -> None:
     exercises = args.exercises.split(",")
     if args.all_exercises:
         exercises = [e for e in LADDER if not args.only or e in args.only.split(",")]
+        if not exercises or args.only and len(exercises) != len(args.only.split(",")):
+            parser.error(f"--only: exercises of the ladder, of {', '.join(LADDER)}")
     backend = current()
     workers = args.workers or default_workers(backend)
     if backend == "gpu" and not args.scheduler:  # a cluster's workers measure their own

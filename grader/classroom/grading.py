@@ -154,9 +154,9 @@ def sharing_warning(backend: str, workers: int) -> str | None:
     return (
         f"{workers} checks will share {gpus} GPU(s), their timed rounds taking turns. Verdicts are "
         "judged as always, but speed figures move from one student to the next: on an H200, the "
-        "same histogram solution timed 12.2x or 19.0x its baseline (1.001 apart one check per "
-        "GPU; docs/BENCHMARKS.md, \"Several checks per GPU\"). For speed grades, leave --workers "
-        "out: one check per GPU."
+        "same histogram solution timed 12.2x or 19.0x its baseline (max/min 1.001 with one check "
+        "per GPU; docs/BENCHMARKS.md, \"Several checks per GPU\"). For speed grades, leave "
+        "--workers out: one check per GPU."
     )
 
 

@@ -556,7 +556,7 @@ def _patch_copy_back(hint_class) -> None:
     `cuda.InOut`, the default) back after the launch with the driver's own copy, not
     `copy_to_host`, so the array patches never see it. While sealed, a hint whose `to_device`
     queues a copy back is refused before the launch: the same host read the doctor and the
-    simulator refuse after it. `cuda.In` queues none and stays allowed (idempotent)."""
+    simulator refuse after it. `cuda.In` queues none and stays allowed. Idempotent."""
     if vars(hint_class).get("_zerogpu_sealed"):
         return
     original = hint_class.to_device
