@@ -7,7 +7,6 @@ sharing moves speedups (docs/BENCHMARKS.md, "Several checks per GPU"), which is 
 per GPU is the default. These tests are the bar for making sharing the default."""
 
 import threading
-import time
 
 import pytest
 
@@ -16,7 +15,6 @@ pytestmark = pytest.mark.gpu
 import grader  # noqa: E402
 from grader.checking import isolate  # noqa: E402
 from grader.checking.pipeline import check_file  # noqa: E402
-from grader.containment import sandbox  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
 
 SAME_WITHIN = 0.01
@@ -80,27 +78,6 @@ def test_a_check_sharing_the_gpu_says_so_and_what_it_waited():
     # three checks, one GPU: all but the first to time waited for another's timed rounds
     waits = sorted(r.speed.details["phase_seconds"]["waiting for the GPU: timed rounds"] for r in results)
     assert waits[-1] > 0.01, waits
-
-
-@pytest.mark.skipif(sandbox.unavailable() is not None, reason="spares know their exercise in the sandbox only")
-def test_a_spare_compiles_the_baseline_and_the_target_ahead(monkeypatch):
-    """In graded class grading a spare knows its exercise: the second check, served by a spare
-    that compiled matmul_tiled's baseline and target while it waited, spends far less on their
-    warm-ups than the first, which compiled them itself."""
-    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
-    path = exercise("matmul_tiled").solution_file
-    with isolate.gpu_turns(), isolate.keep_warm():
-        first = check_file("matmul_tiled", path, graded=True, device=0)
-        assert isolate.waiting_spares(), "a spare waits for the next check"
-        first_spare = isolate.waiting_spares()[0][1]
-        args = " ".join(first_spare.proc.args)
-        assert "--compile-ahead matmul_tiled" in args and "--turn-gpu" in args
-        time.sleep(8)  # the spare imports and compiles meanwhile
-        second = check_file("matmul_tiled", path, graded=True, device=0)
-    cold, warm = (r.speed.details["phase_seconds"] for r in (first, second))
-    assert first.passed and second.passed
-    assert warm["warm-up: target"] < cold["warm-up: target"] / 2, (cold, warm)
-    assert warm["warm-up: baseline"] < cold["warm-up: baseline"], (cold, warm)
 
 
 def test_four_workers_on_one_gpu_grade_every_row_once(tmp_path, monkeypatch):

@@ -173,37 +173,6 @@ def test_with_turns_warm_ups_share_the_gpu_and_the_timed_rounds_have_it_alone():
     assert wrong is None and "held it alone" in speed.details["method"]
 
 
-def test_compiling_ahead_runs_the_baseline_and_the_target_under_a_shared_turn():
-    """What a spare does on a GPU before its task arrives, here on the simulator: each launched
-    once on the largest correctness case, under a shared turn."""
-    from grader.gpu import speed
-    from grader.gpu.turns import TurnFolder
-
-    ex = exercise("vector_add")
-    folder = TurnFolder()
-    turns = folder.turns(0)
-    launched = []
-
-    def noting(name, real):
-        def launch(**kwargs):
-            launched.append((name, turns.held, {k: getattr(v, "shape", None) for k, v in kwargs.items()}))
-            real(**kwargs)
-
-        return launch
-
-    try:
-        speed.compile_ahead(
-            replace(ex, baseline=noting("baseline", ex.baseline), target=noting("target", ex.target)), turns
-        )
-    finally:
-        turns.close()
-        folder.remove()
-    largest = max(int(c.dims["n"]) for c in ex.spec.cases)
-    assert [(name, held) for name, held, _ in launched] == [("baseline", "shared"), ("target", "shared")]
-    assert all(shapes["c"] == (largest,) for _, _, shapes in launched)
-    assert turns.log == [("shared", "take"), ("shared", "leave")]
-
-
 def test_a_grading_childs_timing_takes_its_turns_and_its_parent_reads_them_back(tmp_path, monkeypatch):
     """The child's timing step (what a GPU child runs, here at a tiny size) hands its turns to
     the harness, and the parent reads back that the timed rounds had the GPU alone."""

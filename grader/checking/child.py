@@ -16,8 +16,8 @@ On a GPU shared with other checks (class grading), `--turn-gate FD --turn-gpu FD
 child's GPU turns (grader/gpu/turns.py): loading the file and the correctness cases run under
 a shared turn, the timing takes its own (harness.measure), and the CUDA context is closed under
 a shared turn before the child exits. While it waits for a turn, `waiting-for-gpu` exists in
-TASK_DIR, and the parent's clock stands still. A spare given `--compile-ahead EXERCISE` also
-compiles that exercise's baseline and target under a shared turn while it waits for its task.
+TASK_DIR, and the parent's clock stands still. A spare makes no CUDA context before its task
+arrives (grader/checking/isolate.py says why).
 """
 
 from __future__ import annotations
@@ -92,11 +92,10 @@ def _nothing():
     return nullcontext()
 
 
-def wait_as_spare(task_dir: Path, compile_ahead: str | None = None) -> None:
+def wait_as_spare(task_dir: Path) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
     parent's task.json. The lifeline ends it if the parent goes first (`follow_lifeline`: also
-    when the parent died before this process started). `compile_ahead`: an exercise whose
-    baseline and target to compile now, under a shared GPU turn (only with turns)."""
+    when the parent died before this process started)."""
     from grader.backend import current  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor  # noqa: F401
     from grader.gpu.speed import collect  # noqa: F401
@@ -108,14 +107,6 @@ def wait_as_spare(task_dir: Path, compile_ahead: str | None = None) -> None:
             cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
         except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
             pass
-        if compile_ahead and TURNS:  # a CUDA context and launches: GPU work, so only with a turn
-            try:
-                from grader.exercises import exercise
-                from grader.gpu.speed import compile_ahead as compile_contenders
-
-                compile_contenders(exercise(compile_ahead), TURNS)
-            except Exception:  # noqa: BLE001 - only a head start, as above
-                pass
     while not (task_dir / "task.json").exists():
         time.sleep(0.005)
 
@@ -250,11 +241,11 @@ def follow_lifeline(fd: int) -> None:
 
 def _arguments(argv: list) -> dict:
     """TASK_DIR [--spare 1] [--cpu SECONDS] [--address-space BYTES] [--processes N]
-    [--lifeline FD] [--turn-gate FD --turn-gpu FD] [--compile-ahead EXERCISE]"""
+    [--lifeline FD] [--turn-gate FD --turn-gpu FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
         name = flag.lstrip("-").replace("-", "_")
-        args[name] = value if name == "compile_ahead" else int(value)
+        args[name] = int(value)
     return args
 
 
@@ -272,7 +263,7 @@ if __name__ == "__main__":
         limit_own_processes(args["processes"])
     TURNS = turns_from(args, args["task_dir"])
     if "spare" in args:
-        wait_as_spare(args["task_dir"], args.get("compile_ahead"))
+        wait_as_spare(args["task_dir"])
     run_task(args["task_dir"])
     from grader.gpu.turns import close_gpu
 

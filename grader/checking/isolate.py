@@ -166,8 +166,14 @@ class _Spare:
     (grader/checking/child.py). Every submission still gets a fresh process of its own.
     `sandbox`: None, or (exercise id, private folders): a sandboxed spare's mounts depend on
     those and not on the submission, which arrives in its task folder. `turns`: None, or the
-    TurnFolder whose turns for `device` it takes (grader/gpu/turns.py); on a GPU, a spare that
-    knows its exercise and has turns also compiles the exercise's baseline and target ahead."""
+    TurnFolder whose turns for `device` it takes (grader/gpu/turns.py).
+
+    A spare makes no CUDA context while it waits: every check's GPU allocations then come in
+    the same order (context, correctness cases, benchmark arena), and so land at the same
+    places. Kernels bound by atomics on one address take one of two speeds depending on where
+    it lands: when spares compiled the baseline and target ahead (launching them once) and
+    checks started cold did not, the histogram's solution got either speed
+    (docs/BENCHMARKS.md, "Several checks per GPU")."""
 
     def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None, turns=None):
         self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
@@ -185,7 +191,6 @@ class _Spare:
             spare=True,
             contain=contain,
             turns=(turns, device) if turns is not None else None,
-            compile_ahead=sandbox[0] if sandbox and turns is not None and backend == "gpu" else None,
         )
 
     def discard(self) -> None:
@@ -395,21 +400,17 @@ def _spawn(
     spare: bool = False,
     contain: dict | None = None,
     turns: tuple | None = None,
-    compile_ahead: str | None = None,
 ):
     """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
     With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py).
     `turns`: (TurnFolder, device): the child gets descriptors of its own for that device's GPU
-    turns, inherited as the lifeline is (a sandboxed child sees no folder of ours).
-    `compile_ahead`: a spare's exercise, whose baseline and target it compiles while it waits."""
+    turns, inherited as the lifeline is (a sandboxed child sees no folder of ours)."""
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
     if backend == "simulator":
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", "1"]
-    if compile_ahead:
-        command += ["--compile-ahead", compile_ahead]
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None

@@ -273,19 +273,6 @@ def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets,
             break
 
 
-def compile_ahead(spec, contenders: dict, inputs: dict, dims: dict, *, flush: bool, turns=None) -> None:
-    """Launch each of `contenders` once, as a warm-up does, on small `inputs` of the benchmark's
-    types, under a shared turn: their JIT compilation and module loads are then done before a
-    measurement needs them (a spare child does this for the baseline and the target while it
-    waits for its task). Argument types, not sizes, choose what is compiled."""
-    turns = turns or NO_TURNS
-    with turns.shared():
-        arena = _Arena(spec, [inputs], dims, flush_words=256)
-        arena.fresh_inputs(0, 0, -1)
-        for launch in contenders.values():
-            _timed_launch(launch, arena.kwargs(0), arena, flush)
-
-
 def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:
     """Did the GPU stay busy long after the end event? Then work escaped the events."""
     event, after = float(np.median(event_seconds)), float(np.median(after_end_seconds))

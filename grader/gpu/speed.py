@@ -15,7 +15,6 @@ import numpy as np
 
 from grader.gpu import statistics as timing
 from grader.steps.cases import case_rng, expected_and_tolerance
-from grader.gpu import harness
 from grader.gpu.harness import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
 from grader.steps.judge import judge_sampled
 from grader.result import Speed
@@ -72,17 +71,6 @@ def collect(ex, launch, seed: int, secret=None, check=None, turns=None, **option
     )
     samples.phases = {"benchmark inputs": built, **samples.phases}
     return samples
-
-
-def compile_ahead(ex, turns=None) -> None:
-    """The baseline's and the target's JIT compilation and module loads, done ahead of a
-    measurement (harness.compile_ahead), on the largest correctness case's inputs: the
-    benchmark's types at a size every bundled kernel handles (they pass every case)."""
-    case = max(ex.spec.cases, key=lambda c: int(np.prod([max(int(v), 1) for v in c.dims.values()])))
-    dims = dict(case.dims)
-    inputs = ex.spec.make_inputs(dims, np.random.default_rng(0))
-    contenders = {"baseline": ex.baseline, "target": ex.target}
-    harness.compile_ahead(ex.spec, contenders, inputs, dims, flush=ex.spec.benchmark.bound == "memory", turns=turns)
 
 
 def expected_for_check(ex, seed: int, check, secret=None):
