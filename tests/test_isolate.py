@@ -326,3 +326,58 @@ def test_children_given_gpu_turns_wait_for_them_and_their_clock_stands_still(gra
             assert results and results[0].passed, (served_by, results and results[0].message)
             assert not results[0].unsandboxed
             assert sum(paused) > limit, f"{served_by}: the parent's clock ran on while it waited"
+
+
+OFF_BY_ONE_ADD = """from numba import cuda
+
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i] + 1
+
+
+def launch(a, b, c):
+    add[(c.size + 255) // 256, 256](a, b, c)
+"""
+
+
+def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
+    """On a GPU a check's child times the submission after its cases. The grading process first
+    judges every case's outcome, and a submission that failed one is not timed at all: its
+    child ends without timing (here on a CPU engine, where timing at the benchmark's size would
+    run into the speed step's time limit instead)."""
+    from grader.checking.pipeline import all_passed
+    from grader.steps.cases import prepare
+
+    ex = exercise("vector_add")
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(OFF_BY_ONE_ADD)
+    prepared = prepare(ex, 5)[:2]
+    judged = []
+
+    def worth_timing(outcomes):
+        judged.append(sorted(outcomes))
+        return all_passed(ex, prepared, outcomes)
+
+    run = isolate.run_in_child("vector_add", wrong, prepared, 30, time_seed=7, worth_timing=worth_timing)
+    assert judged == [[p.index for p in prepared]], "judged once, with every case's outcome"
+    assert run.stopped is None and run.samples is None, (run.stopped, run.detail, run.samples)
+
+
+def test_the_word_on_timing_follows_the_judgement(tmp_path):
+    """What the child reads is what the judgement said; a judge that fails says skip."""
+    from grader.checking import child
+
+    passed, broken = tmp_path / "passed", tmp_path / "broken"
+    for folder in (passed, broken):
+        folder.mkdir()
+    assert isolate._tell_whether_to_time(passed, {}, lambda outcomes: True)
+    assert child._parent_says_time(passed)
+
+    def judge_that_fails(outcomes):
+        raise ValueError("an outcome the judge cannot read")
+
+    assert not isolate._tell_whether_to_time(broken, {}, judge_that_fails)
+    assert not child._parent_says_time(broken)

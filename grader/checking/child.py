@@ -6,7 +6,9 @@ leaves outcome-<i>.npz (the raw fenced output buffers) and outcome-<i>.json (err
 behind; it never judges. A load failure goes to load-error.json. Every result is written
 atomically (temp file, then rename) and only by the grader's own code. While the file loads
 and the cases run, a lookout thread answers the parent's question where the code is when a
-case runs out of time (grader/checking/stuck.py).
+case runs out of time (grader/checking/stuck.py). A child asked to time (on a GPU) then waits
+for the parent's word: the parent judges every outcome and lets only a submission that passed
+every case be timed (TIME_GO, TIME_SKIP).
 
 `python -m grader.checking.child TASK_DIR --spare 1` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
@@ -33,6 +35,10 @@ import numpy as np
 GUARD = None
 TURNS = None
 """This child's GPU turns (grader/gpu/turns.py), NO_TURNS unless the parent passed some."""
+TIME_GO, TIME_SKIP = "time-go", "time-skip"
+"""What the parent leaves in TASK_DIR once every case's outcome is in and judged: a child asked
+to time waits for one of them, and times only a submission that passed every case (a failing
+one gets no speed section: timing it would hold the GPU for nothing)."""
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -185,13 +191,27 @@ def run_task(task_dir: Path) -> None:
     waits["cases run"] = turns.waited_total()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
+        if not _parent_says_time(task_dir):  # a case failed: no speed section, no GPU time spent
+            return
         before = {
             "child: loading the file": clock["loaded"] - clock["imported"] - (waits["loaded"] - waits["start"]),
             "child: correctness cases": clock["cases run"] - clock["loaded"] - (waits["cases run"] - waits["loaded"]),
+            "child: waiting for the cases' verdicts": time.perf_counter() - clock["cases run"],
         }
         if turns:
             before = {"child: waiting for the GPU": waits["cases run"] - waits["start"], **before}
         _time_submission(task_dir, task, ex, launch, before, turns)
+
+
+def _parent_says_time(task_dir: Path) -> bool:
+    """Wait for the parent's word on timing (TIME_GO or TIME_SKIP), left once it has judged
+    every case's outcome (grader/checking/isolate.py)."""
+    while True:
+        if (task_dir / TIME_GO).exists():
+            return True
+        if (task_dir / TIME_SKIP).exists():
+            return False
+        time.sleep(0.002)
 
 
 def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns) -> None:

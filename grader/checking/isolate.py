@@ -32,6 +32,7 @@ from grader.containment.guard import scrubbed_env
 from grader.containment import process_cap, sandbox
 from grader.checking import stuck
 from grader.checking.capture import CappedOutput
+from grader.checking.child import TIME_GO, TIME_SKIP
 from grader.gpu.turns import WAITING_FILE, TurnFolder
 from grader.paths import data_dir
 
@@ -463,10 +464,12 @@ def run_in_child(
     time_check=(0, 0),
     sandboxed: bool = False,
     progress=None,
+    worth_timing=None,
 ) -> ChildRun:
     """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
     the submission copied into the task folder (the one place the sandbox shows it).
-    `progress`: see `_follow`."""
+    `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
+    child may go on to time (every case passed); None: it always may."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
     turns = _turn_folder
     key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, turns)
@@ -512,7 +515,9 @@ def run_in_child(
             )
         if env is None:
             _refill_spare(key)
-        run = _follow(proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned, progress)
+        run = _follow(
+            proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned, progress, worth_timing
+        )
         if env is None and backend == "gpu" and _faulted(run):
             _replace_spare(key)
         return run
@@ -534,7 +539,14 @@ PROGRESS_SECONDS = 0.5
 
 
 def _follow(
-    proc, task_dir: Path, pending: list, case_timeout: float, time_seed, spawned: float, progress=None
+    proc,
+    task_dir: Path,
+    pending: list,
+    case_timeout: float,
+    time_seed,
+    spawned: float,
+    progress=None,
+    worth_timing=None,
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the
@@ -587,6 +599,9 @@ def _follow(
         time.sleep(0.02)
     samples = None
     if time_seed is not None:
+        if not _tell_whether_to_time(task_dir, outcomes, worth_timing):
+            _wait_or_kill(proc, KILL_WAIT_SECONDS)  # it ends on its own, its context closed as always
+            return ChildRun(outcomes, startup_seconds=startup)
         if progress is not None:
             progress(None, 0.0)
         deadline = time.monotonic() + SPEED_TIMEOUT
@@ -603,6 +618,18 @@ def _follow(
             samples = _crash_detail(proc.returncode, "")
     _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
     return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+def _tell_whether_to_time(task_dir: Path, outcomes: dict, worth_timing) -> bool:
+    """Judge the outcomes (`worth_timing`) and leave the answer for the child (TIME_GO or
+    TIME_SKIP); a judge that fails says skip, and the grading process meets the failure again
+    when it judges the cases itself."""
+    try:
+        go = worth_timing is None or bool(worth_timing(outcomes))
+    except Exception:  # noqa: BLE001 - see above
+        go = False
+    (task_dir / (TIME_GO if go else TIME_SKIP)).touch()
+    return go
 
 
 class _TurnClock:

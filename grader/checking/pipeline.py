@@ -239,6 +239,15 @@ def stopped_by_grader(ex: Exercise, backend: str, verdict: str, message: str) ->
     return failed_before_running(ex, backend, None, SubmissionError(verdict, message), time.perf_counter())
 
 
+def all_passed(ex: Exercise, prepared: list[PreparedCase], outcomes: dict) -> bool:
+    """Did every case pass on its first run? Else the check fails whatever reruns find, and
+    its speed is not measured."""
+    return all(
+        p.index in outcomes and judge_case(ex.spec, p.case, outcomes[p.index], p.expected, p.tolerance).passed
+        for p in prepared
+    )
+
+
 def judge_all(ex: Exercise, prepared: list[PreparedCase], outcomes: dict, rerun) -> list[CaseResult]:
     """Judge every case; run the first wrong one RACE_RERUNS more times, back to back in one
     process: different answers to the same input mean a race (or a read of memory nothing
@@ -395,6 +404,7 @@ def check_file(
             time_check=expected[0] if timed else (0, 0),
             sandboxed=sandboxed,
             progress=_case_progress(prepared, case_timeout, progress) if progress else None,
+            worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
         )
     except SubmissionError as err:
         return replace(
