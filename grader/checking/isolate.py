@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -401,8 +400,9 @@ def _spawn(
     spare: bool = False,
     contain: dict | None = None,
     turns: tuple | None = None,
+    record_fd: int | None = None,
 ):
-    """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
+    """Start a child (a recording child with `record_fd`, the pipe it answers on). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
     With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py).
     `turns`: (TurnFolder, device): the child gets descriptors of its own for that device's GPU
@@ -412,6 +412,8 @@ def _spawn(
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", "1"]
+    if record_fd is not None:
+        command += ["--record", str(record_fd)]
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
@@ -434,7 +436,7 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=(*fds, lifeline),
+            pass_fds=(*fds, lifeline, *(() if record_fd is None else (record_fd,))),
         )
     except BaseException:
         if cgroup is not None:
@@ -455,6 +457,7 @@ def _spawn(
 def run_in_child(
     exercise_id: str,
     submission: Path,
+    message,
     cases: list[PreparedCase],
     case_timeout: float,
     env: dict | None = None,
@@ -466,8 +469,9 @@ def run_in_child(
     progress=None,
     worth_timing=None,
 ) -> ChildRun:
-    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
-    the submission copied into the task folder (the one place the sandbox shows it).
+    """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
+    inputs. `submission` only names the file in messages: the child never reads it. Raises
+    SubmissionError when a kernel cannot be rebuilt. `sandboxed`: in bubblewrap.
     `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
     child may go on to time (every case passed); None: it always may."""
     backend = os.environ.get("ZEROGPU_BACKEND") or current()
@@ -481,14 +485,10 @@ def run_in_child(
     proc = spare.proc if spare else None
     cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
     try:
-        source = Path(submission).resolve()
-        if sandboxed:
-            (task_dir / "submission").mkdir(exist_ok=True)
-            source = task_dir / "submission" / source.name
-            shutil.copyfile(submission, source)
+        (task_dir / "plans.json").write_text(message.to_json())  # checked, written anew by this process
         task = {
             "exercise": exercise_id,
-            "submission": str(source),
+            "submission": str(submission),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,

@@ -11,7 +11,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from grader import backend as _backend
+from grader.checking.child import RERUN_STRIDE
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.doctor.findings import mistake_of
 from grader.doctor.integration import as_report, case_executor, result_report
@@ -371,6 +374,7 @@ def check_file(
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
     then says). `progress(text)`, if given, hears what is under way, about twice a second."""
     from grader.checking.isolate import run_in_child
+    from grader.checking.recording import RecordingStopped, record_in_child
     from grader.checking.stuck import engine_of
     from grader.containment import sandbox
     from grader.doctor.report import DOCTOR, DoctorReport
@@ -393,9 +397,13 @@ def check_file(
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, secret) if timed else None
     try:
+        message = record_in_child(
+            ex.id, path, plans_wanted(ex, prepared, timed), case_timeout, private=private, sandboxed=sandboxed
+        )
         run = run_in_child(
             ex.id,
             path,
+            message,
             prepared,
             case_timeout,
             time_seed=time_seed if timed else None,
@@ -406,17 +414,20 @@ def check_file(
             progress=_case_progress(prepared, case_timeout, progress) if progress else None,
             worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
         )
-    except SubmissionError as err:
+    except (SubmissionError, RecordingStopped) as err:
+        if isinstance(err, RecordingStopped):
+            err = SubmissionError(err.verdict, f"The run stopped before any case: {err.detail}.")
         return replace(
             failed_before_running(ex, backend, None if graded else seed, err, started),
             unsandboxed=graded and not sandboxed,
         )
 
     def rerun(p: PreparedCase):
-        twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
+        twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
         again = run_in_child(
             ex.id,
             path,
+            message,
             twins,
             case_timeout,
             private=private,
@@ -463,6 +474,23 @@ def check_file(
             }
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
+
+
+def plans_wanted(ex: Exercise, prepared: list[PreparedCase], timed: bool) -> dict:
+    """What the recording child is asked to record: per case its sizes and scalars (never an
+    input array), and the benchmark's sizes when the GPU will time the submission (its scalars
+    those of the first case: a scalar passed through to a kernel is replayed as the value the
+    timed inputs carry)."""
+    wanted = {
+        str(p.index): {
+            "dims": dict(p.case.dims),
+            "scalars": {s.name: np.asarray(p.inputs[s.name]).item() for s in ex.spec.scalars},
+        }
+        for p in prepared
+    }
+    if timed and prepared:
+        wanted["bench"] = {"dims": dict(ex.spec.benchmark.dims), "scalars": wanted[str(prepared[0].index)]["scalars"]}
+    return wanted
 
 
 def _case_progress(prepared: list, case_timeout: float, progress, again: bool = False):

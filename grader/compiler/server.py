@@ -23,7 +23,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "operator")
+MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator")
 MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")
 
 
@@ -32,6 +32,9 @@ class Opaque(Exception):
 
 
 def _value(desc, build_function):
+    """A global's value from its description. The description may come from a submission's
+    process, so each kind is held to what describe.py makes: modules and their functions only
+    from MODULES, numba and NumPy types only, constants parsed, never evaluated."""
     import importlib
 
     import numpy as np
@@ -39,31 +42,49 @@ def _value(desc, build_function):
 
     kind = desc[0]
     if kind == "literal":
-        return ast.literal_eval(desc[1])
+        return _literal(desc[1])
     if kind == "float":
+        if desc[1] not in ("nan", "inf", "-inf"):
+            raise Opaque("a float that is not a number")
         return float(desc[1])
-    if kind == "module":
+    if kind == "module" and desc[1] in MODULES:
         return importlib.import_module(desc[1])
-    if kind == "attr":
+    if kind == "attr" and desc[1] in (*MODULES, "builtins") and _public(desc[2]):
         return getattr(importlib.import_module(desc[1]), desc[2])
-    if kind == "numba_type":
+    if kind == "numba_type" and _public(desc[1]) and isinstance(getattr(types, desc[1], None), types.Type):
         return getattr(types, desc[1])
-    if kind == "numpy":
-        return getattr(np, desc[1])
-    if kind == "npscalar":
-        return np.dtype(desc[1]).type(ast.literal_eval(desc[2]))
-    if kind == "array":
+    if kind == "numpy" and _public(desc[1]):
+        value = getattr(np, desc[1], None)
+        if isinstance(value, type) and issubclass(value, np.generic):
+            return value
+    if kind == "npscalar" and np.dtype(desc[1]).kind in "biufc":
+        return np.dtype(desc[1]).type(_literal(desc[2]))
+    if kind == "array" and np.dtype(desc[1]).kind in "biuf":
         return np.array(desc[3], dtype=desc[1]).reshape(desc[2])
     if kind == "device":
         return build_function(desc[1], device=True)
-    if kind == "pyfunc":  # a plain Python function: a GPU cannot call it, and Numba says so
+    if kind == "pyfunc" and _public(desc[1]):  # a plain Python function: a GPU cannot call it, and Numba says so
 
         def plain(*args):
             return None
 
         plain.__name__ = desc[1]
         return plain
-    raise Opaque(desc[1] if len(desc) > 1 else kind)
+    raise Opaque(desc[1] if len(desc) > 1 and kind == "opaque" else f"a global of kind `{str(kind)[:20]}`")
+
+
+def _public(name) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+
+
+def _literal(text):
+    """A constant's repr read back (ast.literal_eval: numbers, strings, tuples; nothing runs)."""
+    if not isinstance(text, str) or len(text) > 100_000:
+        raise Opaque("a constant too long to read")
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        raise Opaque("a constant that is not a literal") from None
 
 
 def _only_constants(fn) -> None:
