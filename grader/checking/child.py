@@ -304,6 +304,34 @@ def _arguments(argv: list) -> dict:
     return args
 
 
+def _record(ex, source: str, path: str, wanted: dict, recorder):
+    """The message for `wanted` (plan key -> {"dims", "scalars"}): the file's load failure, or a
+    plan or a failure per key."""
+    from grader.replay.plan import FAILING_VERDICTS, Failure, Message
+    from grader.steps.explain import explain_exception
+    from grader.steps.load import SubmissionError, load_launch
+
+    try:
+        launch = load_launch(ex.spec, source, path)
+    except SubmissionError as err:
+        return Message(Failure(err.verdict, err.message, err.line, err.source), {}, {})
+    plans: dict = {}
+    for key, case in wanted.items():
+        params = {a.name: (a.shape_for(case["dims"]), a.dtype) for a in ex.spec.arrays}
+        scalars = {p.name: np.dtype(p.dtype).type(case["scalars"][p.name]) for p in ex.spec.scalars}
+        try:
+            launch(**recorder.start(params, scalars))
+            plans[key] = recorder.finish()
+        except BaseException as exc:  # noqa: BLE001 - a learner's bug becomes their verdict
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            recorder.finish()
+            info = explain_exception(exc, (path,))
+            verdict = info.verdict if info.verdict in FAILING_VERDICTS else "exception"
+            plans[key] = Failure(verdict, info.message, info.line, info.source, info.error_type, info.hint)
+    return Message(None, plans, recorder.kernels)
+
+
 def record_task(task_dir: Path, fd: int) -> None:
     """The recording child (`--record FD`): load the submission, call its `launch` on placeholders
     once per plan the task asks for (grader/replay/record.py), and write the one message
@@ -314,39 +342,17 @@ def record_task(task_dir: Path, fd: int) -> None:
     from grader.exercises import exercise  # importing grader chose the simulator: no GPU here
     from grader.paths import ROOT, data_dir
     from grader.containment.guard import Guard
-    from grader.replay.plan import FAILING_VERDICTS, Failure, Message
-    from grader.replay.record import Recorder, install
-    from grader.steps.explain import explain_exception
-    from grader.steps.load import SubmissionError, load_launch
+    from grader.replay.record import Recorder, recording
 
     ex = exercise(task["exercise"])
     path = task["submission"]
     source = Path(path).read_text()
     recorder = Recorder()
-    install(recorder, task.get("device"))
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
     GUARD.install()
-    plans: dict = {}
-    try:
-        launch = load_launch(ex.spec, source, path)
-    except SubmissionError as err:
-        message = Message(Failure(err.verdict, err.message, err.line, err.source), {}, {})
-    else:
-        for key, wanted in task["plans"].items():
-            params = {a.name: (a.shape_for(wanted["dims"]), a.dtype) for a in ex.spec.arrays}
-            scalars = {p.name: np.dtype(p.dtype).type(wanted["scalars"][p.name]) for p in ex.spec.scalars}
-            try:
-                launch(**recorder.start(params, scalars))
-                plans[key] = recorder.finish()
-            except BaseException as exc:  # noqa: BLE001 - a learner's bug becomes their verdict
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                recorder.finish()
-                info = explain_exception(exc, (path,))
-                verdict = info.verdict if info.verdict in FAILING_VERDICTS else "exception"
-                plans[key] = Failure(verdict, info.message, info.line, info.source, info.error_type, info.hint)
-        message = Message(None, plans, recorder.kernels)
+    with recording(recorder, task.get("device")):  # before the file loads: names it imports are ours
+        message = _record(ex, source, path, task["plans"], recorder)
     data = message.to_json().encode()
     with os.fdopen(fd, "wb", closefd=True) as pipe:
         pipe.write(data)

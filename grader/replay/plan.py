@@ -452,6 +452,7 @@ def _description(desc, depth: int) -> None:
     _expect(isinstance(desc["globals"], dict) and len(desc["globals"]) <= MAX_GLOBALS, "kernel globals")
     for name, value in desc["globals"].items():
         _expect(isinstance(name, str) and IDENTIFIER.match(name) is not None, "global name")
+        _expect(not (name.startswith("__") and name.endswith("__")), "global name")  # __builtins__ and kin
         _expect(isinstance(value, list) and 1 <= len(value) <= 4 and isinstance(value[0], str), "global value")
         if value[0] == "device":
             _description(value[1], depth + 1)

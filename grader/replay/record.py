@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -175,10 +176,9 @@ class Stream:
     def synchronize(self):
         return None
 
+    @contextmanager
     def auto_synchronize(self):
-        from contextlib import nullcontext
-
-        return nullcontext(self)
+        yield self
 
 
 class Device:
@@ -403,10 +403,12 @@ REFUSED = {
 }
 
 
-def install(recorder: Recorder, device: dict | None = None) -> None:
-    """Numba's CUDA API, for the whole of this process, becomes `recorder`'s: call before the
-    submission is loaded, so that names it imports (`from numba.cuda import to_device`) are ours.
-    Kernels stay numba's own objects (the simulator's, in this process), whose launches record."""
+@contextmanager
+def recording(recorder: Recorder, device: dict | None = None):
+    """While inside, Numba's CUDA API is `recorder`'s for the whole process: entered before the
+    submission is loaded, so that names it imports (`from numba.cuda import to_device`) are
+    ours. Kernels stay numba's own objects (the simulator's, in this process), whose launches
+    record. Everything is put back on leaving."""
     import numba.cuda as cuda
     from numba.cuda.simulator.kernel import FakeCUDAKernel
 
@@ -430,12 +432,6 @@ def install(recorder: Recorder, device: dict | None = None) -> None:
     }
     for name, what in REFUSED.items():
         api[name] = _refusal(name, what)
-    for name, value in api.items():
-        setattr(cuda, name, value)
-    simulator = sys.modules.get("numba.cuda.simulator")
-    if simulator is not None and simulator is not cuda:
-        for name, value in api.items():
-            setattr(simulator, name, value)
 
     def configure(kernel, config):
         config = config if isinstance(config, tuple) else (config,)
@@ -447,11 +443,29 @@ def install(recorder: Recorder, device: dict | None = None) -> None:
             raise TypeError(f"`{name}` is a device function: a kernel calls it, the host cannot")
         raise TypeError(f"kernel `{name}` launched without a configuration: write {name}[blocks, threads](...)")
 
-    FakeCUDAKernel.__getitem__ = configure
-    FakeCUDAKernel.__call__ = call
-    FakeCUDAKernel.forall = lambda kernel, ntasks, tpb=0, stream=0, sharedmem=0: configure(
-        kernel, (max(-(-int(ntasks) // (tpb or 128)), 1), tpb or 128, stream, sharedmem)
-    )
+    def forall(kernel, ntasks, tpb=0, stream=0, sharedmem=0):
+        return configure(kernel, (max(-(-int(ntasks) // (tpb or 128)), 1), tpb or 128, stream, sharedmem))
+
+    targets = [(cuda, name, value) for name, value in api.items()]
+    simulator = sys.modules.get("numba.cuda.simulator")
+    if simulator is not None and simulator is not cuda:
+        targets += [(simulator, name, value) for name, value in api.items()]
+    targets += [(FakeCUDAKernel, "__getitem__", configure), (FakeCUDAKernel, "__call__", call)]
+    targets += [(FakeCUDAKernel, "forall", forall)]
+    saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
+    for owner, name, value in targets:
+        setattr(owner, name, value)
+    try:
+        yield recorder
+    finally:
+        for owner, name, value in reversed(saved):
+            if value is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+_ABSENT = object()
 
 
 def _refusal(name: str, what: str):
