@@ -78,7 +78,6 @@ def test_an_unwritable_data_dir_is_one_clear_error(tmp_path, monkeypatch):
 
 def test_graded_check_on_an_unwritable_data_dir_says_so_without_a_traceback(tmp_path):
     """Does `zerogpu check --graded` print one line and exit 2 when the secret cannot be made?"""
-
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
