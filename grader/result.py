@@ -260,8 +260,9 @@ class CheckResult:
 
     def to_json(self, **kwargs) -> str:
         """The result as JSON, at most about MAX_JSON characters: past that, every list and
-        text in it is shortened (a doctor report of a million launches) and "cut" says so."""
-        data = self.to_dict()
+        text in it is shortened (a doctor report of a million launches) and "cut" says so.
+        No lone surrogate anywhere in it (`textsafe.unsurrogate`): any JSON reader accepts it."""
+        data = _unsurrogated(self.to_dict())
         text = json.dumps(data, default=_jsonable, **kwargs)
         if len(text) <= MAX_JSON:
             return text
@@ -299,6 +300,17 @@ above the engines whose reports it draws, so this data layer never imports it)."
 def _known(cls, data: dict) -> dict:
     names = {f.name for f in dataclasses.fields(cls)}
     return {k: v for k, v in data.items() if k in names}
+
+
+def _unsurrogated(value):
+    """JSON data with every text (keys too) through `unsurrogate`."""
+    if isinstance(value, str):
+        return unsurrogate(value)
+    if isinstance(value, dict):
+        return {_unsurrogated(k): _unsurrogated(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_unsurrogated(v) for v in value]
+    return value
 
 
 def _shrunk(value):

@@ -182,6 +182,20 @@ def test_the_commands_console_prints_a_learners_words_inert(capsys):
     assert err.startswith("error: no such folder: [bold red]PASSED[/] [/oops]") and err.count("\n") == 1
 
 
+def test_a_results_json_has_no_lone_surrogate_anywhere():
+    """Texts the result does not cap itself (a doctor report's, a speed section's) are
+    cleaned in its JSON too, so a strict JSON reader (or a UTF-8 one) accepts it."""
+    r = dataclasses.replace(
+        hostile_result(),
+        doctor={"executor": "kernel doctor", "findings": [{"message": "\udcff", "o\ud800": ["\udfff"]}]},
+        speed=Speed(True, details={"device": "H200 \udc80"}),
+    )
+    for stored in (r.to_json(), r.to_json(ensure_ascii=False)):
+        stored.encode("utf-8")
+        assert not re.search(r"(?<!\\)\\ud[89a-f]", stored), "no escaped lone surrogate either"
+        assert "udcff" in stored and "H200 " in stored
+
+
 # ---- stored results stay small -----------------------------------------------------------
 
 HUGE = "A" * (32 << 20)  # 32 MiB: once 268 MB of JSON and 919 MB of grader memory
