@@ -56,6 +56,8 @@ def unsurrogate(text: str) -> str:
 def terminal_text(text: str) -> str:
     """`text` as a terminal may print it: no escape sequence, no control character but newline
     and tab, no bidirectional control, no lone surrogate."""
+    if text.isprintable():  # the common case, in C: none of those is printable
+        return text
     text = unsurrogate(text).replace("\r\n", "\n")
     return _CONTROL.sub(REPLACEMENT, _ESCAPE_SEQUENCE.sub(REPLACEMENT, text))
 
