@@ -8,7 +8,7 @@ import re
 
 from grader.doctor.integration import as_report, where_it_ran
 from grader.result import VIEWS, CheckResult
-from grader.textsafe import html_text, terminal_text
+from grader.textsafe import html_text, terminal_segments, terminal_text
 
 _COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
 _FAIL_COLOUR = "#cf222e"
@@ -154,8 +154,7 @@ class TerminalSafe:
         self.inner = inner
 
     def __rich_console__(self, console, options):
-        for segment in console.render(self.inner, options):
-            yield segment if segment.control else segment._replace(text=terminal_text(segment.text))
+        yield from terminal_segments(console.render(self.inner, options))
 
     def __rich_measure__(self, console, options):
         from rich.measure import Measurement

@@ -10,7 +10,8 @@ one of these functions at its boundary:
 - `unsurrogate`: for every file writer (HTML, CSV, JSON, sqlite): a lone surrogate becomes its
   backslash escape (`\\udcff`), so the text encodes as UTF-8 and two different names stay apart.
 - `terminal_text`: for the terminal: escape sequences, control characters (but newline and
-  tab) and bidirectional controls each become one U+FFFD, visible and inert.
+  tab) and bidirectional controls each become one U+FFFD, visible and inert;
+  `terminal_segments` does it to what a rich console prints.
 - `html_text`: for HTML: `terminal_text`'s rules (a bidirectional override misleads a reader
   there too), then escaped.
 - `csv_cell`: a spreadsheet cell: `terminal_text`'s rules (a CSV is often read with `cat`),
@@ -60,6 +61,13 @@ def terminal_text(text: str) -> str:
         return text
     text = unsurrogate(text).replace("\r\n", "\n")
     return _CONTROL.sub(REPLACEMENT, _ESCAPE_SEQUENCE.sub(REPLACEMENT, text))
+
+
+def terminal_segments(segments):
+    """Rich's segments for a terminal: each text through `terminal_text`; control segments
+    (rich's own colours and cursor moves) as they are."""
+    for segment in segments:
+        yield segment if segment.control else segment._replace(text=terminal_text(segment.text))
 
 
 def html_text(text: str) -> str:

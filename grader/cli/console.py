@@ -2,7 +2,7 @@
 across lines (soft wrap), and one-line errors.
 
 Whatever a command prints may hold a learner's words (a message, a student folder's name, a
-file name), so every text these consoles print passes through `textsafe.terminal_text`: no
+file name), so every text these consoles print passes through `textsafe.terminal_segments`: no
 escape sequence, control character or bidirectional override of a submission reaches the
 terminal. Rich's own colours and cursor moves are control segments and pass unchanged."""
 
@@ -17,12 +17,11 @@ EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 def _safe_console_class():
     from rich.console import Console
 
-    from grader.textsafe import terminal_text
+    from grader.textsafe import terminal_segments
 
     class SafeConsole(Console):
         def render(self, renderable, options=None):
-            for segment in super().render(renderable, options):
-                yield segment if segment.control else segment._replace(text=terminal_text(segment.text))
+            yield from terminal_segments(super().render(renderable, options))
 
     return SafeConsole
 
