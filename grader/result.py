@@ -113,6 +113,7 @@ hint, a warning): a learner's exception may be megabytes long."""
 MAX_SOURCE = 400
 """Characters kept of a source line quoted in a case."""
 MAX_WARNINGS = 20
+"""Warnings kept of a passed check (each one line the grader wrote)."""
 MAX_JSON = 200_000
 """Characters of a result's JSON (`to_json`) before its lists and texts are shortened."""
 _SHRUNK_TEXT, _SHRUNK_LIST = 200, 20
