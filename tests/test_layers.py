@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = [
-    {"grader.paths", "grader.sentinels"},
+    {"grader.paths", "grader.sentinels", "grader.textsafe"},
     {"grader.backend"},
     {"grader.authoring"},
     {"grader.exercises", "grader.result"},

@@ -86,6 +86,8 @@ class Mark:
     """Why nothing was graded (a notebook that is not JSON, a misnamed file...), when known."""
     autograder_cells: str = ""
     """nbgrader courses: the hand-in's edited or deleted autograder cells."""
+    regraded: bool = False
+    """Graded again on its own since the class was graded (the gradebook row's `regraded`)."""
 
 
 @dataclass(frozen=True)
@@ -436,6 +438,7 @@ def _mark(row: dict, verdict: str, named: str, score: float, note: str, cells: s
         source,
         note,
         cells,
+        bool(row.get("regraded")),
     )
 
 
