@@ -25,13 +25,12 @@ import numpy as np
 _lock = threading.Lock()
 _installed = False
 ON_INSTALL: list = []
-"""More patches to apply with ours (the facade adds containment's device-array handles and
-grader/compiler's compile check; this layer never imports either, which sit far above it)."""
+"""More patches to apply with ours (the facade adds grader/compiler's compile check; this
+layer never imports it, which sits far above it)."""
 BEFORE_LAUNCH: list = []
 """What a kernel launch from the host does before the simulator runs it, in order: each
-`step(kernel, args)` returns the arguments to go on with. grader/containment/device_data.py
-puts first the arrays its handles stand for (host code holds handles while `launch` runs);
-grader/compiler/simulator_hook.py then compiles the kernel for those arguments."""
+`step(kernel, args)` returns the arguments to go on with: grader/compiler/simulator_hook.py
+compiles the kernel for those arguments."""
 
 
 def garbage(shape, dtype) -> np.ndarray:

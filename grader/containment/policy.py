@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from grader.containment.device_data import DOCTOR_INTERNALS
 from grader.containment.library_calls import RULE, library_message, refused_call
 from grader.containment.scopes import ScopeTracker
 
@@ -244,13 +243,6 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
             self.flag(node, "dunder", f"`.{node.attr}` reaches into Python's machinery")
         elif node.attr.startswith("_"):
             self.flag(node, "internals", f"`.{node.attr}` reaches into another object's internals")
-        elif node.attr in DOCTOR_INTERNALS:
-            self.flag(
-                node,
-                "internals",
-                f"`.{node.attr}` is the grader's bookkeeping of a device array, not its API: "
-                "read and write device arrays only inside your kernels",
-            )
         if _dotted(node) and self._library(node, _dotted(node)):
             return
         base = node.value

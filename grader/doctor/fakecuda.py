@@ -14,7 +14,6 @@ import sys
 
 import numpy as np
 
-from grader.containment.device_data import Handle, opaque
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX
 from grader.doctor.spaces import global_array
@@ -171,18 +170,17 @@ class FakeCuda:
         return (len(s) - len(s.rstrip("0")) + 1) % 33
 
     # -- host side (launch code) --------------------------------------------------------------
-    # What these make is a handle while a submission's `launch` runs (`opaque`), else a View.
     @staticmethod
     def to_device(obj, stream=0, copy=True, to=None):
         from grader.doctor.memory import View
 
-        if isinstance(obj, (View, Handle)):
+        if isinstance(obj, View):
             return obj
         data = np.array(obj, copy=True)
         if to is not None:
             to.copy_to_device(data)
             return to
-        return opaque(global_array(data, "array"))
+        return global_array(data, "array")
 
     @staticmethod
     def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
@@ -191,7 +189,7 @@ class FakeCuda:
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return opaque(global_array(garbage(shape, numpy_dtype(dtype)), "device_array"))
+        return global_array(garbage(shape, numpy_dtype(dtype)), "device_array")
 
     def device_array_like(self, ary, stream=0):
         return self.device_array(ary.shape, ary.dtype)

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from grader.containment.device_data import kernel_arguments, refuse_host_read
 from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
@@ -155,7 +154,6 @@ def _kernel_argument(value, copies, name):
 def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> None:
     copies: list = []
     params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
-    args = kernel_arguments(args)  # handles -> the Views they stand for, once per launch
     args = tuple(_kernel_argument(a, copies, p) for a, p in zip(args, params + ("",) * len(args)))
     verify_launch(kernel.py_func, args)  # what a GPU would not compile does not run here either
     try:
@@ -215,7 +213,6 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
                 arg.mem.flush()
         findings.end_launch(args)  # elements several threads stored to, counted during the launch
     for host, view, name in copies:
-        refuse_host_read(view, name)  # as Numba's copy back (copy_to_host): while sealed, a host read
         host[...] = view.arr
 
 

@@ -28,7 +28,6 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from grader.containment.device_data import Handle
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
 from grader.doctor.devicemath import in_kernel
@@ -284,10 +283,6 @@ class _Builder(ast.NodeTransformer):
 
     # -- the rewrite ----------------------------------------------------------------------------
     def build(self) -> Transformed:
-        names = (*self.fn.__code__.co_names, *self.free)
-        held = [n for n in names if self.free.get(n, self.env.get(n)).__class__ is Handle]
-        if held:  # a simulator array made when the file loaded (containment/device_data.py): the simulator runs it
-            raise Unsupported(f"`{held[0]}`, a device array the kernel reads as a global")
         func, self.lines, self.first = _source_tree(self.fn)
         self.locals = _local_names(func)
         self.arrays = self.known_arrays(func)

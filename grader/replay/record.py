@@ -42,6 +42,9 @@ class NoDataHere(Exception):
     """Host code asked for a device array's values: while the grader records `launch` there are
     none (and on a GPU they would cost a copy back each time)."""
 
+    learner_verdict = "forbidden"  # grader/steps/explain.py: host code doing a kernel's work
+    learner_hint = "Compute it in a kernel: `launch` only sizes grids, allocates device arrays and launches kernels."
+
 
 def _no_data(what: str) -> NoDataHere:
     return NoDataHere(

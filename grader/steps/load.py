@@ -6,7 +6,6 @@ import inspect
 import linecache
 
 from grader.steps.explain import explain_exception
-from grader.containment.device_data import handing_out
 from grader.containment.policy import TOO_DEEP, shape_problems, violations
 from grader.authoring.spec import Spec
 
@@ -52,8 +51,7 @@ def load_namespace(source: str, filename: str, allowed_imports=None, allowed_lib
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "submission", "__file__": filename}
     try:
-        with handing_out():  # device arrays made at module level are handles too (containment/device_data.py)
-            exec(code, namespace)  # noqa: S102 - running the learner's code is the point
+        exec(code, namespace)  # noqa: S102 - running the learner's code is the point
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, KeyboardInterrupt):
             raise
