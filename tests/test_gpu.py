@@ -184,3 +184,17 @@ def test_host_computation_is_forbidden_in_graded_checks_on_a_gpu(monkeypatch):
         exercise_id = path.read_text().splitlines()[0].split(": ")[1]
         result = check_file(exercise_id, path, graded=True, case_timeout=30)
         assert result.verdict == "forbidden", (path.stem, result.verdict, result.message)
+
+
+def test_a_launch_that_refuses_the_benchmark_size_is_not_passed(tmp_path):
+    """A launch that works at the correctness sizes and raises at the benchmark's would escape
+    the speed grade: on a GPU it fails there, so it is not passed (recorded per size, grader/replay/)."""
+    path = tmp_path / "vector_add.py"
+    path.write_text(
+        "from numba import cuda\n\n\n@cuda.jit\ndef add(a, b, c):\n    i = cuda.grid(1)\n    if i < c.size:\n"
+        "        c[i] = a[i] + b[i]\n\n\ndef launch(a, b, c):\n    if c.size > 1_000_000:\n"
+        "        raise ValueError('too big for me')\n    add[(c.size + 127) // 128, 128](a, b, c)\n"
+    )
+    result = check_file("vector_add", path, seed=3)
+    assert result.verdict == "exception" and "benchmark" in result.message, result.message
+    assert result.score == 0

@@ -454,6 +454,35 @@ def _spawn(
     return proc
 
 
+def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
+    """Which spares can serve a check: back end, device, sandbox mounts, GPU turns."""
+    backend = os.environ.get("ZEROGPU_BACKEND") or current()
+    return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, _turn_folder)
+
+
+def start_ahead(exercise_id: str, private=(), device: int | None = None, sandboxed: bool = False):
+    """Start this check's checking child now, so that it imports numba and the grader while the
+    recording child records (grader/checking/recording.py): a Future of a spare for
+    `run_in_child(..., ahead=...)`, or None when a kept-warm spare waits already. `discard_ahead`
+    ends it when the check ends before it is used."""
+    key = _key(exercise_id, private, device, sandboxed)
+    with _spares_lock:
+        if _spares.get(key):
+            return None
+
+    def start():
+        spare = _Spare(*key)
+        spare.key = key
+        return spare
+
+    return _spawner().submit(start)
+
+
+def discard_ahead(ahead) -> None:
+    if ahead is not None:
+        ahead.result().discard()
+
+
 def run_in_child(
     exercise_id: str,
     submission: Path,
@@ -468,16 +497,24 @@ def run_in_child(
     sandboxed: bool = False,
     progress=None,
     worth_timing=None,
+    ahead=None,
 ) -> ChildRun:
     """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
     inputs. `submission` only names the file in messages: the child never reads it. Raises
     SubmissionError when a kernel cannot be rebuilt. `sandboxed`: in bubblewrap.
     `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
-    child may go on to time (every case passed); None: it always may."""
-    backend = os.environ.get("ZEROGPU_BACKEND") or current()
-    turns = _turn_folder
-    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, turns)
+    child may go on to time (every case passed); None: it always may. `ahead`: what
+    `start_ahead` gave, used as this check's child (or discarded)."""
+    key = _key(exercise_id, private, device, sandboxed)
+    backend, turns = key[0], key[3]
     spare = _take_spare(key) if env is None else None
+    if ahead is not None:
+        early = ahead.result()
+        if spare is None and env is None and early.key == key:
+            spare = early
+            track(spare.proc)
+        else:
+            early.discard()
     tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -547,6 +584,7 @@ def _follow(
     spawned: float,
     progress=None,
     worth_timing=None,
+    ahead=None,
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the
