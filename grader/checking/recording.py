@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _kill, _remove_cgroup, _spawn, contained
 from grader.containment.guard import scrubbed_env
-from grader.exercises import ROOT
+from grader.exercises import ROOT, exercise
 from grader.replay.plan import MAX_MESSAGE_BYTES, Message, PlanError
 from grader.steps.load import SubmissionError
 
@@ -88,7 +88,7 @@ def record_in_child(
         _remove_cgroup(proc)
         tmp.cleanup()
     try:
-        message = Message.from_json(data)
+        message = Message.from_json(data, outputs=[a.name for a in exercise(exercise_id).spec.outputs])
     except PlanError as why:
         raise SubmissionError("exception", f"The grader could not read what your `launch` did: {why}.") from None
     if message.load_failure is not None:

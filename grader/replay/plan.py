@@ -60,6 +60,12 @@ class PlanError(ValueError):
     """A message that does not follow this schema."""
 
 
+HOST_ANSWER = (
+    "`launch` copied data made on the host into `{name}`: an output is written by your kernels. "
+    "Compute it in a kernel (a fill such as `out[:] = 0` is fine)."
+)
+
+
 # -- the parts of a plan -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ref:
@@ -152,7 +158,9 @@ class Message:
         )
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "Message":
+    def from_json(cls, text: str | bytes, outputs=()) -> "Message":
+        """The message, checked. `outputs`: the names of `launch`'s output arrays; a plan that
+        copies host-made data into one becomes a `forbidden` Failure for its case."""
         if len(text) > MAX_MESSAGE_BYTES:
             raise PlanError(f"the recording is larger than {MAX_MESSAGE_BYTES >> 20} MiB")
         try:
@@ -170,6 +178,9 @@ class Message:
                 parsed[key] = _failure(plan["failure"])
             else:
                 parsed[key] = _plan(plan, kernels)
+                host_answer = _host_answer(parsed[key], set(outputs))
+                if host_answer:
+                    parsed[key] = Failure("forbidden", HOST_ANSWER.format(name=host_answer))
         failure = None if data["load_failure"] is None else _failure(data["load_failure"])
         return cls(failure, parsed, kernels)
 
@@ -424,6 +435,32 @@ def _plan(data, kernels: dict) -> Plan:
             known[step.id] = step
         steps.append(step)
     return Plan(tuple(steps))
+
+
+def _host_answer(plan: Plan, outputs: set) -> str:
+    """The output a plan writes host-made data into (an upload, or data written from the host,
+    copied into it), or "". Fills stay allowed: an accumulator starts at zero."""
+    answers, host_made = {}, set()
+    for s in plan.steps:
+        if s.op == "param" and s.name in outputs:
+            answers[s.id] = s.name
+        elif s.op == "upload":
+            host_made.add(s.id)
+        elif s.op == "view":
+            if s.source in answers:
+                answers[s.id] = answers[s.source]
+            if s.source in host_made:
+                host_made.add(s.id)
+        elif s.op == "write":
+            if s.target in answers:
+                return answers[s.target]
+            host_made.add(s.target)
+        elif s.op == "copy":
+            if s.source in host_made:
+                if s.target in answers:
+                    return answers[s.target]
+                host_made.add(s.target)
+    return ""
 
 
 def _kernels(data) -> dict:

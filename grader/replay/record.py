@@ -46,6 +46,21 @@ class NoDataHere(Exception):
     learner_hint = "Compute it in a kernel: `launch` only sizes grids, allocates device arrays and launches kernels."
 
 
+class NotOnTheDevice(AttributeError):
+    """Host code asked a placeholder for something a device array offers no kernel-free way to
+    use (an engine's internals, NumPy's methods)."""
+
+    learner_verdict = "forbidden"
+    learner_hint = NoDataHere.learner_hint
+
+
+class RefusedArgument(TypeError):
+    """A kernel argument made past Numba's public API (its internals' arrays)."""
+
+    learner_verdict = "forbidden"
+    learner_hint = "Pass the device arrays `launch` is given, or ones from cuda.device_array and cuda.to_device."
+
+
 def _no_data(what: str) -> NoDataHere:
     return NoDataHere(
         f"{what} reads a device array's values on the host. The grader runs `launch` once to record "
@@ -142,7 +157,7 @@ class DeviceRef:
     __index__ = __int__
 
     def __getattr__(self, name):
-        raise AttributeError(
+        raise NotOnTheDevice(
             f"device arrays have no `{name}` while the grader records `launch`: "
             "on the host use only their shape, size, dtype, slices and reshape, and launch kernels on them"
         )
@@ -210,12 +225,16 @@ class Recorder:
         """id(py_func) -> kernel key."""
         self.scalars: dict = {}
         self.uploaded = 0
+        self.known: set = set()
+        """Buffers of the plan under way (and the file's own, from import time)."""
+        self.refs: dict = {}
 
     # -- one plan --------------------------------------------------------------------------------
     def start(self, params: dict, scalars: dict) -> dict:
         """Begin a plan; returns launch's keyword arguments: placeholders for `params`
         (name -> (shape, dtype)) and the scalars as they are."""
         self.steps = list(self.module_steps)
+        self.known = {s.id for s in self.module_steps if s.id >= 0}
         self.uploaded = sum(len(s.data) for s in self.module_steps)
         self.scalars = dict(scalars)
         kwargs = {}
@@ -233,6 +252,11 @@ class Recorder:
         return self.module_steps if self.steps is None else self.steps
 
     def _add(self, step: Step) -> None:
+        for ref in (step.target, step.source, *_refs(step.args)):
+            if ref >= 0 and ref not in self.known and self.steps is not None:
+                self._carried(ref)
+        if step.id >= 0:
+            self.known.add(step.id)
         steps = self._steps()
         if len(steps) >= MAX_STEPS:
             raise RuntimeError(
@@ -241,8 +265,17 @@ class Recorder:
             )
         steps.append(step)
 
+    def _carried(self, ref_id: int) -> None:
+        """A device array kept from an earlier call of `launch` (a cached scratch buffer): in this
+        call's plan it is a fresh allocation, holding whatever it holds, as on a GPU it would hold
+        what the last call left."""
+        ref = self.refs[ref_id]
+        self.known.add(ref_id)
+        self._steps().append(Step("alloc", id=ref_id, shape=ref.shape, dtype=ref.dtype.str))
+
     def _new(self, shape, dtype) -> DeviceRef:
         ref = DeviceRef(self, self.next_id, tuple(int(s) for s in shape), np.dtype(dtype))
+        self.refs[ref._id] = ref
         self.next_id += 1
         return ref
 
@@ -338,9 +371,25 @@ class Recorder:
             return Value("<f8", value)
         if isinstance(value, complex):
             return Value("<c16", value)
+        kind = type(value)
+        if kind.__module__.startswith("numba"):
+            raise RefusedArgument(
+                f"a kernel argument ({name or 'an argument'}) made by numba's internals ({kind.__name__})"
+            )
         raise TypeError(
-            f"a kernel argument ({name or 'an argument'}) of type {type(value).__name__}: pass device arrays and numbers"
+            f"a kernel argument ({name or 'an argument'}) of type {kind.__name__}: pass device arrays and numbers"
         )
+
+
+def _refs(args) -> list:
+    """Buffer ids a launch's arguments name (tuples included)."""
+    out = []
+    for arg in args:
+        if isinstance(arg, Ref):
+            out.append(arg.id)
+        elif isinstance(arg, tuple):
+            out += _refs(arg)
+    return out
 
 
 def _number(value):

@@ -1,5 +1,5 @@
 # exercise: reduce_sum
-# expect: exception
+# expect: forbidden
 """Computes the answer on the host from the arrays launch is given, through names the policy
 does not know (NumPy reached through sys.modules, a loop, an element read): while the grader
 records launch they hold no data, and the message says to compute it in a kernel."""
