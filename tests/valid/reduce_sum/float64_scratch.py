@@ -1,5 +1,6 @@
 """A float64 accumulator made with cuda.to_device(np.zeros(1)), as Numba tutorials do, then
 copied into out by a second kernel."""
+
 import numpy as np
 from numba import cuda
 

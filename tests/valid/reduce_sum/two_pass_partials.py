@@ -1,4 +1,5 @@
 """Partial sums per block in a cuda.device_array, then one block adds them up."""
+
 from numba import cuda, float32
 
 THREADS = 128

@@ -1,4 +1,5 @@
 """A grid sized from the device's SM count (the usual grid-stride recipe), the scalar passed on."""
+
 from numba import cuda
 
 

@@ -1,5 +1,6 @@
 """A scratch array kept between calls (allocated once per size, as a caching allocator would),
 written in full by one kernel before another reads it."""
+
 from numba import cuda
 
 SCRATCH = {}

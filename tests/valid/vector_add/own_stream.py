@@ -1,4 +1,5 @@
 """Launches on a stream of its own: replayed in order on the grader's stream, nothing escapes the clock."""
+
 from numba import cuda
 
 

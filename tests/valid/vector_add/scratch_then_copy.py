@@ -1,4 +1,5 @@
 """The sum is made in a scratch array, then copied into c device to device."""
+
 from numba import cuda
 
 

@@ -1,4 +1,5 @@
 """Views of the arrays launch is given (a reshape and slices), a fill, and a stream."""
+
 from numba import cuda
 
 
