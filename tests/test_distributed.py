@@ -76,9 +76,10 @@ def test_a_task_carries_its_own_secret_never_the_hosts(class_dir, secret):
     """Does a worker receive a secret that differs per task and is not the host's?"""
     from grader.steps.cases import load_secret
 
-    tasks = [t for t in discover(class_dir, EXERCISES) if t.path]
+    tasks = [t for t in discover(class_dir, EXERCISES) if t.source]
     jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in tasks]
-    assert all(isinstance(j, RemoteTask) and j.source == t.path.read_bytes() for j, t in zip(jobs, tasks))
+    on_disk = [(class_dir / t.student / f"{t.exercise}.py").read_bytes() for t in tasks]
+    assert all(isinstance(j, RemoteTask) and j.source == b for j, b in zip(jobs, on_disk))
     assert len({j.secret for j in jobs}) == len(jobs)
     assert load_secret() not in {j.secret for j in jobs}
 
@@ -340,14 +341,12 @@ def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
 def test_a_worker_keeps_one_copy_per_submission_content(class_dir, secret, tmp_path, monkeypatch):
     """Is a hand-in written once, by content, where only this user can look (the compile cache
     keys kernels by path, so a regrade or an identical hand-in compiles nothing again)?"""
-    from grader.classroom.distributed import submission_file
-    from grader.steps.cases import load_secret
+    from grader.classroom.grading import submission_file
 
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     ada, dee = (next(t for t in discover(class_dir, ["vector_add"]) if t.student == s) for s in ("ada", "dee"))
-    jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in (ada, dee)]
-    paths = [submission_file(j) for j in jobs]
-    assert paths[0] == paths[1] and paths[0].read_bytes() == ada.path.read_bytes()
+    paths = [submission_file(t.source, t.exercise) for t in (ada, dee)]
+    assert paths[0] == paths[1] and paths[0].read_bytes() == (class_dir / "ada" / "vector_add.py").read_bytes()
     assert paths[0].name == "vector_add.py"
     assert (paths[0].parent.parent.stat().st_mode & 0o777) == 0o700
