@@ -84,9 +84,18 @@ class GradebookError(DataDirError):
     """The gradebook could not be written or locked: the message is one line naming the fix."""
 
 
+def _disk_full(path: Path) -> bool:
+    """Less than 64 KiB left where the gradebook is (SQLite often says only "disk I/O error")."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 64 * 1024
+
+
 def _cannot_write(path: Path, err: Exception) -> GradebookError:
     text = str(getattr(err, "strerror", None) or err)
-    if getattr(err, "errno", None) == errno.ENOSPC or "full" in text:
+    if getattr(err, "errno", None) == errno.ENOSPC or "full" in text or _disk_full(path):
         return GradebookError(
             f"cannot write the gradebook {path}: the disk is full (rows already stored are kept). Free "
             "space there and run the same command again, or copy the gradebook to another disk and "
@@ -144,8 +153,11 @@ class Gradebook:
                     f"another zerogpu run (process {holder}) is grading into {self.path}: wait for it "
                     "to finish, or grade into another gradebook with --db PATH."
                 ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:  # who holds it, for the message of a second run; a full disk only loses that
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError:
+                pass
             yield
         finally:
             os.close(fd)

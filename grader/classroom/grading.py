@@ -32,7 +32,7 @@ from pathlib import Path
 from grader.steps.cases import load_secret, new_seed, task_secret
 from grader.exercises import LADDER, exercise
 from grader.classroom.gradebook import Gradebook
-from grader.classroom.handins import Refused, entries, opened, read_file, what_it_is
+from grader.classroom.handins import Refused, entries, opened, not_read, read_file, what_it_is
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def _strays_of(listing: list, exercises) -> list:
         if not stat.S_ISREG(mode):
             if suffix == ".py" and stem in exercises:
                 continue  # its task's note says why
-            reason = f"{name} is {what_it_is(mode)}: not read"
+            reason = not_read(name, mode)
         elif suffix != ".py":
             reason = "not a .py file"
         elif stem in LADDER:

@@ -39,7 +39,7 @@ def limit_for(name: str) -> int:
 def what_it_is(mode: int) -> str:
     """What a directory entry is, in words, for a refusal."""
     if stat.S_ISLNK(mode):
-        return "a symbolic link (never followed: hand in the file itself)"
+        return "a symbolic link, which is never followed"
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe), not a file"
     if stat.S_ISSOCK(mode):
@@ -55,9 +55,15 @@ def _size(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"
 
 
+def not_read(name: str, mode: int) -> str:
+    """Why an entry that is no regular file was not read, with the fix when there is one."""
+    fix = " (hand in the file itself)" if stat.S_ISLNK(mode) else ""
+    return f"{name} is {what_it_is(mode)}: not read{fix}"
+
+
 def _check(name: str, st: os.stat_result, limit: int) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise Refused(f"{name} is {what_it_is(st.st_mode)}: not read")
+        raise Refused(not_read(name, st.st_mode))
     if st.st_size > limit:
         raise Refused(
             f"{name} is {_size(st.st_size)}, over the {_size(limit)} a hand-in may be: not read (hand in the code alone)"
@@ -105,7 +111,7 @@ def read_file(folder: int, name: str, limit: int | None = None) -> bytes:
 
 def _refusal(name: str, err: OSError) -> Refused:
     if err.errno == errno.ELOOP:
-        return Refused(f"{name} is {what_it_is(stat.S_IFLNK)}: not read")
+        return Refused(not_read(name, stat.S_IFLNK))
     if err.errno == errno.ENOENT:
         return Missing(f"no {name}")
     return Refused(f"{name} could not be read ({err.strerror or err})")

@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.classroom.handins import Missing, Refused, entries, opened, read_below, walk, what_it_is
+from grader.classroom.handins import Missing, Refused, entries, not_read, opened, read_below, walk, what_it_is
 from grader.course.build import CourseError, extracted_path, released_source
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
@@ -258,7 +258,7 @@ def _not_graded(relative: str, mode: int, notebooks: dict, released: set, assign
     if not stat.S_ISREG(mode):
         if top and name.endswith(".ipynb") and stem in notebooks:
             return ""  # its exercises' notes say why
-        return f"{name} is {what_it_is(mode)}: not read"
+        return not_read(name, mode)
     if name.endswith(".ipynb"):
         if top and stem in notebooks:
             return ""
