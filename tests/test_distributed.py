@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from grader.classroom.distributed import RemoteTask, dask_client, grade_class_on, remote_task
-from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
+from grader.classroom.gradebook import NOT_SUBMITTED, WORKER_LOST, Gradebook
 from grader.classroom.grading import discover, grade_class
 from grader.exercises import ROOT
 
-DASK = Path(sys.executable).parent / "dask"
+DASK = [sys.executable, "-m", "dask"]
+"""Dask's command line, run by this interpreter (never another one a script's first line names)."""
 WRONG = ROOT / "tests" / "submissions"
 CLASS = {  # student: {exercise: (file handed in, verdict)}
     "ada": {
@@ -149,7 +150,7 @@ class Cluster:
         log = open(self.log_dir / f"{name}.log", "wb")
         (self.log_dir / "tmp").mkdir(exist_ok=True)  # the workers' copies of hand-ins go here
         return subprocess.Popen(
-            [str(DASK), *args],
+            [*DASK, *args],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -178,20 +179,39 @@ class Cluster:
         with Client(self.address, timeout="60s") as client:
             client.wait_for_workers(count, timeout=120)
 
-    def busy_worker(self) -> subprocess.Popen:
-        """The `dask worker` process whose worker is grading a task right now."""
+    def worker_grading(self, db) -> tuple[subprocess.Popen, tuple]:
+        """The `dask worker` process grading a task right now, and that task's (student,
+        exercise), from the start events workers log."""
         from distributed import Client
 
+        from grader.classroom.distributed import STARTED
+
         with Client(self.address, timeout="30s") as client:
-            pid_of = client.run(os.getpid)  # worker address -> its process
+            pid_of = client.run(os.getpid)
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                pids = {pid_of[address] for address, keys in client.processing().items() if keys and address in pid_of}
-                for worker in self.workers:
-                    if pids & {worker.pid, *descendants(worker.pid)}:
-                        return worker
+                busy = {address for address, keys in client.processing().items() if keys}
+                for _, event in client.get_events(STARTED):
+                    task = (event["student"], event["exercise"])
+                    if task in verdicts(db) or event["worker"] not in busy or event["worker"] not in pid_of:
+                        continue
+                    for worker in self.workers:
+                        if pid_of[event["worker"]] in {worker.pid, *descendants(worker.pid)}:
+                            return worker, task
                 time.sleep(0.05)
         raise AssertionError("no worker was grading")
+
+    def spares(self) -> list[int]:
+        """Spare children kept warm under the workers now."""
+        found = []
+        for worker in self.workers:
+            for pid in descendants(worker.pid):
+                try:
+                    if b"--spare" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        found.append(pid)
+                except OSError:
+                    pass
+        return found
 
     def stop(self) -> None:
         for proc in [*self.workers, self.scheduler]:
@@ -257,6 +277,10 @@ def test_workers_started_with_the_dask_command_line_give_the_same_verdicts(class
     assert proc.returncode == 0, output
     assert f"on the Dask cluster at {cluster.address} with 2 worker(s)" in output
     assert verdicts(db) == EXPECTED
+    deadline = time.monotonic() + 20
+    while cluster.spares() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cluster.spares() == [], "no idle checker is kept once the grade has ended"
 
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_path, cluster):
@@ -264,7 +288,8 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
     proc = grade(class_dir, db, cluster.address)
     try:
         wait_for_rows(db, 2, proc)  # the missing file's row, and one graded task
-        stop(cluster.busy_worker())  # its nanny, the worker, and the children it grades with
+        worker, task = cluster.worker_grading(db)
+        stop(worker)  # its nanny, the worker, and the children it grades with
         assert len(verdicts(db)) < len(EXPECTED), "the kill should land mid-run"
         output = proc.communicate(timeout=300)[0].decode()
     finally:
@@ -272,6 +297,9 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
     assert proc.returncode == 0, output
     assert len(re.findall(r"^\[\d+/\d+\] ", output, re.M)) == len(EXPECTED), "each task finished once"
     assert verdicts(db) == EXPECTED
+    lost = {(n["student"], n["about"]): n["text"] for n in Gradebook(db).notes() if n["kind"] == WORKER_LOST}
+    assert list(lost) == [task] and "which did not finish it; graded again on tcp://" in lost[task], lost
+    assert f"note: {task[0]}/{task[1]} started on Dask worker(s)" in output
 
 
 def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, tmp_path, cluster):

@@ -356,3 +356,27 @@ def test_a_task_started_on_a_worker_that_did_not_finish_it_is_named():
         ("ann", "vector_add"): "started on Dask worker(s) tcp://w1, which did not finish it; graded again on tcp://w2",
         ("dee", "vector_add"): "started on Dask worker(s) tcp://w1, which did not finish it",
     }
+
+
+def test_a_cell_handed_in_as_released_counts_as_not_attempted_in_the_report():
+    """nbgrader's released cell is not exercises/<id>.py, so its hash alone cannot say it is
+    untouched: the UNTOUCHED note that `zerogpu grade` keeps does."""
+    from grader.report.data import NOT_ATTEMPTED, analyse
+
+    row = {
+        "student": "ada",
+        "exercise": "vector_add",
+        "submission_sha256": "0" * 64,
+        "verdict": "unwritten_output",
+        "score": 0.0,
+        "max_score": 10.0,
+        "backend": "simulator",
+        "result": None,
+        "graded_at": 1.0,
+        "graded_on": None,
+        "regraded_from": None,
+    }
+    note = {"student": "ada", "about": "vector_add", "kind": UNTOUCHED, "text": "handed in as given out"}
+    assert analyse([row]).students[0].verdicts["vector_add"] == "unwritten_output"
+    report = analyse([row], notes=[note])
+    assert report.students[0].verdicts["vector_add"] == NOT_ATTEMPTED and report.not_attempted == {"vector_add": 1}
