@@ -120,8 +120,8 @@ def _prepare_worker() -> str:
 
 
 def release_spares() -> int:
-    """Run on every worker when a grade ends: the spare children kept warm exit (a worker kept
-    about 8 idle ones of 95 MB each for as long as it lived). Returns how many were waiting."""
+    """Run on every worker when a grade ends: the spare children kept warm exit, rather than
+    wait idle for as long as the worker lives. Returns how many were waiting."""
     from grader.checking.isolate import waiting_spares
 
     with _worker_lock:
