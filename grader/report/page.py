@@ -171,7 +171,7 @@ def mistake_text(name: str) -> str:
     return MISTAKES[name][0] if name in MISTAKES else label(name)
 
 
-def _cell(verdict: str, exercise_id: str | None = None, regraded: bool = False) -> str:
+def _cell(verdict: str, exercise_id: str | None = None, regraded: str = "") -> str:
     light = " light" if verdict == NOT_SUBMITTED else ""
     tip = f"{exercise_id}: {label(verdict)}" if exercise_id else label(verdict)
     if regraded:
@@ -593,7 +593,7 @@ def _opening(m, exercise_id: str) -> str:
     if m.autograder_cells:
         lines.append(f'<div class="warn">Autograder cells: {escape(m.autograder_cells)}</div>')
     if m.regraded:
-        lines.append('<div class="dim">Regraded: graded again since the class run.</div>')
+        lines.append(f'<div class="dim">Regraded on its stored seed ({escape(m.regraded)}).</div>')
     cell = _cell(m.verdict, exercise_id, m.regraded)
     return f'<details><summary>{cell}</summary><div class="pop">{"".join(lines)}</div></details>'
 

@@ -185,7 +185,7 @@ def submissions_csv(report: ClassReport) -> str:
             m.message,
             m.note,
             m.autograder_cells,
-            "yes" if m.regraded else "",
+            m.regraded,
         ]
         for s in report.students
         for exercise_id, m in s.marks.items()
