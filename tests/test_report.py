@@ -702,23 +702,27 @@ def test_exercises_csv_names_each_column_once(simulator_report):
 
 
 def test_a_regraded_row_is_marked_on_the_page_and_in_submissions_csv(tmp_path):
-    """A row graded again on its own (the gradebook row's `regraded`) has a badge in its grid
-    cell, a line when it opens and `yes` in submissions.csv; the others have none."""
+    """A row regraded on its stored seed (the gradebook row's `regraded_from`: what it was) has a
+    badge in its grid cell, a line saying what it was when it opens, and that in submissions.csv;
+    the others have none."""
     from grader.report.page import page
     from grader.report.write import submissions_csv
 
     book = Gradebook(tmp_path / "gradebook.sqlite")
     fill(book)
     rows = book.rows()
+    before = {"verdict": "passed", "score": 10.0, "max_score": 10.0}
     for row in rows:
-        row["regraded"] = 1 if (row["student"], row["exercise"]) == ("bob", "saxpy") else 0
+        row["regraded_from"] = before if (row["student"], row["exercise"]) == ("bob", "saxpy") else None
     report = analyse(rows)
     html = page(report, {"verdicts": b"", "speed": None, "scores": b""})
     assert html.count('class="cell re"') == 1 and "saxpy: wrong result (regraded)" in html
-    assert html.count("Regraded: graded again") == 1 and "regraded: graded again since the class run" in html
+    assert html.count("Regraded on its stored seed (was passed, 10/10)") == 1
+    assert "regraded: graded again since the class run" in html
     marked = {
         (r["student"], r["exercise"]): r["regraded"] for r in csv.DictReader(io.StringIO(submissions_csv(report)))
     }
-    assert [key for key, flag in marked.items() if flag] == [("bob", "saxpy")] and marked["bob", "saxpy"] == "yes"
+    assert [key for key, flag in marked.items() if flag] == [("bob", "saxpy")]
+    assert marked["bob", "saxpy"] == "was passed, 10/10"
     plain = page(analyse(book.rows()), {"verdicts": b"", "speed": None, "scores": b""})
     assert 'class="cell re"' not in plain and "regraded:" not in plain
