@@ -37,8 +37,8 @@ def _answers_of(monkeypatch, spec, launch):
     seen = []
     ask = client.compile_answer
 
-    def recording(py_func, args):
-        answer = ask(py_func, args)
+    def recording(py_func, args, arg_types=None):
+        answer = ask(py_func, args, arg_types)
         seen.append((py_func.__name__, answer))
         return answer
 

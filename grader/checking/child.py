@@ -154,7 +154,7 @@ def run_task(task_dir: Path) -> None:
     clock["imported"] = time.perf_counter()
     ex = exercise(task["exercise"])
     path = task["submission"]
-    source = Path(path).read_text()
+    source = Path(path).read_bytes()  # decoded by load_launch: a byte that is not text is a verdict
     inputs = _read_inputs(task_dir, task["cases"])
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)

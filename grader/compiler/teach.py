@@ -59,3 +59,34 @@ def refusal(py_func, answer: dict) -> ErrorInfo:
         "CPU refuses too.)"
     )
     return ErrorInfo("exception", message, answer.get("error_type", "CompileError"), line, source, hint=hint)
+
+
+def _line_naming(py_func, why: str) -> int | None:
+    """The first line of the kernel naming what `why` names in backticks, else its `def` line."""
+    try:
+        lines, first = inspect.getsourcelines(py_func)
+    except (OSError, TypeError):
+        return None
+    named = re.findall(r"`([A-Za-z_]\w*)`", why)
+    for name in named[:1]:
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        body = [k for k, ln in enumerate(lines) if word.search(ln) and not ln.lstrip().startswith(("def ", "@"))]
+        if body:
+            return first + body[0]
+    return next((first + k for k, ln in enumerate(lines) if re.match(r"\s*def\s", ln)), first)
+
+
+def unverifiable(py_func, answer: dict) -> ErrorInfo:
+    """An `exception` verdict for a kernel the compile check cannot carry to the compiler:
+    never run unchecked, since a GPU refused every such kernel tried (a list global, a lambda,
+    a default argument)."""
+    why, fix = answer.get("why", ""), answer.get("fix", "")
+    name = py_func.__name__
+    line = _line_naming(py_func, why)
+    source = linecache.getline(py_func.__code__.co_filename, line).strip() if line else ""
+    message = (
+        f"Your kernel `{name}` cannot be checked the way a GPU compiles it: {why}. Without a GPU the "
+        "grader runs only kernels Numba's CUDA compiler has accepted, so it did not run this one; "
+        f"a GPU refuses such a kernel too. Fix: {fix}."
+    )
+    return ErrorInfo("exception", message, "CompileCheck", line, source, hint=fix[:1].upper() + fix[1:] + ".")
