@@ -79,33 +79,60 @@ def _jit_keeping_signatures(plain_jit):
     return jit
 
 
+KERNEL_VALUES: list = []
+"""What a simulated kernel's globals and closure values become while it runs, beside numba.cuda:
+each `step(value)` returns the replacement or None. grader/doctor/kernel.py adds the GPU's
+`math` (float32 in, float32 out: `math.exp(float32(90))` is inf, as on a GPU)."""
+
+
 def _swapping_closures_too(swapped_cuda_module):
     """The simulator puts its per-launch `cuda` in place of numba.cuda in a kernel's globals
-    only; a kernel defined inside a function after `from numba import cuda` (numba's own
-    reduction code) holds numba.cuda in a closure cell, which gets the same swap here."""
+    only. Here a launch from the host also swaps closure cells holding numba.cuda (a kernel
+    defined inside a function after `from numba import cuda`, as numba's own reduction code
+    does) and whatever KERNEL_VALUES replaces, in its globals and cells. Device functions,
+    called from the simulator's block threads at once, share what the launch swapped."""
 
     @contextmanager
     def swapped(fn, fake_cuda_module):
-        import numba.cuda
-
-        cells = [c for c in fn.__closure__ or () if _holds(c, numba.cuda)]
-        for cell in cells:
-            cell.cell_contents = fake_cuda_module
+        if hasattr(threading.current_thread(), "blockIdx"):  # a device function: already swapped
+            with swapped_cuda_module(fn, fake_cuda_module):
+                yield
+            return
+        undo = _swap_values(fn, fake_cuda_module)
         try:
             with swapped_cuda_module(fn, fake_cuda_module):
                 yield
         finally:
-            for cell in cells:
-                cell.cell_contents = numba.cuda
+            for restore in reversed(undo):
+                restore()
 
     return swapped
 
 
-def _holds(cell, value) -> bool:
-    try:
-        return cell.cell_contents is value
-    except ValueError:  # an empty cell
-        return False
+def _swap_values(fn, fake_cuda_module) -> list:
+    import numba.cuda
+
+    def replaced(value):
+        if value is numba.cuda:
+            return fake_cuda_module
+        return next((r for r in (step(value) for step in KERNEL_VALUES) if r is not None), None)
+
+    undo = []
+    for cell in fn.__closure__ or ():
+        try:
+            new = replaced(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+        if new is not None:
+            undo.append(lambda cell=cell, old=cell.cell_contents: setattr(cell, "cell_contents", old))
+            cell.cell_contents = new
+    names = fn.__globals__
+    for name, value in list(names.items()):
+        new = replaced(value) if value is not numba.cuda else None  # numba.cuda: the simulator's own swap
+        if new is not None:
+            undo.append(lambda name=name, old=value: names.__setitem__(name, old))
+            names[name] = new
+    return undo
 
 
 def garbage(shape, dtype) -> np.ndarray:

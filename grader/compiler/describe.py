@@ -102,13 +102,13 @@ def describe_value(value, seen: dict, name: str = "it"):
             )
         return ["device", describe_function(fn, options, seen)]
     module = getattr(value, "__module__", None) or ""
-    name = getattr(value, "__name__", "")
+    own_name = getattr(value, "__name__", "")
     known = MODULE_NAMES | {"builtins"}
-    if callable(value) and name and (module in known or module.startswith(("numba.cuda", "numpy"))):
+    if callable(value) and own_name and (module in known or module.startswith(("numba.cuda", "numpy"))):
         home = module if module in known else "numba.cuda" if module.startswith("numba.cuda") else "numpy"
-        return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
+        return ["attr", home, own_name]  # `from math import exp`, `from numba.cuda import grid`
     if isinstance(value, types.FunctionType):
-        return ["pyfunc", name]
+        return ["pyfunc", own_name]
     return opaque(f"`{name}` is a {type(value).__name__}")
 
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from grader.backend.simulator import SIGNATURES, declared_signatures
+from grader.backend.simulator import KERNEL_VALUES, SIGNATURES, declared_signatures
 from grader.compiler.dispatch import check_launch
 from grader.containment.device_data import kernel_arguments, refuse_host_read
 from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
@@ -28,6 +28,10 @@ from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
 from grader.compiler.client import verify_launch
 from grader.doctor.warps import run_warps
+from grader.doctor.devicemath import in_kernel
+
+if in_kernel not in KERNEL_VALUES:  # the simulator, run when the doctor cannot, keeps the GPU's float32 math
+    KERNEL_VALUES.append(in_kernel)
 
 MAX_THREADS_PER_LAUNCH = 1 << 24
 """Every thread runs on the CPU (about a microsecond each, more with accesses): a launch past

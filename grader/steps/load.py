@@ -29,6 +29,9 @@ def decoded(source: str | bytes) -> str:
         return source
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:  # the first lines do not decode: find where, as UTF-8
+        encoding = "utf-8"
+    try:
         return source.decode(encoding)
     except UnicodeDecodeError as exc:
         start = exc.start
@@ -41,8 +44,6 @@ def decoded(source: str | bytes) -> str:
             "remove that character."
         )
         raise SubmissionError("syntax_error", message, line, text) from None
-    except SyntaxError as exc:  # a `# coding:` line naming no encoding Python knows
-        raise SubmissionError("syntax_error", f"Python cannot read your file: {exc.msg}.", exc.lineno, "") from None
 
 
 def enforce_policy(source: str, allowed_imports, allowed_library_calls=()) -> None:
