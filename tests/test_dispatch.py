@@ -157,7 +157,7 @@ def test_arguments_that_fit_a_declared_signature_run(tmp_path, engine, decorator
     assert run(tmp_path, add(decorator=decorator), engine=engine) is None
 
 
-def test_a_number_is_cast_to_the_declared_scalar_type(tmp_path):
+def test_a_number_is_cast_to_the_declared_scalar_type(tmp_path, monkeypatch):
     """A Python float into a declared float32 parameter is float32 in the kernel, as numba-cuda
     converts it: alpha * x is computed in float32."""
     source = """
@@ -183,13 +183,8 @@ def test_a_number_is_cast_to_the_declared_scalar_type(tmp_path):
         seen.append(verified.args[-1])
         return verified
 
-    import grader.doctor.kernel as kernel
-
-    kernel.verify_launch, saved = spying, kernel.verify_launch
-    try:
-        run(tmp_path, source, "saxpy")
-    finally:
-        kernel.verify_launch = saved
+    monkeypatch.setattr("grader.doctor.kernel.verify_launch", spying)
+    run(tmp_path, source, "saxpy")
     assert type(seen[0]) is np.float32
 
 
@@ -289,3 +284,8 @@ def test_an_endless_loop_in_a_device_function_is_named_at_its_line(tmp_path, loo
     error = run(tmp_path, source)
     assert error.verdict == "exception" and "`spin` never finishes" in error.message
     assert error.line == 8 and error.source == loop and "exit" in error.hint
+
+
+def test_a_dtype_global_is_a_constant_numba_compiles(tmp_path):
+    source = add(globals="import numpy as np\nDT = np.dtype(np.float32)", value="DT.type(a[i]) + b[i]")
+    assert run(tmp_path, source) is None

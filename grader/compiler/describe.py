@@ -88,6 +88,8 @@ def describe_value(value, seen: dict, name: str = "it"):
         return ["npscalar", value.dtype.str, repr(value.item())]
     if isinstance(value, type) and issubclass(value, np.generic):
         return ["numpy", value.__name__]
+    if isinstance(value, np.dtype) and value.kind in "biufc":
+        return ["dtype", value.str]
     if type(value).__module__.startswith("numba.core.types"):
         return ["numba_type", str(value)]
     if isinstance(value, np.ndarray) and value.size <= LARGEST_CONSTANT_ARRAY and value.dtype.kind in "biuf":

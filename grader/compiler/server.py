@@ -76,6 +76,8 @@ def _value(desc, build_function):
         return getattr(types, desc[1])
     if kind == "numpy":
         return getattr(np, desc[1])
+    if kind == "dtype":
+        return np.dtype(desc[1])
     if kind == "npscalar":
         return np.dtype(desc[1]).type(ast.literal_eval(desc[2]))
     if kind == "array":
