@@ -346,7 +346,7 @@ def record_task(task_dir: Path, fd: int) -> None:
 
     ex = exercise(task["exercise"])
     path = task["submission"]
-    source = Path(path).read_text()
+    source = Path(path).read_bytes()  # decoded by load_launch: a byte that is not text is a verdict
     recorder = Recorder()
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
