@@ -221,8 +221,12 @@ RERUN_STRIDE = 1000
 
 
 def _kernel_options(desc: dict) -> dict:
-    """The jit options a replayed kernel keeps: fastmath only (it changes results a GPU gives)."""
-    return {"fastmath": True} if desc.get("options", {}).get("fastmath") is True else {}
+    """What a replayed kernel is jitted with: fastmath (it changes results a GPU gives) and its
+    declared signatures (a launch whose arguments fit none is refused, as numba-cuda refuses it)."""
+    options = {"fastmath": True} if desc.get("options", {}).get("fastmath") is True else {}
+    if desc.get("signatures"):
+        options["signatures"] = desc["signatures"]
+    return options
 
 
 def _unrecorded(failure):

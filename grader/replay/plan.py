@@ -478,9 +478,12 @@ def _description(desc, depth: int) -> None:
     _expect(
         {"source", "filename", "firstline", "globals", "options"}
         <= set(desc)
-        <= {"source", "filename", "firstline", "globals", "options", "signature"},
+        <= {"source", "filename", "firstline", "globals", "options", "signatures"},
         "kernel description fields",
     )
+    signatures = desc.get("signatures", [])
+    _expect(isinstance(signatures, list) and len(signatures) <= 16, "declared signatures")
+    _expect(all(isinstance(s, list) and len(s) <= 256 for s in signatures), "declared signatures")
     _expect(isinstance(desc["source"], str) and len(desc["source"]) <= MAX_SOURCE_CHARS, "kernel source")
     _expect(isinstance(desc["filename"], str) and len(desc["filename"]) <= 4096, "kernel file name")
     _int(desc["firstline"], 1, 10**7)

@@ -17,7 +17,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from grader.backend.simulator import SIGNATURES
 from grader.compiler.describe import describe_function, jit_python_function
+from grader.compiler.dispatch import signature_types
 from grader.replay.plan import MAX_STEPS, MAX_UPLOAD_BYTES, Param, Plan, Ref, Step, Value
 
 H200 = {
@@ -346,6 +348,9 @@ class Recorder:
         if key is None:
             key = f"k{len(self.kernels)}_{py_func.__name__}"[:100]
             self.kernels[key] = describe_function(py_func, options)
+            declared = getattr(kernel, SIGNATURES, ())
+            if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
+                self.kernels[key]["signatures"] = [list(signature_types(s)) for s in declared]
             self.keys[id(py_func)] = key
         names = py_func.__code__.co_varnames[: py_func.__code__.co_argcount]
         converted = tuple(self._argument(a, n) for a, n in zip(args, names + ("",) * len(args)))

@@ -96,11 +96,24 @@ def launch_from(plan: Plan, functions: dict, options: dict | None = None):
             elif step.op == "launch":
                 kernel = kernels.get(step.kernel)
                 if kernel is None:
-                    kernel = kernels[step.kernel] = cuda.jit(**options.get(step.kernel, {}))(functions[step.kernel])
+                    jit_options = dict(options.get(step.kernel, {}))
+                    declared = jit_options.pop("signatures", None)
+                    jit = cuda.jit(_signatures(declared), **jit_options) if declared else cuda.jit(**jit_options)
+                    kernel = kernels[step.kernel] = jit(functions[step.kernel])
                 config = (step.grid, step.block) if not step.shared else (step.grid, step.block, 0, step.shared)
                 kernel[config](*(_argument(a, buffers, kwargs) for a in step.args))
 
     return launch
+
+
+def _signatures(declared: list) -> list:
+    """Declared signatures (argument descriptions, grader/compiler/dispatch.py) as numba's
+    `void(...)` signatures for `cuda.jit`."""
+    from numba.core import types
+
+    from grader.compiler.server import argument_type
+
+    return [types.void(*(argument_type(d) for d in signature)) for signature in declared]
 
 
 def _host(data: bytes, dtype: str, shape: tuple) -> np.ndarray:
