@@ -36,8 +36,10 @@ class Lab:
 
 def lab_command(notebooks: Path, port: int) -> list[str]:
     """`make lab`'s command (the Makefile's `lab` target: keep the two in step), on `notebooks`,
-    plus what a test needs: no browser of its own, the loopback only, this port or none."""
-    command = [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={notebooks}"]
+    plus what a test needs: no browser of its own, the loopback only, this port or none.
+    JupyterLab runs on this interpreter (`-m jupyterlab`, the program `jupyter lab` starts), so
+    its kernels, started with the server's own Python, import this checkout's grader."""
+    command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks}"]
     if os.geteuid() == 0:
         command.append("--allow-root")
     return command + [

@@ -87,3 +87,20 @@ def hand_in(course: Path, student: str, source: str) -> None:
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
     (folder / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC")
+
+
+def test_the_checks_see_a_broken_page(browser, tmp_path):
+    """Would a picture that does not decode, a link to nothing and an uncaught error each be
+    caught (the pages above may have none of them to show it)?"""
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!doctype html><title>broken</title><h2 id='here'>here</h2>"
+        "<a href='#here'>fine</a> <a href='#nowhere'>dead</a> <a href='#top'>top</a>"
+        "<img alt='not a picture' src='data:image/png;base64,bm90IGEgcGljdHVyZQ=='>"
+        "<script>window.notDefined()</script>"
+    )
+    open_page(browser, page)
+    assert web.dead_links(browser) == ["nowhere"]
+    broken = web.broken_images(browser)
+    assert len(broken) == 1 and "not a picture" in broken[0], broken
+    assert any("notDefined" in error for error in web.console_errors(browser))
