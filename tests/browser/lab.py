@@ -128,8 +128,10 @@ class NotebookPage:
         learner would: its notice would cover part of every screenshot."""
         from selenium.webdriver.common.by import By
 
-        for button in self.driver.find_elements(By.XPATH, "//div[contains(@class,'Toastify')]//button[text()='No']"):
+        question = "//div[contains(@class,'Toastify')]//button[text()='No']"
+        for button in self.driver.find_elements(By.XPATH, question):
             button.click()
+            wait_for(lambda: not self.driver.find_elements(By.XPATH, question), 10, "the news question to close")
 
     def _status_bar(self) -> str:
         return self.driver.execute_script(
