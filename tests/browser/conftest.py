@@ -12,8 +12,6 @@ import lab
 import web
 from grader.exercises import ROOT
 
-CURRICULUM = ROOT / "curriculum"
-
 
 @pytest.fixture(scope="session")
 def artifacts():
@@ -35,7 +33,7 @@ def browser():
 @pytest.fixture(scope="session")
 def jupyter_lab(browser, tmp_path_factory, artifacts):
     """JupyterLab on copies of the lessons; its log is kept beside the screenshots."""
-    lessons = sorted(CURRICULUM.glob("[0-9][0-9]-*.ipynb"))
+    lessons = sorted(lab.CURRICULUM.glob("[0-9][0-9]-*.ipynb"))
     server, process = lab.start_lab(lessons, tmp_path_factory.mktemp("lab"), artifacts / "jupyterlab.log")
     yield server
     lab.stop_lab(process)

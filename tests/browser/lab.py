@@ -14,7 +14,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.exercises import ROOT
 from web import wait_for
+
+CURRICULUM = ROOT / "curriculum"
 
 START_SECONDS = 90  # JupyterLab's first start on a busy 2-core machine takes 10-20 s
 RUN_SECONDS = 240  # a lesson's cells on the simulator; well under a minute on 2 cores
@@ -27,7 +30,6 @@ FORCED_ENGINE = ("ZEROGPU_BACKEND", "NUMBA_ENABLE_CUDASIM")
 class Lab:
     url: str
     token: str
-    notebooks: Path
 
     def notebook_url(self, name: str) -> str:
         # `reset`: a fresh workspace, so no tab of an earlier test opens with it
@@ -51,9 +53,8 @@ def lab_command(notebooks: Path, port: int) -> list[str]:
 
 
 def lab_environment(state: Path, token: str) -> dict:
-    """`make lab`'s environment: the project's venv first on PATH (Jupyter starts kernels with
-    the `python` it finds there); JupyterLab's settings and workspaces in `state`, not the
-    developer's home."""
+    """`make lab`'s environment: the project's venv first on PATH (what a kernel starts by name
+    is the venv's); JupyterLab's settings and workspaces in `state`, not the developer's home."""
     env = {key: value for key, value in os.environ.items() if key not in FORCED_ENGINE}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.update(
@@ -85,7 +86,7 @@ def start_lab(lessons: list[Path], folder: Path, log: Path) -> tuple[Lab, subpro
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its kernels go with it (stop_lab)
     )
-    lab = Lab(f"http://127.0.0.1:{port}", token, notebooks)
+    lab = Lab(f"http://127.0.0.1:{port}", token)
     wait_for(lambda: _answers(lab) or _died(process, log), START_SECONDS, f"JupyterLab to start (log: {log})")
     return lab, process
 
@@ -232,6 +233,13 @@ class NotebookPage:
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", self.cell(index))
         outputs = self.cell(index).find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output")
         return "\n".join(self.driver.execute_script("return arguments[0].innerText", o) for o in outputs)
+
+    def stderr(self) -> str:
+        """What the cells wrote to stderr, tracebacks included (for failure messages)."""
+        return self.driver.execute_script(
+            """return [...document.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]')]
+                 .map(o => o.textContent).join('\\n');"""
+        )
 
     def widget_views(self):
         """Every live ipywidgets view the outputs show (not a still picture in its place)."""

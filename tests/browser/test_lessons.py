@@ -12,7 +12,6 @@ import pytest
 
 import lab
 import web
-from conftest import CURRICULUM
 from grader.exercises import LADDER, ROOT
 
 pytestmark = pytest.mark.browser
@@ -44,17 +43,20 @@ def tagged_cell(nb, tag: str) -> int:
 def test_lesson_in_jupyterlab(lesson, browser, jupyter_lab, artifacts):
     """Does the lesson run in JupyterLab with working widgets, and does its check card say
     Not yet (with a hint) for the starter and Passed for the solution?"""
-    nb = nbformat.read(CURRICULUM / f"{lesson.notebook}.ipynb", as_version=4)
+    nb = nbformat.read(lab.CURRICULUM / f"{lesson.notebook}.ipynb", as_version=4)
     exercise_cell, check_cell = tagged_cell(nb, "exercise"), tagged_cell(nb, "check")
     exercise_id = next(tag for tag in nb.cells[exercise_cell].metadata.tags if tag in LADDER)
-    shot = lambda step: str(artifacts / f"lesson-{lesson.notebook}-{step}.png")  # noqa: E731
+
+    def shot(step: str) -> str:
+        return str(artifacts / f"lesson-{lesson.notebook}-{step}.png")
+
     web.console_errors(browser)  # what earlier pages logged is theirs
 
     page = lab.NotebookPage(browser, jupyter_lab, f"{lesson.notebook}.ipynb")
     page.run_all()
     page.decline_news()
     browser.save_screenshot(shot("1-ran-all"))
-    assert page.unrun_cells() == [], f"Run All stopped early:\n{page.output_text(page.unrun_cells()[0] - 1)}"
+    assert page.unrun_cells() == [], f"Run All stopped before cells {page.unrun_cells()}:\n{page.stderr()}"
     assert_widgets_work(browser, page, lesson, shot)
 
     card = page.output_text(check_cell)
