@@ -73,9 +73,19 @@ MISTAKES = {
     ),
     "uninitialised_shared": ("shared memory not set", "shared memory read before any thread wrote it"),
     "uninitialised_local": ("local array not set", "a cuda.local.array element read before it was set"),
-    "warp_divergence": ("shuffle in a branch", "lanes named in a warp collective's mask never reach it"),
-    "warp_mask": ("wrong warp mask", "a warp collective's mask leaves out a lane that calls it"),
-    "warp_inactive_lane": ("shuffle from an idle lane", "a shuffle reads a lane that does not take part"),
+    "uninitialised_global": (
+        "scratch array not set",
+        "a cuda.device_array element read before anything wrote it (it holds garbage, not zeros)",
+    ),
+    "warp_divergence": (
+        "shuffle in a branch",
+        "undefined behaviour: lanes named in a warp collective's mask never reach it",
+    ),
+    "warp_mask": ("wrong warp mask", "undefined behaviour: a warp collective's mask leaves out a lane that calls it"),
+    "warp_inactive_lane": (
+        "shuffle from an idle lane",
+        "undefined behaviour: a shuffle reads a lane that has left, does not exist or is not in the mask",
+    ),
     "warp_lane_range": ("lane out of range", "a shuffle's lane or offset lies past the warp"),
     # a pattern in the output or an index error (grader/steps/diagnose.py, judge.py, explain.py)
     "missing_bounds_guard": (

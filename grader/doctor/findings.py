@@ -23,6 +23,7 @@ ORDER = (
     "missing_atomic",
     "uninitialised_shared",
     "uninitialised_local",
+    "uninitialised_global",
     "overwrite",
     "duplicate_write",
 )
@@ -33,6 +34,7 @@ VERDICT = {
     "missing_atomic": "race",
     "uninitialised_shared": "race",
     "uninitialised_local": "wrong_result",
+    "uninitialised_global": "wrong_result",
     "overwrite": "race",
     "duplicate_write": "race",  # a warning: it never decides a case (the output does)
 }
@@ -44,7 +46,8 @@ class Finding:
 
     kind: str
     """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
-    "uninitialised_local", "overwrite" (blocks storing different values to one global element)
+    "uninitialised_local", "uninitialised_global" (scratch from cuda.device_array read before
+    anything wrote it), "overwrite" (blocks storing different values to one global element)
     or "duplicate_write" (several threads of one launch storing the same value to one global
     element)."""
     severity: str
@@ -401,6 +404,8 @@ class Findings:
         what = "updated" if s.kind in ("atomic", "update") else "read"
         if view.mem.space == "local":
             return self._unset_local(view, s, index, what, block, CTX.lin)
+        if view.mem.space == "global":
+            return self._unset_global(view, s, index, what, block, CTX.lin)
         message = (
             f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
             f"(line {s.line}), but no thread of the block had written it: shared memory starts "
@@ -426,6 +431,36 @@ class Findings:
                 f"Write every element of `{view.name}` before any thread reads it (e.g. "
                 "zero it), then cuda.syncthreads(): shared memory does not start at 0."
             ),
+        )
+
+    def _unset_global(self, view, s, index, what, block, lin):
+        name = s.array or view.name
+        fix = (
+            f"Set `{name}` before any kernel reads it: allocate it with "
+            "cuda.to_device(np.zeros(n, dtype)), fill it (`a[:] = 0` in `launch`), or have a kernel "
+            "write every element first; cuda.device_array gives memory that holds garbage."
+        )
+        message = (
+            f"{self.who(lin, block).capitalize()} {what} `{name}[{_index_text(index)}]` (line "
+            f"{s.line}), but nothing had written that element: `{name}` is scratch memory from "
+            "cuda.device_array, which holds whatever was there before (garbage), not zeros. " + fix
+        )
+        return Finding(
+            "uninitialised_global",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(lin),
+            block,
+            None,
+            None,
+            name,
+            _as_tuple(index),
+            fix=fix,
         )
 
     def _unset_local(self, view, s, index, what, block, lin):
@@ -538,9 +573,12 @@ def _as_tuple(index):
 WARP_VERDICT = {
     "warp_divergence": "race",
     "warp_mask": "race",
-    "warp_inactive_lane": "wrong_result",
+    "warp_inactive_lane": "race",
     "warp_lane_range": "wrong_result",
 }
-"""Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's."""
+"""Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's.
+The first three are undefined behaviour, whose outcome on a GPU changes from run to run and
+from GPU to GPU (a pass, a hang, any value): `race`, the verdict of code whose result is not
+fixed by its inputs, never `wrong_result` with values the doctor made up."""
 ORDER += tuple(WARP_VERDICT)
 VERDICT.update(WARP_VERDICT)

@@ -88,13 +88,10 @@ def _step(runnable, gens, sends, waits, gone, left, threads, s, segment, watch) 
     cuda, ctx = FAKE_CUDA, CTX
     ctx.set_epoch(segment)  # conflicts are looked for since the last block barrier ...
     stamp = s.epoch << EPOCH_SHIFT  # ... and stamped with this round's sub-epoch
-    logging = watch is not None and runnable and runnable[0] < WARP
+    logging = watch is not None
     if logging:
         _profile(True, watch)
     for lin in runnable:
-        if logging and lin >= WARP:
-            _profile(False, watch)
-            logging = False
         cuda.threadIdx = threads[lin]
         ctx.lin = lin
         ctx.me = me = stamp | lin << 1
@@ -170,7 +167,10 @@ def _absence(lin, mask, lane, gone, n) -> tuple:
     """Why lane `lane` (thread `lin`) did not take part: ("gone" | "absent" | "unnamed" | "",
     the words for it). "" when it is alive but elsewhere (reported as a divergence)."""
     if lin >= n:
-        return "absent", (f"does not exist: the block has {n} threads, so its last warp has {n % WARP} lanes")
+        return "absent", (
+            f"does not exist: the block has {warp_findings.plural(n, 'thread')}, so its last warp "
+            f"has {warp_findings.plural(n % WARP, 'lane')}"
+        )
     if gone[lin]:
         return "gone", "had already left the kernel"
     if mask is not None and not mask >> lane & 1:

@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: thread 0 stores the block's sum, partial[0], once."""
+
 import numpy as np
 from numba import cuda, float32
 

@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: each block adds its count atomically."""
+
 import numpy as np
 from numba import cuda, int32
 

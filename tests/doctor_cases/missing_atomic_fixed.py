@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: cuda.atomic.add makes each update indivisible."""
+
 import numpy as np
 from numba import cuda
 

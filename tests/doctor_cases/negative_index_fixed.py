@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: x[i - 1] only when i >= 1 (x before the start counts as 0)."""
+
 import numpy as np
 from numba import cuda
 

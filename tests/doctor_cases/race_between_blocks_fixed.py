@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: read what block b - 1 started from (the input), not what it wrote."""
+
 import numpy as np
 from numba import cuda
 

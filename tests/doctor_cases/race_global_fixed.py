@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: read the neighbour from the input, which nobody writes."""
+
 import numpy as np
 from numba import cuda
 

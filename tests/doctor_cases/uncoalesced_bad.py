@@ -1,5 +1,6 @@
 # expect: uncoalesced
 """Scale a matrix with threadIdx.x walking its rows: the 32 threads of a warp touch 32 rows."""
+
 import numpy as np
 from numba import cuda
 

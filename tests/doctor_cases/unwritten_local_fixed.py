@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: every partial sum starts at zero."""
+
 import numpy as np
 from numba import cuda, float32
 

@@ -1,5 +1,6 @@
 # expect: clean
 """Fixed: (1 << 32) - 1 names all 32 lanes."""
+
 import numpy as np
 from numba import cuda, float32
 
