@@ -24,7 +24,7 @@ from grader.doctor.fakecuda import FAKE_CUDA
 from grader.doctor.memory import CTX, EPOCH_SHIFT, MANY
 from grader.doctor.runtime import BLOCK
 from grader.doctor.sites import SITES
-from grader.doctor.warp_calls import WARP, WarpCall, outside_lanes, results
+from grader.doctor.warp_calls import SHUFFLES, WARP, WarpCall, outside_lanes, results
 
 
 class WarpOrder:
@@ -151,6 +151,8 @@ def _hold(warp, lins, waits, gone, sends, n, s, order) -> None:
         if first.arg is not None and outside_lanes(first.op, waits[lin].arg):
             warp_findings.lane_range(findings, waits[lin], lin)
     taking_part = {k for k in calls if mask is None or mask >> k & 1}
+    if warp == 0 and 0 in calls and first.arg is not None and first.op in SHUFFLES:
+        findings.shuffled(first.site, first.op, calls[0].arg)
     values, bad = results(first.op, calls, taking_part)
     for lane, source in bad:
         why, reason = _absence(base + source, mask, source, gone, n)
