@@ -99,7 +99,8 @@ def mistake_of(finding) -> str:
 
 COUNT_CAP = 10**6
 SERIAL_ELEMENTS = 64
-"""Elements per thread of a one-block launch from which its work counts as serial."""
+"""Elements per thread of a launch of one warp or less from which its work counts as serial."""
+SERIAL_THREADS = 32
 SHUFFLES_KEPT = 5
 """Offsets kept per shuffle site: a warp reduction's or scan's five steps."""
 
@@ -224,13 +225,15 @@ class Findings:
                 mem.dups = mem.dup_same = None
 
     def _serial(self, views) -> None:
-        """A launch of one block whose threads each touched SERIAL_ELEMENTS elements or more of
-        the arrays it writes: work a GPU would spread over thousands of threads done one element
-        after another (a serial scan, a serial carry between blocks). A warning whose headline
-        says a pass would likely be too slow on a GPU; nothing is timed here."""
+        """A launch of one warp or less whose threads each touched SERIAL_ELEMENTS elements or
+        more of the arrays it writes: work a GPU would spread over thousands of threads done one
+        element after another (a serial scan, a serial carry between blocks). A warning whose
+        headline says a pass would likely be too slow on a GPU; nothing is timed here. (A whole
+        block doing the work is not told from a register-tiled kernel at a small size, whose
+        one block is its grid there: only launches of at most a warp count.)"""
         launch = self.launch
         threads = launch.block[0] * launch.block[1] * launch.block[2]
-        if launch.grid != (1, 1, 1):
+        if launch.grid != (1, 1, 1) or threads > SERIAL_THREADS:
             return
         floor, touched, seen = CTX.lfloor, 0, set()
         for view in views:
@@ -242,7 +245,7 @@ class Findings:
             touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
         if touched < SERIAL_ELEMENTS * threads:
             return
-        who = "one thread does all the work" if threads == 1 else f"one block of {threads} threads does all the work"
+        who = "one thread does all the work" if threads == 1 else "one warp does all the work"
         fix = (
             "Spread the work over the grid: one thread per element (or a few), many blocks "
             "(blocks = ceil(n / threads_per_block)); a scan scans each block's part in parallel, "
