@@ -1,7 +1,6 @@
 # expect: race
 """Threads count into a shared histogram right after zeroing their own bin, without waiting for
 the others to zero theirs: a late thread resets a bin that others already counted into."""
-
 import numpy as np
 from numba import cuda, int32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: a cuda.syncthreads() between zeroing and counting."""
-
 import numpy as np
 from numba import cuda, int32
 

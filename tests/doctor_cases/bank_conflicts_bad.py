@@ -1,7 +1,6 @@
 # expect: bank_conflicts
 """A tiled transpose with a 32 × 32 tile: reading a column of the tile puts all 32 threads of a
 warp on one bank."""
-
 import numpy as np
 from numba import cuda, float32
 

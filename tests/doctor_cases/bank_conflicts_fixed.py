@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: the tile padded to 32 × 33."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: race
 """Each block reduces its part in shared memory, then every thread stores its own partial
 sum into the block's one output element: 64 different values, and which one stays is luck."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: thread 0 stores the block's sum, partial[0], once."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: overwrite
 """Each block stores its count with a plain `=`: the last block to finish wins."""
-
 import numpy as np
 from numba import cuda, int32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: each block adds its count atomically."""
-
 import numpy as np
 from numba import cuda, int32
 

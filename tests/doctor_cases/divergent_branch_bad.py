@@ -1,7 +1,6 @@
 # expect: divergent_barrier
 """The tree reduction puts cuda.syncthreads() inside `if tid < stride`: the threads that skip
 the branch skip the barrier."""
-
 import numpy as np
 from numba import cuda, float32
 

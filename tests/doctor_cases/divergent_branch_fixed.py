@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: the barrier after the `if`, reached by every thread."""
-
 import numpy as np
 from numba import cuda, float32
 

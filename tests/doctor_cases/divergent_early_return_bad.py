@@ -1,6 +1,5 @@
 # expect: divergent_barrier
 """Threads past the end return before the barrier that the others wait at."""
-
 import numpy as np
 from numba import cuda, float32
 

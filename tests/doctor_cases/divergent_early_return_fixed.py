@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: guard the work, not the barrier: every thread reaches cuda.syncthreads()."""
-
 import numpy as np
 from numba import cuda, float32
 

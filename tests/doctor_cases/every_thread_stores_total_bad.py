@@ -1,7 +1,6 @@
 # expect: duplicate_write
 """Every thread adds up the whole (short) input and stores the total into out[0]: the right
 total, stored by all 64 threads."""
-
 import numpy as np
 from numba import cuda, float32
 

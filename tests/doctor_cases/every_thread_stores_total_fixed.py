@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: one thread adds up the input and stores the total."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: missing_atomic
 """Every thread adds its element to out[0] with `+=`: a read-modify-write that loses updates."""
-
 import numpy as np
 from numba import cuda
 

@@ -2,7 +2,6 @@
 """A correct tree reduction per block, but thread 0 of each block adds the block's sum to out[0]
 with `+=`: blocks overlap on a GPU (not here, where they run one after another), and one
 block's update is lost."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: one cuda.atomic.add per block."""
-
 import numpy as np
 from numba import cuda, float32
 

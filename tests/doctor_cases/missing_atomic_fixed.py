@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: cuda.atomic.add makes each update indivisible."""
-
 import numpy as np
 from numba import cuda
 

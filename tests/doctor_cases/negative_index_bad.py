@@ -1,7 +1,6 @@
 # expect: out_of_bounds
 """A backward difference without a guard for i = 0: x[-1] wraps around to the last element on
 a GPU instead of failing."""
-
 import numpy as np
 from numba import cuda
 

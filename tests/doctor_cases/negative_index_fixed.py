@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: x[i - 1] only when i >= 1 (x before the start counts as 0)."""
-
 import numpy as np
 from numba import cuda
 

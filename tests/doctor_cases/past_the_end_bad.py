@@ -1,6 +1,5 @@
 # expect: out_of_bounds
 """A forward difference that reads x[i + 1] for the last element too."""
-
 import numpy as np
 from numba import cuda
 

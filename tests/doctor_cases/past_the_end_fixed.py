@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: x past the end counts as 0."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,7 +1,6 @@
 # expect: race
 """Block b reads the first output of block b - 1: blocks run in any order and never wait for
 each other, so it may read it before block b - 1 has written it."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: read what block b - 1 started from (the input), not what it wrote."""
-
 import numpy as np
 from numba import cuda
 

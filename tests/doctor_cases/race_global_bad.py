@@ -1,7 +1,6 @@
 # expect: race
 """In-place prefix step: thread i reads x[i - 1] while thread i - 1 overwrites it, in global
 memory, with nothing ordering them."""
-
 import numpy as np
 from numba import cuda
 

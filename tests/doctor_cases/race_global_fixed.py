@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: read the neighbour from the input, which nobody writes."""
-
 import numpy as np
 from numba import cuda
 

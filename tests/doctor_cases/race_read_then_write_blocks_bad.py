@@ -2,7 +2,6 @@
 """A forward difference computed in place: each block reads one element past its own range (the
 halo), which the next block reads and then overwrites. Here blocks run one after another, so the
 answer comes out right; on a GPU the next block may overwrite the element first."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: clean
 """Fixed: read from the input and write the differences to another array, so no block writes
 what another block reads."""
-
 import numpy as np
 from numba import cuda, float32
 

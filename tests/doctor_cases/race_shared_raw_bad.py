@@ -1,6 +1,5 @@
 # expect: race
 """Each thread reads its right neighbour's shared slot without waiting for it to be written."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: a cuda.syncthreads() between filling the tile and reading neighbours."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: race
 """A running window in shared memory: each step overwrites the slot that neighbours are still
 reading, with no barrier at the end of the step."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: a cuda.syncthreads() at the end of each step, before the next one overwrites."""
-
 import numpy as np
 from numba import cuda, float32
 

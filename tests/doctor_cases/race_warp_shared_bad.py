@@ -2,7 +2,6 @@
 """A warp-synchronous tree in shared memory with no cuda.syncwarp() between its steps: a lane
 reads a partial sum that its neighbour has not written yet (lanes of a warp are not in
 lockstep on Volta and later GPUs)."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: a cuda.syncwarp() after every step orders the lanes' shared-memory accesses."""
-
 import numpy as np
 from numba import cuda, float32
 

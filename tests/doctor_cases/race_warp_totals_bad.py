@@ -1,7 +1,6 @@
 # expect: race
 """A block scan whose second barrier is missing: warp 0 scans the warps' totals in place while
 warps 1-3 read them (what warp 0 writes, before or after it writes: nothing orders them)."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: clean
 """The same block scan with its second barrier: warps 1-3 read the totals once warp 0 has
 scanned them."""
-
 import numpy as np
 from numba import cuda, float32
 

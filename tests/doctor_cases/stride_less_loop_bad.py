@@ -1,7 +1,6 @@
 # expect: duplicate_write
 """A grid-stride loop without the stride: every thread adds every element from its own index
 to the end, so out[j] is stored by up to all 128 threads (the same sum each time)."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: the loop steps by the whole grid, so every element has one thread."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,6 +1,5 @@
 # expect: uncoalesced
 """Scale a matrix with threadIdx.x walking its rows: the 32 threads of a warp touch 32 rows."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: x is the column, so a warp reads 32 neighbours of one row."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,7 +1,6 @@
 # expect: uninitialised_global
 """Per-block totals in scratch memory from cuda.device_array, added to with atomics but never
 zeroed: the first atomic adds to garbage."""
-
 import numpy as np
 from numba import cuda
 

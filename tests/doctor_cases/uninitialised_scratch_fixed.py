@@ -1,6 +1,5 @@
 # expect: clean
 """The same totals, zeroed in `launch` before the atomics add to them."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,7 +1,6 @@
 # expect: uninitialised_local
 """Column sums with four partial sums per thread in a local array that nobody zeroed: the first
 `+=` on each partial sum reads whatever the array held (garbage on a GPU)."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: every partial sum starts at zero."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: uninitialised_shared
 """A stencil tile without its halo: the last thread of each block reads tile[THREADS], which no
 thread wrote."""
-
 import numpy as np
 from numba import cuda, float32
 

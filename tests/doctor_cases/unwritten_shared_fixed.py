@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: thread 0 also loads the halo element (0 past the end of x)."""
-
 import numpy as np
 from numba import cuda, float32
 

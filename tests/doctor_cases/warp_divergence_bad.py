@@ -2,7 +2,6 @@
 """The warp reduction sits inside `if i < x.size:`: in the last warp, the lanes past the end
 skip the shuffles and wait at cuda.syncthreads() while the others wait for them at a shuffle
 whose mask names all 32 lanes."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: every lane takes part in the shuffles, lanes past the end with 0."""
-
 import numpy as np
 from numba import cuda, float32
 

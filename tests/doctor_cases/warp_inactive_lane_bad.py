@@ -1,7 +1,6 @@
 # expect: warp_inactive_lane
 """Threads past the end return before the warp reduction: the lanes still running read the
 values of lanes that have left the kernel (undefined on a GPU)."""
-
 import numpy as np
 from numba import cuda
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: no early return; lanes past the end shuffle a 0."""
-
 import numpy as np
 from numba import cuda, float32
 

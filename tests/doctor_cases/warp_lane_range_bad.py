@@ -1,7 +1,6 @@
 # expect: warp_lane_range
 """The shared-memory tree's strides carried over to shuffles: blockDim.x // 2 = 64 is past
 the warp, and a GPU keeps its low 5 bits (0): every lane adds its own value to itself."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: offsets 16, 8, 4, 2, 1 within each warp; one atomic per warp."""
-
 import numpy as np
 from numba import cuda, float32
 

@@ -1,7 +1,6 @@
 # expect: warp_mask
 """`1 << 32 - 1` is 1 << 31 (the minus binds first): the mask names lane 31 only, so every
 other lane calls the shuffle with a mask that leaves itself out."""
-
 import numpy as np
 from numba import cuda, float32
 

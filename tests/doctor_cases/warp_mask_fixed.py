@@ -1,6 +1,5 @@
 # expect: clean
 """Fixed: (1 << 32) - 1 names all 32 lanes."""
-
 import numpy as np
 from numba import cuda, float32
 

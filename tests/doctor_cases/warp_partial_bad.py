@@ -1,7 +1,6 @@
 # expect: warp_inactive_lane
 """One block of n threads: with n = 40 the second warp has 8 lanes, and a shuffle with the full
 mask reads lanes 8-31 of it, which do not exist (undefined on a GPU)."""
-
 import numpy as np
 from numba import cuda
 

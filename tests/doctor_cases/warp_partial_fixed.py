@@ -1,7 +1,6 @@
 # expect: clean
 """Whole warps: the block is rounded up to a multiple of 32, and the threads past the end take
 part with 0."""
-
 import numpy as np
 from numba import cuda
 
