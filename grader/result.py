@@ -74,10 +74,25 @@ MISTAKES = {
         "a cuda.syncthreads() inside an `if`, or after an early `return`",
     ),
     "uninitialised_shared": ("shared memory not set", "shared memory read before any thread wrote it"),
+    "tile_not_swapped": ("tile read back unswapped", "a transpose reads its shared tile with the indices it wrote"),
     "uninitialised_local": ("local array not set", "a cuda.local.array element read before it was set"),
-    "warp_divergence": ("shuffle in a branch", "lanes named in a warp collective's mask never reach it"),
-    "warp_mask": ("wrong warp mask", "a warp collective's mask leaves out a lane that calls it"),
-    "warp_inactive_lane": ("shuffle from an idle lane", "a shuffle reads a lane that does not take part"),
+    "local_not_shared": (
+        "local array used as shared",
+        "threads meant to share a cuda.local.array, which is private to each thread",
+    ),
+    "uninitialised_global": (
+        "scratch array not set",
+        "a cuda.device_array element read before anything wrote it (it holds garbage, not zeros)",
+    ),
+    "warp_divergence": (
+        "shuffle in a branch",
+        "undefined behaviour: lanes named in a warp collective's mask never reach it",
+    ),
+    "warp_mask": ("wrong warp mask", "undefined behaviour: a warp collective's mask leaves out a lane that calls it"),
+    "warp_inactive_lane": (
+        "shuffle from an idle lane",
+        "undefined behaviour: a shuffle reads a lane that has left, does not exist or is not in the mask",
+    ),
     "warp_lane_range": ("lane out of range", "a shuffle's lane or offset lies past the warp"),
     # a pattern in the output or an index error (grader/steps/diagnose.py, judge.py, explain.py)
     "missing_bounds_guard": (
@@ -87,11 +102,21 @@ MISTAKES = {
     "negative_index": ("negative index", "an index below 0, e.g. a neighbour at the left edge"),
     "nothing_written": ("nothing written", "the kernel stored nothing into the output"),
     "index_ignores_block": ("index ignores blockIdx", "every block wrote the same first elements"),
+    "index_ignores_thread": ("index ignores threadIdx", "every thread of a block wrote the block's first element"),
     "unwritten_tail": ("unwritten tail", "the grid stops short of the end: blocks rounded down"),
     "guard_too_strict": ("bounds guard too strict", "threads of the last elements did not store"),
     "unwritten_stretches": ("holes in every stretch", "the same offsets unwritten in every stretch"),
+    "unwritten_region": ("rows or columns unwritten", "whole rows or columns of a 2-D output never written"),
     "repeated_adds": ("value added many times", "every wrong value is a whole multiple of the expected"),
     "constant_offset": ("off by a constant", "every wrong value is a constant away from the expected"),
+    # a scan's or a warp reduction's wrong values (grader/steps/collectives.py)
+    "shuffle_direction": ("shuffle the wrong way", "shfl_up_sync in a reduction, or shfl_down_sync in a scan"),
+    "result_lane": ("result from the wrong lane", "a lane other than lane 0 stores a shfl_down reduction's sum"),
+    "exclusive_scan": ("exclusive scan", "element i holds the sum before it, not up to and including it"),
+    "missing_carry": ("no carry between blocks", "each block scanned on its own, without the blocks before"),
+    "carry_own_total": ("block adds its own total", "block b adds the total of blocks 0..b, not 0..b-1"),
+    "wrong_carry": ("wrong carry between blocks", "blocks off by one amount each: the carry between blocks"),
+    "warp_carry": ("warps miss earlier warps", "warp w does not add the totals of warps 0..w-1"),
     # what a passed check costs on a GPU (grader/checking/pipeline.py passed_warnings)
     "duplicate_write": (
         "one element stored by many threads",
@@ -99,11 +124,12 @@ MISTAKES = {
     ),
     "uncoalesced": ("uncoalesced access", "correct, but global accesses under 50% coalesced"),
     "bank_conflicts": ("bank conflicts", "correct, but shared memory with 4-way bank conflicts or worse"),
+    "serial_work": ("serial work", "correct, but one thread or one block does the work a GPU would spread out"),
 }
 """The mistakes a diagnosis can name (`CaseResult.mistake`, `CheckResult.mistake`): name ->
 (a short label, what it means). A class report counts these; a result without one is counted by
 its verdict."""
-SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts")
+SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts", "serial_work")
 """Mistakes a correct kernel can still make: they cost work or speed on a GPU, not points."""
 
 

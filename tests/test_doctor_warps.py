@@ -174,7 +174,71 @@ def test_a_lane_past_the_block_is_named():
     outcome = run(launch, spec)
     finding = next(f for f in outcome.report.findings if f.kind == "warp_inactive_lane")
     assert "does not exist" in finding.message and "40 threads" in finding.message
-    assert finding.thread == (32,) and outcome.error.verdict == "wrong_result"
+    assert finding.thread == (32,) and outcome.error.verdict == "race"
+
+
+@cuda.jit
+def sum_in_branch(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        value = x[i]
+        offset = 16
+        while offset > 0:
+            value += cuda.shfl_down_sync(0xFFFFFFFF, value, offset)
+            offset //= 2
+        if cuda.laneid == 0:
+            cuda.atomic.add(out, 0, value)
+
+
+@cuda.jit
+def sum_after_return(x, out):
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    value = x[i]
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(0xFFFFFFFF, value, offset)
+        offset //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, value)
+
+
+def _sum_spec(n):
+    return Spec(
+        id="u",
+        stage=0,
+        title="u",
+        lesson="",
+        params=(Array("x", "float32", ("n",)), Array("out", "float32", (1,), role="out", init="zeros")),
+        make_inputs=None,
+        cases=(Case("one", {"n": n}),),
+        tolerance=lambda i, e: 0,
+    )
+
+
+@pytest.mark.parametrize(
+    "kernel, threads, rule, fix",
+    [
+        (sum_in_branch, 64, "does not take part", "not inside the `if`"),  # lanes 8-31 skipped the `if`
+        (sum_after_return, 64, "does not take part", "instead of returning early"),
+        (sum_in_branch, 40, "does not take part", "multiple of 32"),  # a partial warp, full mask
+    ],
+)
+def test_undefined_behaviour_is_named_not_valued(kernel, threads, rule, fix):
+    """A shuffle reading a lane that has left or does not exist: the case fails as undefined
+    behaviour (the rule, the lane and the line), never as a wrong value the doctor made up, and
+    the fix speaks of what the kernel has (an `if`, a `return`, a partial warp)."""
+    n = 40
+    spec = _sum_spec(n)
+    forget()
+    outcome = execute(spec, lambda x, out: kernel[1, threads](x, out), {"x": np.ones(n, np.float32)}, {"n": n})
+    error = outcome.error
+    assert error.verdict == "race" and error.mistake == "warp_inactive_lane", error
+    assert error.message.startswith("Undefined behaviour") and rule in error.message, error.message
+    assert "(lane 0) read lane 16" in error.message and error.line is not None
+    assert "should be" not in error.message
+    assert fix in error.hint and (fix == "instead of returning early") == ("return" in error.hint), error.hint
 
 
 @cuda.jit
@@ -243,3 +307,21 @@ def test_warp_rungs_run_on_the_doctor(exercise_id):
     starter = check_file(exercise_id, ex.starter_file, seed=13)
     assert not starter.passed and starter.verdict in ("wrong_result", "unwritten_output")
     assert as_report(starter.doctor).ran_on_doctor, as_report(starter.doctor).reason
+
+
+def test_the_memory_table_lists_sites_only_later_warps_run():
+    """The scan's `warp_totals[warp - 1]`, which only warps 1-3 read: is it in the memory
+    table of a correct solution, beside the sites warp 0 runs?"""
+    from grader.doctor.execute import execute_source
+    from grader.exercises import exercise
+
+    ex = exercise("scan")
+    source = ex.solution_file.read_text()
+    n = 257
+    rng = np.random.default_rng(1)
+    inputs = {"counts": rng.integers(0, 9, n).astype(np.int32), "amounts": rng.random(n, np.float32)}
+    forget()
+    outcome = execute_source(ex.spec, source, str(ex.solution_file), inputs, {"n": n})
+    assert outcome.error is None, outcome.error
+    texts = {s.text for k in outcome.report.kernels for s in k.sites}
+    assert {"warp_totals[warp - 1]", "warp_totals[lane]", "x[i]"} <= texts, texts

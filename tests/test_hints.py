@@ -8,6 +8,7 @@ import pytest
 from grader.checking.pipeline import check_file
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
+ROOT = Path(__file__).parent.parent
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,35 @@ def test_hint_is_the_first_findings_fix(exercise_id, name, wanted, unwanted):
     assert wanted in result.hint and unwanted not in result.hint, (result.message, result.hint)
     first = next(f for f in result.doctor.findings if f.fix)
     assert result.hint == first.fix
+
+
+@pytest.mark.parametrize(
+    "exercise_id, name, mistake, wanted, unwanted",
+    [
+        # a local array where shared memory was meant: not "zero the local array"
+        ("reduce_sum", "local_not_shared", "local_not_shared", "cuda.shared.array", "= 0"),
+        # the index leaves out threadIdx.x: not a bounds guard, not `if i == 0`
+        ("thread_ids", "index_without_thread", "index_ignores_thread", "cuda.threadIdx.x", "guard"),
+        # the tile read back unswapped: not "zero the tile"
+        ("transpose", "tile_not_swapped", "tile_not_swapped", "`tile[tx, ty + k]`", "zero"),
+        # the tile written at the block's own position: a 2-D region, not a 1-D tail
+        ("transpose", "block_not_swapped", "unwritten_region", "row bx * TILE", "tail"),
+        # the carry between blocks, not the warp scan
+        ("scan", "adds_own_total", "carry_own_total", "scanned_totals[b - 1]", "warp scan"),
+        ("scan", "missing_carry", "missing_carry", "blocks 0..b-1", "warp scan"),
+        ("scan", "exclusive", "exclusive_scan", "its own value", "carry"),
+        # shfl_up in a reduction: lane 0 doubles its own value, not "1024 threads each add"
+        ("warp_reduce", "shuffle_up", "shuffle_direction", "cuda.shfl_down_sync", "threads each add"),
+        ("warp_reduce", "result_from_lane_31", "result_lane", "`if lane == 0:`", "shfl_up"),
+    ],
+)
+def test_the_hint_names_the_mistake_made(exercise_id, name, mistake, wanted, unwanted):
+    """Learner-style mistakes whose hint once sent the learner elsewhere: does the hint now name
+    the fix of the mistake made (and the check count it by that name)?"""
+    result = check_file(exercise_id, SUBMISSIONS / exercise_id / f"{name}.py", seed=7, case_timeout=30)
+    assert not result.passed and result.mistake == mistake, (result.mistake, result.message)
+    assert wanted in result.hint, result.hint
+    assert unwanted not in result.hint and unwanted not in result.message.split("Inputs:")[0], result.message
 
 
 def test_an_index_past_the_end_gets_the_guards_fix():
@@ -63,3 +93,51 @@ def saxpy_kernel(alpha, x, y, out):
 def launch(alpha, x, y, out):
     saxpy_kernel[(out.size + 255) // 256, 256](alpha, x, y, out)
 """
+
+
+SERIAL_SCAN = """from numba import cuda
+
+
+@cuda.jit
+def serial(x, out):
+    total = x.dtype.type(0)
+    for i in range(x.size):
+        total += x[i]
+        out[i] = total
+
+
+def launch(counts, amounts, counts_scan, amounts_scan):
+    serial[1, 1](counts, counts_scan)
+    serial[1, 1](amounts, amounts_scan)
+"""
+
+
+def _serial_carry() -> str:
+    """The scan's solution with its carry between blocks done by one thread, in a loop."""
+    source = (ROOT / "solutions" / "scan.py").read_text()
+    recursion = "        scan(block_totals, scanned_totals)\n"
+    assert recursion in source
+    return source.replace(recursion, "        serial_carry[1, 1](block_totals, scanned_totals)\n") + (
+        "\n\n@cuda.jit\ndef serial_carry(totals, scanned):\n    running = totals.dtype.type(0)\n"
+        "    for b in range(totals.size):\n        running += totals[b]\n        scanned[b] = running\n"
+    )
+
+
+@pytest.mark.parametrize("source, kernel", [(SERIAL_SCAN, "serial"), (_serial_carry(), "serial_carry")])
+def test_serial_work_is_named_in_a_passed_headline(tmp_path, source, kernel):
+    """A scan that passes on the CPU but whose work one thread does (all of it, or the carry
+    between blocks): full points, and a headline that says a GPU would likely find it too
+    slow, as an estimate: no seconds, no speedup."""
+    path = tmp_path / "scan.py"
+    path.write_text(source)
+    result = check_file("scan", path, seed=7)
+    assert result.passed and result.score == result.max_score, result.message
+    assert result.mistake == "serial_work"
+    headline = result.warnings[0]
+    assert headline.startswith("on a GPU this would likely be too slow: one thread does all the work"), headline
+    assert f"`{kernel}`" in headline and not any(ch.isdigit() for ch in headline), headline
+
+
+def test_a_parallel_scan_gets_no_speed_warning():
+    result = check_file("scan", ROOT / "solutions" / "scan.py", seed=7)
+    assert result.passed and result.warnings == (), result.warnings

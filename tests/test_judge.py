@@ -97,3 +97,39 @@ def test_timed_outputs_are_judged_on_a_sample_that_still_catches_partial_answers
     output_view(partial.buffers["c"], (n,))[n - n // 50 :] = np.nan  # the last 2% left poisoned
     assert "never written" in judge_big(partial) or "are wrong" in judge_big(partial)
     assert "past the end" in judge_big(outcome_with(want, vector_add, n, after=3))
+
+
+ACCUMULATES = """from numba import cuda
+
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size // 2 * 2:  # the last element of an odd length is never stored
+        c[i] += a[i] + b[i]  # c starts as NaN: NaN + anything is NaN
+
+
+def launch(a, b, c):
+    add[(c.size + 31) // 32, 32](a, b, c)
+"""
+
+
+def test_unwritten_means_never_stored_to(vector_add, tmp_path):
+    """An accumulator into an output that starts as NaN: on a GPU every NaN arithmetic makes is
+    the canonical NaN, so the elements it stored to are wrong, not unwritten (x86 keeps the
+    poison's payload; the doctor's write record decides). The one element never stored to is
+    still unwritten."""
+    from grader.doctor.execute import execute
+    from grader.steps.load import load_launch
+
+    path = tmp_path / "accumulates.py"
+    path.write_text(ACCUMULATES)
+    launch = load_launch(vector_add, ACCUMULATES, str(path))
+    rng = np.random.default_rng(0)
+    for n, verdict in ((10, "wrong_result"), (11, "unwritten_output")):
+        inputs = {"a": rng.random(n, np.float32), "b": rng.random(n, np.float32)}
+        outcome = execute(vector_add, launch, inputs, {"n": n}, (str(path),))
+        want = (inputs["a"] + inputs["b"]).astype(np.float64)
+        result = judge(vector_add, outcome, want, n)
+        assert result.verdict == verdict, result.message
+        assert result.unwritten == n % 2

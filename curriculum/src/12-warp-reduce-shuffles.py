@@ -56,7 +56,8 @@ print("got: ", got)
 # %% [markdown]
 # Lane 0 got lane 4's 40, lane 27 got lane 31's 310, and lanes 28–31, with nobody 4 above
 # them, kept their own values. `cuda.shfl_up_sync` looks *down* the lanes instead (lane `k`
-# gets lane `k - delta`), `cuda.shfl_xor_sync` swaps with lane `k ^ mask`, and
+# gets lane `k - delta`), `cuda.shfl_xor_sync(mask, value, lane_mask)` reads lane
+# `k ^ lane_mask` (its third argument; the mask still only names the lanes taking part), and
 # `cuda.shfl_sync(mask, value, src)` reads one chosen lane. Numba's shuffles move 32- and
 # 64-bit ints and floats, and have no `width` argument: a shuffle always spans a warp.
 
@@ -65,14 +66,14 @@ print("got: ", got)
 #
 # Add what the lane 16 above holds, then 8, 4, 2, 1. After the step with offset 16, lane 0
 # holds lanes 0 + 16; after 8, lanes 0 + 8 + 16 + 24; after five steps, all 32. This kernel
-# records every lane's value after each step (each lane starts with 1, so the numbers count
-# how many values a lane has gathered):
+# records every lane's value after each step; each lane starts with its own number, so lane 0
+# ends with 0 + 1 + ... + 31 = 496:
 
 # %%
 @cuda.jit
 def warp_sum_steps(levels):
     lane = cuda.threadIdx.x
-    value = int32(1)
+    value = int32(lane)
     levels[0, lane] = value
     offset, step = 16, 1
     while offset > 0:
@@ -89,18 +90,20 @@ def sum_steps():
 
 
 levels = sum_steps() if ON_GPU else grader.doctor.run(sum_steps)
-fig, ax = plt.subplots(figsize=(9, 2.6))
-ax.imshow(np.log2(levels), cmap="Blues", aspect="auto", vmin=-1, vmax=6)
+fig, ax = plt.subplots(figsize=(10, 2.6))
+ax.imshow(levels, cmap="Blues", aspect="auto")
 for (step, lane), v in np.ndenumerate(levels):
-    ax.text(lane, step, v, ha="center", va="center", fontsize=6)
+    ax.text(lane, step, v, ha="center", va="center", fontsize=5)
 ax.set_yticks(range(6), ["start", "+16", "+8", "+4", "+2", "+1"])
 ax.set_xlabel("lane")
-ax.set_title("values each lane holds after each shuffle (lane 0 ends with all 32)")
+ax.set_title("values each lane holds after each shuffle: only lane 0 ends with the sum, 496")
 plt.show()
 
 # %% [markdown]
-# Only lane 0's final value matters; the others hold partial sums nobody reads. There is no
-# barrier between steps: a shuffle waits for the lanes it names by itself.
+# Only lane 0 holds the warp's sum; every other lane holds a partial sum nobody reads (the
+# lanes near the top, with no lane `offset` above them, even added their own value back).
+# So the lane that stores the sum must be lane 0. There is no barrier between steps: a
+# shuffle waits for the lanes it names by itself.
 
 # %% [markdown]
 # ## The mask is a promise
@@ -163,11 +166,14 @@ except grader.doctor.KernelDoctorError as problem:
 # %% [check] warp_reduce
 
 # %% [markdown]
-# **If it says "Not yet":** *race* with a message about a mask means a shuffle some lanes do
-# not reach (inside an `if`, after a `return`) or a mask that leaves lanes out; *wrong
-# result* with every sum doubled means an offset of 32 (a shuffle keeps only the offset's low
-# 5 bits, so 32 reads the lane itself); a sum that is only a few of the values usually means
-# `shfl_up_sync` (the sum ends in lane 31, not lane 0).
+# **If it says "Not yet":** *race* with a message that starts "Undefined behaviour" means a
+# shuffle some lanes do not reach (inside an `if`, after a `return`), a mask that leaves out a
+# lane that calls it, or a shuffle reading a lane that has left or does not exist (a block
+# that is not whole warps): a GPU may give any value or hang, so the check names the rule, the
+# lane and the line instead of a value. *Wrong result* with every sum doubled means an offset
+# of 32 (a shuffle keeps only the offset's low 5 bits, so 32 reads the lane itself); "lane 0
+# kept doubling its own value" means `shfl_up_sync` (the sum ends in lane 31, not lane 0):
+# use `shfl_down_sync`; a sum of 0 means a lane other than lane 0 stored it.
 
 # %% [markdown]
 # ## Going further: votes

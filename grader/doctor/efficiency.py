@@ -8,12 +8,13 @@ bank-conflict degree: shared memory has 32 banks of 4-byte words, and lanes read
 words of one bank queue up (lanes reading the same word share it). Atomics on one address
 serialise: we count the largest number of lanes hitting one element.
 
-Only the first warp of the first block of a launch is profiled, only its first INSTANCES warp
-accesses per site, and only until a kernel has ENOUGH of them in this process: enough to see
-its access pattern (a warp of the first block runs the same code as the others), cheap enough
-to leave on. The arrays switch to logging subclasses of their classes (`profiled`) while that
-warp's threads run. Warp accesses with a single active lane say nothing about a pattern and
-are not counted.
+Only the first block of a launch is profiled, and of each access site only the first warp
+that runs it (warp 0 for most; the warps that read what warp 0 wrote, in a block scan, for
+the sites only they run), its first INSTANCES warp accesses, and only until a kernel has ENOUGH
+of them in this process: enough to see its access pattern (the warps of the first block run
+the same code as the others), cheap enough to leave on. The arrays switch to logging
+subclasses of their classes (`profiled`) while that block's threads run. Warp accesses with a
+single active lane say nothing about a pattern and are not counted.
 """
 
 from __future__ import annotations
@@ -170,9 +171,13 @@ class LaunchProfile:
         return True
 
     def add_block(self, log: dict) -> None:
+        first_warp: dict = {}
+        for site, warp, _ in log:
+            first_warp[site] = min(warp, first_warp.get(site, warp))
         counted = 0
-        for (site, _, _), accesses in log.items():
-            counted += self._warp_access(site, accesses)
+        for (site, warp, _), accesses in log.items():
+            if warp == first_warp[site]:
+                counted += self._warp_access(site, accesses)
         _SAMPLED[self.key] = _SAMPLED.get(self.key, 0) + counted
 
     def _warp_access(self, site, accesses) -> int:

@@ -73,7 +73,9 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), prof
     findings = tuple(s.findings.results())
     if error is None:
         error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
-    report = DoctorReport(DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4), tuple(s.launches))
+    report = DoctorReport(
+        DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4), tuple(s.launches), s.findings.shuffles()
+    )
     return DoctorOutcome({k: b.copy() for k, b in buffers.items()}, error, seconds, report)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX
-from grader.doctor.spaces import global_array
+from grader.doctor.spaces import global_array, scratch_array
 
 WARP = 32
 
@@ -192,7 +192,7 @@ class FakeCuda:
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return global_array(garbage(shape, numpy_dtype(dtype)), "device_array")
+        return scratch_array(garbage(shape, numpy_dtype(dtype)), "device_array")
 
     def device_array_like(self, ary, stream=0):
         return self.device_array(ary.shape, ary.dtype)

@@ -9,11 +9,14 @@ counts the rest, so a kernel that races on every element still costs one message
 
 from __future__ import annotations
 
+import ast
 import bisect
 from array import array
+
+import numpy as np
 from dataclasses import asdict, dataclass, replace
 
-from grader.doctor.memory import EPOCH_SHIFT
+from grader.doctor.memory import CTX, EPOCH_SHIFT
 from grader.doctor.sites import SITES
 
 SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
@@ -23,8 +26,10 @@ ORDER = (
     "missing_atomic",
     "uninitialised_shared",
     "uninitialised_local",
+    "uninitialised_global",
     "overwrite",
     "duplicate_write",
+    "serial_work",
 )
 """Which finding becomes the case's verdict message when there are several."""
 VERDICT = {
@@ -33,8 +38,10 @@ VERDICT = {
     "missing_atomic": "race",
     "uninitialised_shared": "race",
     "uninitialised_local": "wrong_result",
+    "uninitialised_global": "wrong_result",
     "overwrite": "race",
     "duplicate_write": "race",  # a warning: it never decides a case (the output does)
+    "serial_work": "too_slow",  # a warning: a GPU's speed, estimated, never measured here
 }
 
 
@@ -44,7 +51,8 @@ class Finding:
 
     kind: str
     """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
-    "uninitialised_local", "overwrite" (blocks storing different values to one global element)
+    "uninitialised_local", "uninitialised_global" (scratch from cuda.device_array read before
+    anything wrote it), "overwrite" (blocks storing different values to one global element)
     or "duplicate_write" (several threads of one launch storing the same value to one global
     element)."""
     severity: str
@@ -90,6 +98,11 @@ def mistake_of(finding) -> str:
 
 
 COUNT_CAP = 10**6
+SERIAL_ELEMENTS = 64
+"""Elements per thread of a launch of one warp or less from which its work counts as serial."""
+SERIAL_THREADS = 32
+SHUFFLES_KEPT = 5
+"""Offsets kept per shuffle site: a warp reduction's or scan's five steps."""
 
 
 def fmt(values) -> str:
@@ -135,6 +148,22 @@ class Findings:
         self.stores: dict = {}
         """Write-write conflicts on global memory first met in this launch: key -> (memory,
         element), to say at its end how many threads stored to the element."""
+        self.shuffle_offsets: dict = {}
+        """Shuffle site -> (op, the offsets or lanes lane 0 of a block's first warp passed, in
+        order, at most SHUFFLES_KEPT): which way a warp reduction or scan moved its values."""
+
+    def shuffled(self, site: int, op: str, arg) -> None:
+        """Lane 0 of a first warp met others at a shuffle (grader/doctor/warps.py)."""
+        _, args = self.shuffle_offsets.setdefault(site, (op, []))
+        if len(args) < SHUFFLES_KEPT:
+            args.append(int(arg))
+
+    def shuffles(self) -> tuple:
+        """(kernel, op, line, text, offsets) per shuffle site, for the report."""
+        return tuple(
+            (SITES[site].function, op, SITES[site].line, SITES[site].text, tuple(args))
+            for site, (op, args) in self.shuffle_offsets.items()
+        )
 
     # -- reporting --------------------------------------------------------------------------
     def _add(self, key, make):
@@ -182,6 +211,7 @@ class Findings:
                 element = f"`{found.array}[{_index_text(found.index)}]`"
                 entry[0] = replace(found, message=f"{found.message} In all, {writers} threads stored to {element}.")
         self.stores = {}
+        self._serial(views)
         seen: set = set()
         for view in views:
             mem = getattr(view, "mem", None)
@@ -193,6 +223,48 @@ class Findings:
                     self._duplicates(view, mem)
             finally:
                 mem.dups = mem.dup_same = None
+
+    def _serial(self, views) -> None:
+        """A launch of one warp or less whose threads each touched SERIAL_ELEMENTS elements or
+        more of the arrays it writes: work a GPU would spread over thousands of threads done one
+        element after another (a serial scan, a serial carry between blocks). A warning whose
+        headline says a pass would likely be too slow on a GPU; nothing is timed here. (A whole
+        block doing the work is not told from a register-tiled kernel at a small size, whose
+        one block is its grid there: only launches of at most a warp count.)"""
+        launch = self.launch
+        threads = launch.block[0] * launch.block[1] * launch.block[2]
+        if launch.grid != (1, 1, 1) or threads > SERIAL_THREADS:
+            return
+        floor, touched, seen = CTX.lfloor, 0, set()
+        for view in views:
+            mem = getattr(view, "mem", None)
+            if mem is None or mem.space != "global" or id(mem) in seen:
+                continue
+            seen.add(id(mem))
+            wr, rd = np.asarray(mem.wr), np.asarray(mem.rd)
+            touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
+        if touched < SERIAL_ELEMENTS * threads:
+            return
+        who = "one thread does all the work" if threads == 1 else "one warp does all the work"
+        fix = (
+            "Spread the work over the grid: one thread per element (or a few), many blocks "
+            "(blocks = ceil(n / threads_per_block)); a scan scans each block's part in parallel, "
+            "then the blocks' totals, then adds each block's carry."
+        )
+        headline = (
+            f"on a GPU this would likely be too slow: {who} in kernel `{launch.kernel}`, one "
+            "element after another, where a GPU runs thousands of threads at once"
+        )
+        message = (
+            f"Kernel `{launch.kernel}` ran as a single block of {threads} thread"
+            f"{'' if threads == 1 else 's'}, which touched {touched} elements between them, one "
+            "after another: correct, but on a GPU this leaves almost every core idle and would "
+            f"likely fail the speed requirement (too_slow; an estimate: nothing was timed). {fix}"
+        )
+        self._add(
+            ("serial", launch.kernel),
+            lambda: Finding("serial_work", SEVERITY_WARNING, message, launch.kernel, fix=fix, headline=headline),
+        )
 
     def _duplicates(self, view, mem) -> None:
         """Threads stored the same value to elements of `mem`: one warning, naming the element
@@ -401,6 +473,11 @@ class Findings:
         what = "updated" if s.kind in ("atomic", "update") else "read"
         if view.mem.space == "local":
             return self._unset_local(view, s, index, what, block, CTX.lin)
+        if view.mem.space == "global":
+            return self._unset_global(view, s, index, what, block, CTX.lin)
+        swapped = _swapped_tile_read(view, s, index)
+        if swapped:
+            return self._tile_not_swapped(view, s, index, swapped, block, CTX.lin)
         message = (
             f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
             f"(line {s.line}), but no thread of the block had written it: shared memory starts "
@@ -428,7 +505,70 @@ class Findings:
             ),
         )
 
+    def _tile_not_swapped(self, view, s, index, swapped, block, lin):
+        fix = (
+            f"Swap the indices where the tile is read back: `{swapped}` instead of `{s.text}`. A "
+            "transpose stores the tile as it reads the input and reads it back transposed; both "
+            "sides then walk along rows of global memory."
+        )
+        message = (
+            f"{self.who(lin, block).capitalize()} read `{view.name}[{_index_text(index)}]` (line "
+            f"{s.line}), which no thread of the block had written, while the element at the "
+            f"swapped position was written: the tile is read back with the indices it was "
+            f"written with. {fix}"
+        )
+        return Finding(
+            "uninitialised_shared",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(lin),
+            block,
+            None,
+            None,
+            view.name,
+            _as_tuple(index),
+            fix=fix,
+            mistake="tile_not_swapped",
+        )
+
+    def _unset_global(self, view, s, index, what, block, lin):
+        name = s.array or view.name
+        fix = (
+            f"Set `{name}` before any kernel reads it: allocate it with "
+            "cuda.to_device(np.zeros(n, dtype)), fill it (`a[:] = 0` in `launch`), or have a kernel "
+            "write every element first; cuda.device_array gives memory that holds garbage."
+        )
+        message = (
+            f"{self.who(lin, block).capitalize()} {what} `{name}[{_index_text(index)}]` (line "
+            f"{s.line}), but nothing had written that element: `{name}` is scratch memory from "
+            "cuda.device_array, which holds whatever was there before (garbage), not zeros. " + fix
+        )
+        return Finding(
+            "uninitialised_global",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(lin),
+            block,
+            None,
+            None,
+            name,
+            _as_tuple(index),
+            fix=fix,
+        )
+
     def _unset_local(self, view, s, index, what, block, lin):
+        if self._meant_shared(view, s):
+            return self._local_not_shared(view, s, index, what, block, lin)
         message = (
             f"{self.who(lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
             f"(line {s.line}), an element of its cuda.local.array that it had not written: local "
@@ -455,6 +595,46 @@ class Findings:
                 f"Set every element of the local array `{view.name}` before reading it, "
                 f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
             ),
+        )
+
+    def _meant_shared(self, view, s) -> bool:
+        """A thread reads an element of its local array it never wrote, having written others,
+        in a kernel with a cuda.syncthreads(): threads meant to share the array (each writes
+        its own element, then reads a neighbour's), which only a shared array allows."""
+        from grader.doctor.memory import UNSET
+
+        wrote = sum(1 for v in view.vals if v is not UNSET) > 1  # the element read holds the poison now
+        return wrote and any(t.kind == "barrier" and t.filename == s.filename for t in SITES)
+
+    def _local_not_shared(self, view, s, index, what, block, lin):
+        fix = (
+            f"Make `{view.name}` a cuda.shared.array: a cuda.local.array is private to each "
+            "thread (every thread has its own copy), so no thread sees what the others store in "
+            "theirs. Threads of a block share values through cuda.shared.array, with a "
+            "cuda.syncthreads() between the writes and the reads."
+        )
+        message = (
+            f"{self.who(lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
+            f"(line {s.line}), an element of its own cuda.local.array that it never wrote (it "
+            "wrote others, as if the threads shared the array). " + fix
+        )
+        return Finding(
+            "uninitialised_local",
+            SEVERITY_ERROR,
+            message,
+            self.launch.kernel,
+            s.filename,
+            s.line,
+            s.statement,
+            None,
+            self.launch.thread(lin),
+            block,
+            None,
+            None,
+            view.name,
+            _as_tuple(index),
+            fix=fix,
+            mistake="local_not_shared",
         )
 
     def _divergence(self, at, finished, sites_hit):
@@ -515,6 +695,26 @@ _CROSS_FIX = {
 """How to fix a conflict between blocks, by kind (read after write, write after read, both write)."""
 
 
+def _swapped_tile_read(view, s, index) -> str:
+    """`tile[b, a]` when a read of `tile[a, b]` (2-D shared) found nothing written there but
+    the element at [b, a] was written in this block: a transpose that never swaps its indices
+    inside the tile. "" otherwise."""
+    idx = _as_tuple(index)
+    if view.ndim != 2 or s.kind != "load" or len(idx) != 2 or idx[0] == idx[1]:
+        return ""
+    a, b = idx
+    if not (b < view.n0 and a < view.n1) or view.mem.wr[view.off + b * view.s0 + a * view.s1] < 0:
+        return ""
+    try:
+        node = ast.parse(s.text, mode="eval").body
+    except SyntaxError:
+        return ""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:
+        return ""
+    node.slice.elts.reverse()
+    return ast.unparse(node)
+
+
 def _unflatten(view, f) -> tuple | None:
     """The index of memory element `f` in `view` (None when the view does not hold it)."""
     rest = f - view.off
@@ -538,9 +738,12 @@ def _as_tuple(index):
 WARP_VERDICT = {
     "warp_divergence": "race",
     "warp_mask": "race",
-    "warp_inactive_lane": "wrong_result",
+    "warp_inactive_lane": "race",
     "warp_lane_range": "wrong_result",
 }
-"""Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's."""
+"""Findings at warp collectives (grader/doctor/warp_findings.py), ranked after the block's.
+The first three are undefined behaviour, whose outcome on a GPU changes from run to run and
+from GPU to GPU (a pass, a hang, any value): `race`, the verdict of code whose result is not
+fixed by its inputs, never `wrong_result` with values the doctor made up."""
 ORDER += tuple(WARP_VERDICT)
 VERDICT.update(WARP_VERDICT)

@@ -17,7 +17,7 @@ import numpy as np
 
 from grader.backend.simulator import KERNEL_VALUES, SIGNATURES, declared_signatures
 from grader.compiler.dispatch import check_launch
-from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
+from grader.doctor.efficiency import RECORDER, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
 from grader.doctor.findings import Findings, Launch
@@ -278,7 +278,7 @@ def _threads(block: tuple) -> list:
 
 
 def _profile(on: bool, views) -> None:
-    """Arrays log their accesses (the first warp of a profiled block) or stop logging."""
+    """Arrays log their accesses (a profiled block's threads) or stop logging."""
     BLOCK.profiling = on
     swap(views, on)
 
@@ -290,13 +290,13 @@ def _run_plain(func, args, threads, s, watch) -> None:
     if watch is not None:
         _profile(True, watch)
     for lin, tid in enumerate(threads):
-        if lin == WARP and watch is not None:
-            _profile(False, watch)
         cuda.threadIdx = tid
         ctx.lin = lin
         ctx.me = me = efloor | lin << 1
         ctx.meh = me >> 1
         func(*args)
+    if watch is not None:
+        _profile(False, watch)
     s.epoch += 1
 
 
@@ -309,13 +309,10 @@ def _run_stepped(func, args, threads, s, watch) -> None:
         ctx.set_epoch(s.epoch)
         efloor = ctx.efloor
         arrived, finished = [], []
-        logging = watch is not None and pending[0] < WARP
+        logging = watch is not None
         if logging:
             _profile(True, watch)
         for lin in pending:
-            if logging and lin >= WARP:
-                _profile(False, watch)
-                logging = False
             cuda.threadIdx = threads[lin]
             ctx.lin = lin
             ctx.me = me = efloor | lin << 1

@@ -39,10 +39,14 @@ import itertools
 import numpy as np
 
 from grader.doctor.errors import OutOfBounds, Unsupported
+from grader.sentinels import poison_value, same_bits
 
 EPOCH_SHIFT = 12
 """Low bits of a stamp: 11 for the thread (blocks have at most 1024 threads) and 1 atomic bit."""
 NO_STAMP = -1
+NEVER_WRITTEN = -2
+"""The stamp of an element of scratch memory (`cuda.device_array`) that neither a kernel nor
+the host has written: reading it reads garbage on a GPU (grader/doctor/findings.py)."""
 MANY = 2047
 """The thread field of a reader stamp meaning "two or more threads read it in this epoch"."""
 
@@ -107,6 +111,7 @@ class Memory:
         "name",
         "addr",
         "itemsize",
+        "scratch",
     )
 
     def __init__(self, data: np.ndarray, space: str, name: str):
@@ -115,6 +120,7 @@ class Memory:
         self.data, self.vals, self.space, self.name = data, list(data), space, name
         self.dirty, self.stype, self.itemsize = False, data.dtype.type, data.itemsize
         self.addr = next(_addresses) << 32  # a fake, 256-byte aligned device address
+        self.scratch = False
         if space != "local":
             self.wr, self.ws = [NO_STAMP] * n, [0] * n
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
@@ -128,10 +134,32 @@ class Memory:
         if self.dirty:
             self.data[:] = self.vals
             self.dirty = False
+            if self.data.dtype.kind == "f" and self.space == "global":
+                self._canonical_nans()
+
+    def _canonical_nans(self) -> None:
+        """A GPU's arithmetic makes every NaN its one canonical NaN, where x86 keeps a NaN's
+        payload: `out[i] += v` on an output still holding the grader's poison stores a NaN
+        with the poison's bits here, which would read as "never written". An element a kernel
+        stored to (its write record says so) never keeps the poison's bits."""
+        poison = poison_value(self.data.dtype)
+        kept = np.flatnonzero(same_bits(self.data, poison))
+        if kept.size:
+            stored = kept[np.asarray(self.wr, dtype=np.int64)[kept] >= 0]
+            self.data[stored] = np.nan
 
     def refresh(self) -> None:
-        """The host wrote the NumPy buffer: reload the values (in place: views hold the list)."""
+        """The host wrote the NumPy buffer: reload the values (in place: views hold the list).
+        Scratch memory counts as set from then on (a fill with 0 sets it all)."""
         self.vals[:] = list(self.data)
+        if self.scratch:
+            self.wr[:] = [max(w, NO_STAMP) for w in self.wr]
+            self.scratch = False
+
+    def never_written(self) -> None:
+        """Scratch memory: every element holds garbage until something writes it."""
+        self.wr[:] = [NEVER_WRITTEN] * len(self.wr)
+        self.scratch = True
 
 
 def wrap_integer(stype, value):
@@ -172,7 +200,7 @@ def _note_reader(mem, f, site):
                 _keep_cross_reader(mem, f, r)
             mem.rd[f] = ctx.me
             mem.rs[f] = site
-        elif r >> 1 != ctx.meh:
+        elif (r >> 1) & MANY != ctx.lin:  # another thread (a warp kernel's sub-epochs: the same one)
             _second_reader(mem, f, r, site)
 
 

@@ -128,6 +128,10 @@ class DoctorReport:
     seconds: float = 0.0
     launches: tuple = ()
     """(grid, block) of each launch of one run, as 3-tuples; empty in a merged report."""
+    shuffles: tuple = ()
+    """(kernel or device function, op, line, text, offsets) per shuffle site: the offsets
+    (or source lanes) lane 0 of a block's first warp passed, in order (grader.steps.diagnose:
+    a reduction with shfl_up_sync, a scan with shfl_down_sync); empty in a merged report."""
 
     @property
     def errors(self) -> tuple:
@@ -169,7 +173,10 @@ class DoctorReport:
             for k in data.get("kernels", ())
         )
         launches = tuple((tuple(g), tuple(b)) for g, b in data.get("launches", ()))
-        return cls(data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0), launches)
+        shuffles = tuple((k, op, line, text, tuple(args)) for k, op, line, text, args in data.get("shuffles", ()))
+        return cls(
+            data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0), launches, shuffles
+        )
 
     def __str__(self) -> str:
         return report_text(self)

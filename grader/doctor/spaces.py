@@ -15,6 +15,7 @@ import numpy as np
 from grader.doctor.memory import (
     CTX,
     MANY,
+    NEVER_WRITTEN,
     UNSET,
     VIEW_CLASSES,
     Memory,
@@ -27,6 +28,16 @@ from grader.doctor.memory import (
     _Slice,
     wrap_integer,
 )
+
+
+def _another(stamp) -> bool:
+    """Is `stamp` another thread's than the one running? In a warp kernel one thread's
+    accesses carry the sub-epochs of its stepping rounds (grader/doctor/warps.py), so within
+    the block the thread field decides, not the whole stamp."""
+    ctx = CTX
+    if stamp >= ctx.bfloor:
+        return (stamp >> 1) & MANY != ctx.lin
+    return stamp >> 1 != ctx.meh
 
 
 # -- the shadow checks, one version per memory space --------------------------------------------
@@ -51,6 +62,8 @@ class GlobalView(View):
                     _conflict("raw", self, f, w, mem.ws[f], site, idx)
             elif w < ctx.bfloor:
                 _conflict("raw", self, f, w, mem.ws[f], site, idx)
+        elif w == NEVER_WRITTEN:
+            ctx.on_uninit(self, f, site, idx)
         _note_reader(mem, f, site)
 
     def _check_write(self, mem, f, site, idx, value, atomic):
@@ -91,9 +104,9 @@ class GlobalView(View):
             return
         if (r >> 1) & MANY == MANY:  # several readers: name one that is not this thread
             first = mem.rd1[f]
-            other, other_site = (first, mem.rs[f]) if first >> 1 != ctx.meh else (mem.rd2[f], mem.rs2[f])
+            other, other_site = (first, mem.rs[f]) if _another(first) else (mem.rd2[f], mem.rs2[f])
             _conflict("war", self, f, other, other_site, site, idx)
-        elif r >> 1 != ctx.meh:
+        elif _another(r):
             _conflict("war", self, f, r, mem.rs[f], site, idx)
 
     @staticmethod
@@ -123,6 +136,8 @@ class GlobalView(View):
         f = self._flat(idx, site, True)
         if f is None:
             raise IndexError(f"cuda.atomic needs one element of `{self.name}`, not a slice")
+        if self.mem.wr[f] == NEVER_WRITTEN:
+            CTX.on_uninit(self, f, site, idx)
         self._atomic_shadow(f, site, idx)
         old = self._value(f)
         self._put(f, op(old, value))
@@ -234,7 +249,7 @@ _NOTE_READER = """
         if r < ctx.efloor:
             self.rd[f] = ctx.me
             self.rs[f] = site
-        elif r >> 1 != ctx.meh:
+        elif (r >> 1) & MANY != ctx.lin:
             _second_reader(self.mem, f, r, site)"""
 _NOTE_READER_GLOBAL = """
     r = self.rd[f]
@@ -244,7 +259,7 @@ _NOTE_READER_GLOBAL = """
                 _keep_cross_reader(self.mem, f, r)
             self.rd[f] = ctx.me
             self.rs[f] = site
-        elif r >> 1 != ctx.meh:
+        elif (r >> 1) & MANY != ctx.lin:
             _second_reader(self.mem, f, r, site)"""
 _READ_CHECK = {
     "global": """
@@ -255,7 +270,9 @@ _READ_CHECK = {
             if w >> 1 != ctx.meh:
                 _conflict("raw", self, f, w, self.ws[f], site, ({args},))
         elif w < ctx.bfloor:
-            _conflict("raw", self, f, w, self.ws[f], site, ({args},))"""
+            _conflict("raw", self, f, w, self.ws[f], site, ({args},))
+    elif w == NEVER_WRITTEN:
+        ctx.on_uninit(self, f, site, ({args},))"""
     + _NOTE_READER_GLOBAL,
     "shared": """
     ctx = CTX
@@ -369,6 +386,8 @@ def _fast_methods(space: str, ndim: int) -> dict:
         )
     scope = {
         "CTX": CTX,
+        "MANY": MANY,
+        "NEVER_WRITTEN": NEVER_WRITTEN,
         "_conflict": _conflict,
         "_int": _int,
         "_Slice": _Slice,
@@ -445,8 +464,8 @@ def read_only(view: View) -> View:
     Elements of integer arrays of at most 32 bits come out as Python ints: Numba computes
     with them in 64 bits on a GPU (uint8 + uint8 does not wrap at 256), and NumPy's scalar
     arithmetic with a Python float (`0.299 * pixel`) is ten times slower than Python's."""
-    if view.ndim not in (1, 2, 3) or view.size == 0:
-        return view
+    if view.ndim not in (1, 2, 3) or view.size == 0 or view.mem.scratch:
+        return view  # scratch memory keeps its checks: a read of what nothing wrote
     twin = object.__new__(_CLASSES[("readonly", view.ndim)])
     for slot in View.__slots__:
         setattr(twin, slot, getattr(view, slot))
@@ -474,6 +493,14 @@ def global_array(data: np.ndarray, name: str, window: slice | None = None, shape
         flat = flat[window]
     mem = Memory(flat, "global", name)
     return make_view(mem, flat.reshape(shape if shape is not None else data.shape), name)
+
+
+def scratch_array(data: np.ndarray, name: str) -> View:
+    """A device array allocated without data (`cuda.device_array`): `data` is garbage, and a
+    kernel that reads an element before anything wrote it is told so."""
+    view = global_array(data, name)
+    view.mem.never_written()
+    return view
 
 
 def shared_array(shape, name: str, fill: np.ndarray) -> View:

@@ -2,6 +2,11 @@
 mask that never come, a mask that leaves out its caller, a shuffle reading a lane that does
 not take part, and lanes or offsets past the warp.
 
+The first three break a rule of CUDA, and what a GPU then does is undefined: the same kernel
+passed on an H200 in some forms and hung in others. So their messages say which rule, which
+lane and which line, and never show the values the doctor computed past that point (a lane
+reading a lane that is not there gets its own value here, a number no GPU promises).
+
 Each is a `Finding` added to the run's `Findings` (grader/doctor/findings.py), one example per
 site and kind, counted. CUDA calls the first three undefined behaviour (Programming Guide,
 "Warp Shuffle Functions": every calling lane names itself, and all non-exited lanes named in
@@ -11,15 +16,48 @@ an undefined value).
 
 from __future__ import annotations
 
+import ast
+import functools
+import linecache
+
 from grader.doctor.findings import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from grader.doctor.sites import SITES
 from grader.doctor.warp_calls import NUMBA_NAME, SIGNATURES, WARP
 
-KEEP_ALIVE = (
-    "Keep every lane of the warp alive until its shuffles are done: instead of "
-    "returning early, give lanes past the end a neutral value (0 for a sum) and "
-    "shuffle it too."
-)
+UNDEFINED = "Undefined behaviour"
+
+
+def keep_alive(returns: bool) -> str:
+    """The fix for lanes that had left the kernel before a shuffle read them: what made them
+    leave depends on whether the kernel has a `return`."""
+    if returns:
+        return (
+            "Keep every lane of the warp alive until its shuffles are done: instead of "
+            "returning early, give lanes past the end a neutral value (0 for a sum) and "
+            "shuffle it too."
+        )
+    return (
+        "Call the shuffle where every lane of the warp passes, not inside the `if` that only "
+        "some lanes enter: lanes past the end take part with a neutral value (0 for a sum)."
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def has_return(filename: str, function: str) -> bool:
+    """Does `function` in `filename` have a `return` statement (True when the source cannot be
+    read: the wording that names a `return` is the older, general one)?"""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            return any(isinstance(n, ast.Return) for n in ast.walk(node))
+    return True
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _finding(findings, kind, severity, message, call, lin, other_lin=None, other_line=None, fix=""):
@@ -59,11 +97,11 @@ def divergence(findings, call, lin, missing, where: str, other_line) -> None:
 
     def make():
         message = (
-            f"Divergent cuda.{NUMBA_NAME[call.op]}: {_who(findings, lin)} called `{site.text}` "
-            f"on line {site.line} with mask {call.mask:#010x}, but {_who(findings, missing)}, "
-            f"which the mask names, {where}. Every lane a mask names must reach the same warp "
-            "function with the same mask (CUDA leaves anything else undefined; a GPU may "
-            "hang). Call it where every named lane passes (outside the `if`, before any "
+            f"{UNDEFINED}: cuda.{NUMBA_NAME[call.op]} in divergent code. {_Who(findings, lin)} "
+            f"called `{site.text}` on line {site.line} with mask {call.mask:#010x}, but "
+            f"{_who(findings, missing)}, which the mask names, {where}. Every lane a mask names "
+            "must reach the same warp function with the same mask; otherwise a GPU may hang or "
+            "give any value. Call it where every named lane passes (outside the `if`, before any "
             "`return`: lanes without work take part with a neutral value such as 0), or name "
             "only the lanes that get there (mask = cuda.ballot_sync(0xffffffff, condition) "
             "before the branch)."
@@ -93,11 +131,11 @@ def own_lane(findings, call, lin) -> None:
 
     def make():
         message = (
-            f"{_Who(findings, lin)} called `{site.text}` "
+            f"{UNDEFINED}: a mask without its caller. {_Who(findings, lin)} called `{site.text}` "
             f"(line {site.line}) with mask {call.mask:#010x}, which leaves out its own lane "
-            f"{lin % WARP}: CUDA leaves the result undefined. The mask names the lanes that "
-            "take part, the caller included: 0xffffffff for a whole warp, or the mask of the "
-            "lanes that reach this line (cuda.activemask(), or a ballot taken before the branch)."
+            f"{lin % WARP}. The mask names the lanes that take part, the caller included: "
+            "0xffffffff for a whole warp, or the mask of the lanes that reach this line "
+            "(cuda.activemask(), or a ballot taken before the branch)."
         )
         return _finding(
             findings,
@@ -120,17 +158,20 @@ def inactive_source(findings, call, lin, source: int, why: str, reason: str) -> 
     unnamed; `reason`: the words for it)."""
     site = SITES[call.site]
     fix = {
-        "gone": KEEP_ALIVE,
-        "absent": "Use a block size that is a multiple of 32, or keep the source lanes within the threads that exist.",
+        "gone": keep_alive(has_return(site.filename, findings.launch.kernel)),
+        "absent": "Launch whole warps: a block size that is a multiple of 32 (threads past the "
+        "end of the data take part with a neutral value such as 0), or keep the source lanes "
+        "within the threads that exist.",
         "unnamed": "Name every lane you read from in the mask (0xffffffff for the whole warp), "
         "or keep the offsets within the lanes it names.",
     }[why]
 
     def make():
         message = (
-            f"{_Who(findings, lin)} read lane {source}'s "
-            f"value with `{site.text}` (line {site.line}), but lane {source} {reason}: on a "
-            f"GPU that value is undefined (garbage). {fix}"
+            f"{UNDEFINED}: a shuffle from a lane that does not take part. {_Who(findings, lin)} "
+            f"read lane {source}'s value with `{site.text}` (line {site.line}), but lane "
+            f"{source} {reason}. A shuffle may read only lanes that are named in its mask and "
+            f"still running: what it gets otherwise is undefined, so no value is shown here. {fix}"
         )
         return _finding(findings, "warp_inactive_lane", SEVERITY_ERROR, message, call, lin, fix=fix)
 

@@ -24,7 +24,7 @@ from grader.doctor.fakecuda import FAKE_CUDA
 from grader.doctor.memory import CTX, EPOCH_SHIFT, MANY
 from grader.doctor.runtime import BLOCK
 from grader.doctor.sites import SITES
-from grader.doctor.warp_calls import WARP, WarpCall, outside_lanes, results
+from grader.doctor.warp_calls import SHUFFLES, WARP, WarpCall, outside_lanes, results
 
 
 class WarpOrder:
@@ -88,13 +88,10 @@ def _step(runnable, gens, sends, waits, gone, left, threads, s, segment, watch) 
     cuda, ctx = FAKE_CUDA, CTX
     ctx.set_epoch(segment)  # conflicts are looked for since the last block barrier ...
     stamp = s.epoch << EPOCH_SHIFT  # ... and stamped with this round's sub-epoch
-    logging = watch is not None and runnable and runnable[0] < WARP
+    logging = watch is not None
     if logging:
         _profile(True, watch)
     for lin in runnable:
-        if logging and lin >= WARP:
-            _profile(False, watch)
-            logging = False
         cuda.threadIdx = threads[lin]
         ctx.lin = lin
         ctx.me = me = stamp | lin << 1
@@ -154,6 +151,8 @@ def _hold(warp, lins, waits, gone, sends, n, s, order) -> None:
         if first.arg is not None and outside_lanes(first.op, waits[lin].arg):
             warp_findings.lane_range(findings, waits[lin], lin)
     taking_part = {k for k in calls if mask is None or mask >> k & 1}
+    if warp == 0 and 0 in calls and first.arg is not None and first.op in SHUFFLES:
+        findings.shuffled(first.site, first.op, calls[0].arg)
     values, bad = results(first.op, calls, taking_part)
     for lane, source in bad:
         why, reason = _absence(base + source, mask, source, gone, n)
@@ -170,7 +169,10 @@ def _absence(lin, mask, lane, gone, n) -> tuple:
     """Why lane `lane` (thread `lin`) did not take part: ("gone" | "absent" | "unnamed" | "",
     the words for it). "" when it is alive but elsewhere (reported as a divergence)."""
     if lin >= n:
-        return "absent", (f"does not exist: the block has {n} threads, so its last warp has {n % WARP} lanes")
+        return "absent", (
+            f"does not exist: the block has {warp_findings.plural(n, 'thread')}, so its last warp "
+            f"has {warp_findings.plural(n % WARP, 'lane')}"
+        )
     if gone[lin]:
         return "gone", "had already left the kernel"
     if mask is not None and not mask >> lane & 1:

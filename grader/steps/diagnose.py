@@ -36,7 +36,12 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str, str]
             "the kernel with `kernel[blocks, threads](...)`, and that it passes the output array.",
             "nothing_written",
         )
+    if never.ndim == 2:
+        return _unwritten_lines(name, never)
     written = np.flatnonzero(~flat)
+    ignored = _index_ignores_thread(name, written, n, report)
+    if ignored:
+        return ignored
     k = int(written[-1]) + 1
     if k == written.size and k < n:  # a prefix was written, the rest never
         launch = _blocks(report)
@@ -91,6 +96,50 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str, str]
                 "unwritten_stretches",
             )
     return None
+
+
+def _unwritten_lines(name: str, never: np.ndarray) -> tuple[str, str, str] | None:
+    """Whole rows or whole columns of a 2-D output never written: blocks that do not reach
+    them, or that write their tile somewhere else."""
+    rows, cols = never.shape
+    for axis, noun, count in ((1, "rows", rows), (0, "columns", cols)):
+        lines = never.all(axis=axis)
+        missing = np.flatnonzero(lines)
+        if missing.size and missing.size < count and np.array_equal(never, np.expand_dims(lines, axis) & never):
+            return (
+                f"{noun.capitalize()} {_ranges(missing)} of `{name}` ({rows} × {cols}) were never "
+                f"written ({int(never.sum())} of {never.size} elements): no block wrote there.",
+                "Check where each block writes its tile of the output: the first row comes from "
+                "one block index and the first column from the other (in a transpose the output "
+                "tile of block (bx, by) starts at row bx * TILE and column by * TILE, the input "
+                "tile's position swapped), and the grid must have enough blocks along x and y.",
+                "unwritten_region",
+            )
+    return None
+
+
+def _index_ignores_thread(name: str, written: np.ndarray, n: int, report) -> tuple[str, str, str] | None:
+    """Only the first element of each block's stretch was written (0, 128, 256...), and the
+    doctor saw several threads store to one element: every thread of a block computed the same
+    index, one without cuda.threadIdx.x."""
+    launch = _blocks(report)
+    if launch is None or launch[1] < 2:
+        return None
+    blocks, threads = launch
+    if not np.array_equal(written, np.arange(0, n, threads)[:blocks]):
+        return None
+    shared = any(f.kind == "duplicate_write" and f.array == name for f in getattr(report, "findings", ()))
+    if not shared and written.size < 2:  # `if i == 0:` would write element 0 alone too
+        return None
+    firsts = ", ".join(str(int(i)) for i in written[:3]) + (", ..." if written.size > 3 else "")
+    return (
+        f"Only `{name}[{firsts}]` {'was' if written.size == 1 else 'were'} written, the first element of each block's stretch of "
+        f"{threads}: every thread of a block stored to the same element, so the index does not "
+        "use cuda.threadIdx.x.",
+        "The index must tell the threads of a block apart: i = cuda.blockIdx.x * cuda.blockDim.x "
+        "+ cuda.threadIdx.x (or i = cuda.grid(1)), then `if i < n:`.",
+        "index_ignores_thread",
+    )
 
 
 def _ranges(values: np.ndarray, shown: int = 4) -> str:

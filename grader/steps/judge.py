@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.steps import diagnose
+from grader.steps import collectives, diagnose
 from grader.sentinels import PAD, canary_value, output_view, poison_value, same_bits
 from grader.steps.execute import Outcome
 from grader.result import CaseResult, Mismatch
@@ -84,7 +84,7 @@ def judge_case(
         return CaseResult(verdict="out_of_bounds", message=fence[0], mistake=fence[1], **base)
 
     unwritten = wrong = total = 0
-    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ("", "")
+    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ("", "", "")
     for array in spec.outputs:
         shape = array.shape_for(dims)
         got = output_view(outcome.buffers[array.name], shape)
@@ -98,7 +98,12 @@ def judge_case(
                 diagnose.unwritten(array.name, never, getattr(outcome, "report", None)),
             )
         if bad.any() and not related[0]:
-            related = diagnose.relation(got, want, bad)
+            report = getattr(outcome, "report", None)
+            alike = {a.name: inputs[a.name] for a in spec.inputs if a.shape == array.shape and a.name in (inputs or {})}
+            related = collectives.diagnose(got, want, alike, report, tolerance[array.name])
+            if related is None:
+                text, mistake = diagnose.relation(got, want, bad)
+                related = (text, "", mistake)
         unwritten += int(never.sum())
         wrong += int(bad.sum())
         finite = np.where(never, 0.0, err)
@@ -137,7 +142,7 @@ def judge_case(
             f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
             f"{related[0]}{diagnose.inputs_text(inputs)}"
         )
-        return CaseResult(verdict="wrong_result", message=message, mistake=related[1], **base, **stats)
+        return CaseResult(verdict="wrong_result", message=message, hint=related[1], mistake=related[2], **base, **stats)
     return CaseResult(verdict="passed", **base, **stats)
 
 
