@@ -1,4 +1,5 @@
 """A declared signature that names the types the kernel is launched with."""
+
 from numba import cuda
 
 
