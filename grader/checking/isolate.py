@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from grader.steps.load import SubmissionError
 from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
-from grader.containment import process_cap, sandbox
+from grader.containment import process_cap, sandbox, scratch
 from grader.checking import stuck
 from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
@@ -177,7 +176,7 @@ class _Spare:
     (docs/BENCHMARKS.md, "Several checks per GPU")."""
 
     def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None, turns=None):
-        self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
+        self.tmp = scratch.TemporaryFolder(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
         self.born = next(_births)
         work = self.task_dir / "work"
@@ -474,7 +473,7 @@ def run_in_child(
     turns = _turn_folder
     key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, turns)
     spare = _take_spare(key) if env is None else None
-    tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
+    tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
     work.mkdir(exist_ok=True)
@@ -488,13 +487,13 @@ def run_in_child(
             shutil.copyfile(submission, source)
         task = {
             "exercise": exercise_id,
-            "submission": str(source),
+            "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
             "seed": time_seed,
             "check": list(time_check),
-            "private": list(private),
+            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
             "cpu_seconds": cpu,
         }
         for c in cases:
