@@ -262,6 +262,25 @@ def test_the_environment_names_only_places_the_view_shows(tmp_path):
     assert out["libs"] == ["course", "libfake.so"] and out["course"] == []
 
 
+def test_a_gpu_hosts_driver_folders_come_from_the_loaders_cache(monkeypatch):
+    """libcuda and libnvidia-* outside the system's library folders (a container's
+    /usr/local/nvidia/lib64) are shown; those inside them already are."""
+    listing = """4 libs found in cache `/etc/ld.so.cache'
+\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1
+\tlibcuda.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libcuda.so.1
+\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /opt/driver/lib/libnvidia-ptxjitcompiler.so.1
+\tlibz.so.1 (libc6,x86-64) => /opt/other/libz.so.1
+"""
+    monkeypatch.setattr(
+        sandbox.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=listing, stderr="")
+    )
+    sandbox._driver_folders.cache_clear()
+    try:
+        assert sandbox._driver_folders() == ("/opt/driver/lib", "/usr/local/nvidia/lib64")
+    finally:
+        sandbox._driver_folders.cache_clear()
+
+
 SCRATCH = r"""
 import errno, json, os
 MIB = 1 << 20

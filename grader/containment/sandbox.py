@@ -178,12 +178,35 @@ def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=()
 
 
 def _gpu_binds() -> list:
-    """The NVIDIA device nodes, and /sys, which the CUDA driver reads, on a GPU host."""
+    """On a GPU host: the NVIDIA device nodes, /sys, which the CUDA driver reads, and the
+    folders of the driver's libraries wherever the loader's cache finds them."""
     devices = [
         d for d in (*NVIDIA_DEVICES, *sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))) if os.path.exists(d)
     ]
+    if not devices:
+        return []
     args = [arg for dev in devices for arg in ("--dev-bind", dev, dev)]
-    return args + (["--ro-bind", "/sys", "/sys"] if devices else [])
+    for folder in _driver_folders():
+        args += ["--ro-bind", folder, folder]
+    return args + ["--ro-bind", "/sys", "/sys"]
+
+
+@lru_cache(maxsize=1)
+def _driver_folders() -> tuple:
+    """Folders outside the system's library folders that `ldconfig -p` names for libcuda or a
+    libnvidia-* library (a container's /usr/local/nvidia/lib64, say)."""
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    try:
+        listing = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    folders = set()
+    for line in listing.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if path and name.startswith(("libcuda.", "libnvidia-")):
+            folders.add(os.path.realpath(os.path.dirname(path)))
+    system = [os.path.realpath(p) for p in view.SYSTEM_LIBRARIES]
+    return tuple(sorted(f for f in folders if not _under(f, system)))
 
 
 def _private_places(hidden) -> list:
