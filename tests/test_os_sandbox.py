@@ -472,3 +472,15 @@ def test_a_cgroup_still_busy_is_removed_once_its_tasks_are_gone():
         sleeper.wait()
     process_cap._remove_pending()  # what the grader runs at exit
     assert not cgroup.exists() and not process_cap._pending
+
+
+def test_a_view_that_cannot_be_made_gives_one_line(tmp_path, monkeypatch):
+    def refuse():
+        raise PermissionError(13, "Permission denied", "/tmp/zerogpu-view-1")
+
+    monkeypatch.setattr(view, "_stages", {})
+    monkeypatch.setattr(view, "_new_folder", refuse)
+    with pytest.raises(sandbox.SandboxUnavailable) as refused:
+        sandbox.command([sys.executable, "-c", "pass"], tmp_path, {}, fd=0)
+    message = str(refused.value)
+    assert "/tmp/zerogpu-view-1" in message and "TMPDIR" in message and "\n" not in message

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -156,7 +157,13 @@ def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=()
     Host paths in `inner` and `env` become their places inside; other variables naming a host
     place show it read-only at its own path (a GPU host's CUDA_HOME, LD_LIBRARY_PATH), unless
     it is private, which drops it."""
-    stage = view.stage()
+    try:
+        stage = view.stage()
+    except OSError as err:
+        raise SandboxUnavailable(
+            f"the sandbox's view cannot be made in {err.filename or tempfile.gettempdir()} ({err.strerror or err}): "
+            "set TMPDIR to a folder you can write, or pass --unsandboxed"
+        ) from None
     task = os.path.realpath(task_dir)
     shown = {os.path.realpath(path): stage.shown(path) for path in shown_files}
     binds = [*stage.binds, *shown.values()]
