@@ -484,3 +484,14 @@ def test_a_view_that_cannot_be_made_gives_one_line(tmp_path, monkeypatch):
         sandbox.command([sys.executable, "-c", "pass"], tmp_path, {}, fd=0)
     message = str(refused.value)
     assert "/tmp/zerogpu-view-1" in message and "TMPDIR" in message and "\n" not in message
+
+
+def test_a_stage_left_by_a_killed_grader_is_removed_by_the_next(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left = tmp_path / f"{view.STAGE_PREFIX}{gone.pid}-abc"
+    live = tmp_path / f"{view.STAGE_PREFIX}{os.getpid()}-def"
+    for folder in (left, live):
+        (folder / "site-packages" / "numba").mkdir(parents=True)
+    view._remove_leftovers(str(tmp_path))
+    assert not left.exists() and live.exists()

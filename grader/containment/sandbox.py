@@ -159,13 +159,13 @@ def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=()
     it is private, which drops it."""
     try:
         stage = view.stage()
+        shown = {os.path.realpath(path): stage.shown(path) for path in shown_files}
     except OSError as err:
         raise SandboxUnavailable(
             f"the sandbox's view cannot be made in {err.filename or tempfile.gettempdir()} ({err.strerror or err}): "
             "set TMPDIR to a folder you can write, or pass --unsandboxed"
         ) from None
     task = os.path.realpath(task_dir)
-    shown = {os.path.realpath(path): stage.shown(path) for path in shown_files}
     binds = [*stage.binds, *shown.values()]
     private = _private_places(hidden)
     inside_env, named = _inside_env(env, private)
@@ -173,7 +173,8 @@ def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=()
     args += [*view.system_binds(), *_gpu_binds()]
     for source, inside in [*binds, *((path, path) for path in named)]:
         args += ["--ro-bind", source, inside]
-    args += _covered(private, [*view.SYSTEM_LIBRARIES, *(s for s, i in binds if s == i), *named], stage)
+    at_own_path = [*view.SYSTEM_LIBRARIES, *(source for source, inside in binds if source == inside), *named]
+    args += _covered(private, at_own_path, stage)
     args += ["--bind", task, view.TASK, "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", WORK, "--clearenv"]
