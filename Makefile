@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint lab gpu-test bench clean
+.PHONY: test lint lab browser-test gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
+# tests/browser/lab.py starts JupyterLab with the same command and PATH: keep them in step.
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --notebook-dir=curriculum $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
+# In headless Chromium: lessons 01, 07 and 12 in JupyterLab (started as `make lab` starts it),
+# the class report and nbgrader's feedback pages; screenshots in tests/browser/artifacts/ (or
+# $ZEROGPU_ARTIFACTS). Needs the system's chromium and chromedriver (README, "Browser tests");
+# skipped without them, failed instead under ZEROGPU_REQUIRE_BROWSER=1 (CI).
+browser-test: $(STAMP)
+	ZEROGPU_BACKEND=simulator $(PY) -m pytest -p no:xdist -m browser tests/browser --durations=10
 
 # On a GPU machine: the tests marked gpu.
 gpu-test: $(STAMP)

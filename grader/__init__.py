@@ -9,12 +9,11 @@ learner's progress; `grader.widgets` and `grader.doctor` are what the lessons us
 from grader.backend import activate as _activate
 
 BACKEND = _activate()
-if BACKEND == "simulator":  # host code holds handles; each launch is compiled with Numba's CUDA compiler first
+if BACKEND == "simulator":  # each launch is compiled with Numba's CUDA compiler first
     from grader.backend.simulator import ON_INSTALL as _ON_INSTALL
     from grader.compiler.simulator_hook import install as _compile_before_running
-    from grader.containment.device_data import simulator_handles as _handles
 
-    _ON_INSTALL.extend((_handles, _compile_before_running))
+    _ON_INSTALL.append(_compile_before_running)
 
 from grader import render as _render  # noqa: E402,F401 - results show themselves through it
 from grader.checking import pipeline as _pipeline  # noqa: E402

@@ -4,7 +4,8 @@ threads touching a file for the first time together is safe.
 - `ROOT`: the project folder (exercises/, solutions/, kernels/, curriculum/).
 - `data_dir()`: the user's grader data (progress, the grading secret, GPU ceilings):
   `$ZEROGPU_HOME`, else `$XDG_DATA_HOME/zerogpu`, else `~/.local/share/zerogpu`.
-- `write_atomically`: a reader sees the old file or the new one, never a part.
+- `write_atomically`: a reader sees the old file or the new one, never a part, even after a
+  crash or a full disk.
 - `create_once`: the first writer wins; everyone, the losers too, reads the winner's text.
 A folder or disk that refuses a write raises `DataDirError`, whose message is one line a user
 can act on (which path, what to do); the CLI prints it instead of a traceback.
@@ -48,43 +49,82 @@ def data_dir() -> Path:
     return Path(base) / "zerogpu"
 
 
-def cannot_write(path: Path, err: Exception) -> DataDirError:
-    """The one-line error for a write that `err` refused."""
-    if getattr(err, "errno", None) == errno.ENOSPC or "full" in str(err):
-        advice = "free some disk space there"
+def cannot_write(path: Path, err: Exception, elsewhere: str | None = None) -> DataDirError:
+    """The one-line error for a write that `err` refused: which path, why, and what to do.
+    `elsewhere`: how to write it somewhere else ("choose another folder with --out DIR"); by
+    default ZEROGPU_HOME for a file of the data dir, where that setting helps, else nothing."""
+    if elsewhere is None and _inside(Path(path), data_dir()):
+        elsewhere = "set ZEROGPU_HOME to a folder you can write"
+    code = getattr(err, "errno", None)
+    if code in (errno.ENOSPC, errno.EDQUOT) or "full" in str(err):
+        fix = "free some disk space there"
+    elif code == errno.EFBIG:
+        fix = "raise the file-size limit (ulimit -f)"
+    elif code == errno.EROFS:
+        fix = "" if elsewhere else "write it on another file system"
+    elif code in (errno.EACCES, errno.EPERM):
+        fix = "make it writable by you"
     else:
-        advice = "make it writable, or set ZEROGPU_HOME to a folder you can write"
+        fix = "make it writable"
+    advice = ", or ".join(part for part in (fix, elsewhere) if part)
     return DataDirError(f"cannot write {path}: {getattr(err, 'strerror', None) or err}; {advice}.")
 
 
-def _temporary_beside(path: Path, text: str, mode: int) -> Path:
-    """A complete copy of `text` under a temporary name in `path`'s folder, on disk."""
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(os.path.abspath(path)).is_relative_to(os.path.abspath(folder))
+
+
+def temporary_name(path: Path) -> str:
+    """The glob of the temporary files that `write_atomically` makes for `path`."""
+    return f".{Path(path).name}.*.tmp"
+
+
+def _temporary_beside(path: Path, text: str, mode: int, elsewhere: str | None = None) -> Path:
+    """A complete copy of `text` under a temporary name in `path`'s folder, on disk. A lone
+    surrogate in `text` is written as its backslash escape (textsafe.unsurrogate), never refused."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as err:
-        raise cannot_write(path, err) from None
+        raise cannot_write(path, err, elsewhere) from None
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
-        raise cannot_write(path, err) from None
+        raise cannot_write(path, err, elsewhere) from None
     return Path(tmp)
 
 
-def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
-    """Replace `path` with `text` in one step (temporary file, then rename)."""
+def write_atomically(path: Path, text: str, mode: int = 0o644, elsewhere: str | None = None) -> None:
+    """Replace `path` with `text` in one step (temporary file, fsynced, then rename): a reader,
+    or a write killed half way, leaves the old file or the new one, never a part. `elsewhere`:
+    as for `cannot_write`."""
     path = Path(path)
-    tmp = _temporary_beside(path, text, mode)
+    tmp = _temporary_beside(path, text, mode, elsewhere)
     try:
         os.replace(tmp, path)
     except OSError as err:
         tmp.unlink(missing_ok=True)
-        raise cannot_write(path, err) from None
+        raise cannot_write(path, err, elsewhere) from None
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Put a rename on disk (best effort: some file systems cannot fsync a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def create_once(path: Path, make_text: Callable[[], str], mode: int = 0o600) -> str:

@@ -1,12 +1,14 @@
-"""How a CheckResult looks: HTML for notebooks, plain text, and rich text for the terminal."""
+"""How a CheckResult looks: HTML for notebooks, plain text, and rich text for the terminal.
+A result carries a learner's words (messages, source lines, names), so the text and rich views
+reach a terminal only through `textsafe.terminal_text`, and the HTML view through `html_text`."""
 
 from __future__ import annotations
 
-import html
 import re
 
 from grader.doctor.integration import as_report, where_it_ran
 from grader.result import VIEWS, CheckResult
+from grader.textsafe import html_text, terminal_segments, terminal_text
 
 _COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
 _FAIL_COLOUR = "#cf222e"
@@ -53,7 +55,7 @@ def result_text(r: CheckResult) -> str:
     if as_report(r.doctor) is not None:
         lines.append(str(as_report(r.doctor)))
     lines += [_speed_line(r), _method_line(r), f"({_backend_line(r)})"]
-    return "\n".join(line for line in lines if line)
+    return terminal_text("\n".join(line for line in lines if line))
 
 
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -62,7 +64,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 def prose_html(text: str) -> str:
     """A message or hint as HTML: escaped, with its `code` in <code> (as a terminal shows it
     plainly and Markdown would set it)."""
-    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+    return _CODE.sub(r"<code>\1</code>", html_text(text))
 
 
 def result_html(r: CheckResult) -> str:
@@ -74,7 +76,7 @@ def result_html(r: CheckResult) -> str:
     )
     if r.passed and r.warnings:
         colour = _COLOURS["too_slow"]
-    esc = html.escape
+    esc = html_text
     rows = "".join(
         f"<tr><td style='color:{_COLOURS['passed'] if c.passed else _FAIL_COLOUR};font-weight:bold'>"
         f"{'ok' if c.passed else 'FAIL'}</td><td>{esc(c.name)}</td>"
@@ -141,7 +143,23 @@ def result_rich(r: CheckResult):
     if _method_line(r):
         parts.append(Text(_method_line(r), style="dim"))
     parts.append(Text(_backend_line(r), style="dim"))
-    return Panel(Group(*parts), border_style=style, expand=False)
+    return TerminalSafe(Panel(Group(*parts), border_style=style, expand=False))
+
+
+class TerminalSafe:
+    """A rich renderable whose text reaches the terminal through `terminal_text`: whatever a
+    learner's words hold, no escape sequence or control character is printed."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __rich_console__(self, console, options):
+        yield from terminal_segments(console.render(self.inner, options))
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.inner)
 
 
 VIEWS.update(html=result_html, text=result_text)  # what CheckResult shows itself as

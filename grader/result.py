@@ -6,6 +6,8 @@ import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 
+from grader.textsafe import capped, unsurrogate
+
 VERDICTS = (
     "passed",
     "syntax_error",
@@ -105,6 +107,30 @@ SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts")
 """Mistakes a correct kernel can still make: they cost work or speed on a GPU, not points."""
 
 
+MAX_TEXT = 4_000
+"""Characters kept of each text of a result that can carry a learner's words (a message, a
+hint, a warning): a learner's exception may be megabytes long."""
+MAX_SOURCE = 400
+"""Characters kept of a source line quoted in a case."""
+MAX_WARNINGS = 20
+"""Warnings kept of a passed check (each one line the grader wrote)."""
+MAX_JSON = 200_000
+"""Characters of a result's JSON (`to_json`) before its lists and texts are shortened."""
+_SHRUNK_TEXT, _SHRUNK_LIST = 200, 20
+"""What a result's JSON over MAX_JSON keeps of each text and of each list."""
+
+
+def _fitted(text, limit: int):
+    """A learner-facing text as a result stores it: capped, and encodable as UTF-8."""
+    return unsurrogate(capped(text, limit)) if isinstance(text, str) else text
+
+
+def _fit_fields(obj, **limits) -> None:
+    """Cap a frozen dataclass's text fields in place (at construction)."""
+    for name, limit in limits.items():
+        object.__setattr__(obj, name, _fitted(getattr(obj, name), limit))
+
+
 def mistake_label(name: str) -> str:
     """The short label of a mistake name, or of a verdict (a result that names no mistake)."""
     return MISTAKES[name][0] if name in MISTAKES else name.replace("_", " ")
@@ -149,6 +175,9 @@ class CaseResult:
     finding's fix, a pattern in the wrong elements); empty: the verdict's hint applies."""
     mistake: str = ""
     """That mistake by name (`MISTAKES`), when the diagnosis knows it."""
+
+    def __post_init__(self):
+        _fit_fields(self, message=MAX_TEXT, hint=MAX_TEXT, source=MAX_SOURCE)
 
     @property
     def passed(self) -> bool:
@@ -208,6 +237,11 @@ class CheckResult:
     what its first warning measured ("uncoalesced", "bank_conflicts"). Empty: only the verdict
     says what went wrong."""
 
+    def __post_init__(self):
+        _fit_fields(self, message=MAX_TEXT, hint=MAX_TEXT)
+        warnings = tuple(_fitted(w, MAX_TEXT) for w in self.warnings[:MAX_WARNINGS])
+        object.__setattr__(self, "warnings", warnings)
+
     @property
     def passed(self) -> bool:
         return self.verdict == "passed"
@@ -226,7 +260,16 @@ class CheckResult:
         return engine_of(self.backend, self.doctor)
 
     def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), default=_jsonable, **kwargs)
+        """The result as JSON, at most about MAX_JSON characters: past that, every list and
+        text in it is shortened (a doctor report of a million launches) and "cut" says so.
+        No lone surrogate anywhere in it (`textsafe.unsurrogate`): any JSON reader accepts it."""
+        data = _unsurrogated(self.to_dict())
+        text = json.dumps(data, default=_jsonable, **kwargs)
+        if len(text) <= MAX_JSON:
+            return text
+        data = _shrunk(json.loads(text))
+        data["cut"] = f"{len(text):,} characters of JSON; lists and texts shortened to fit {MAX_JSON:,}"
+        return json.dumps(data, **kwargs)
 
     @classmethod
     def from_dict(cls, data: dict) -> "CheckResult":
@@ -258,6 +301,26 @@ above the engines whose reports it draws, so this data layer never imports it)."
 def _known(cls, data: dict) -> dict:
     names = {f.name for f in dataclasses.fields(cls)}
     return {k: v for k, v in data.items() if k in names}
+
+
+def _unsurrogated(value):
+    """JSON data with every text (keys too) through `unsurrogate`."""
+    if isinstance(value, str):
+        return unsurrogate(value)
+    if isinstance(value, dict):
+        return {_unsurrogated(k): _unsurrogated(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_unsurrogated(v) for v in value]
+    return value
+
+
+def _shrunk(value):
+    """JSON data with each list cut to its first items and each text capped, keys kept."""
+    if isinstance(value, dict):
+        return {k: _shrunk(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrunk(v) for v in value[:_SHRUNK_LIST]]
+    return capped(value, _SHRUNK_TEXT) if isinstance(value, str) else value
 
 
 def _jsonable(value):

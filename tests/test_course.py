@@ -321,6 +321,8 @@ def assert_the_report_names_what_was_not_graded(course: Path, env: dict) -> None
         ("edit", "vector_add", "vector_add_correctness edited"),
         ("del", "thread_ids", "thread_ids_correctness deleted; thread_ids_speed deleted"),
     }
+    untouched = {s.name for s in report.students if s.verdicts.get("thread_ids") == "not_attempted"}
+    assert untouched == {"cy", "dee"}, "the released cell and the starter file alike"
     page = (course / "report" / "report.html").read_text()
     assert "Could not be graded (2)" in page and "Autograder cells edited or deleted (2)" in page
 
@@ -603,3 +605,44 @@ def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypat
     _, result = cells._scores("saxpy")
     assert line > 25 and result["verdict"] == "out_of_bounds"
     assert f"(line {line}: out[k] = alpha * x[k] + y[k])" in result["message"], result["message"]
+
+
+def test_hand_ins_of_a_course_are_read_as_regular_files_and_nbgraders_files_are_no_hand_ins(tmp_path, env):
+    """Under submitted/: a notebook linked to another student's, a student folder linked to
+    /etc, an assignment folder linked to another student's are refused and named, never read;
+    nbgrader's own timestamp.txt, submission_secret.txt and checkpoints are no "files not
+    graded"; a notebook handed in as released counts as not attempted."""
+    from grader.course.grading import course_tasks, files_not_graded, load_course, students
+
+    course = tmp_path / "course"
+    run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
+    notebook = f"{NB['thread_ids']}.ipynb"
+    submitted = course / "submitted"
+    for student in ("ada", "ben"):
+        folder = submitted / student / ASSIGNMENT
+        (folder / ".ipynb_checkpoints").mkdir(parents=True)
+        shutil.copy(course / "release" / ASSIGNMENT / notebook, folder / notebook)  # as released
+        (folder / "timestamp.txt").write_text("2025-03-01 12:00:00.000000 UTC")
+        (folder / "submission_secret.txt").write_text("nbgrader's own")
+        (folder / ".ipynb_checkpoints" / notebook).write_text("{}")
+    (submitted / "ben" / ASSIGNMENT / notebook).unlink()
+    (submitted / "ben" / ASSIGNMENT / notebook).symlink_to(submitted / "ada" / ASSIGNMENT / notebook)
+    (submitted / "cat").symlink_to("/etc")
+    (submitted / "dan").mkdir()
+    (submitted / "dan" / ASSIGNMENT).symlink_to(submitted / "ada" / ASSIGNMENT)
+
+    loaded = load_course(course)
+    assert students(loaded, ASSIGNMENT) == ["ada", "ben"]
+    tasks = {t.student: t for t in course_tasks(loaded, ASSIGNMENT)}
+    assert sorted(tasks) == ["ada", "ben"]
+    assert tasks["ada"].source is not None and tasks["ada"].untouched
+    assert tasks["ben"].source is None
+    assert (
+        tasks["ben"].note
+        == f"{notebook} is a symbolic link, which is never followed: not read (hand in the file itself)"
+    )
+    assert files_not_graded(loaded, ASSIGNMENT) == {
+        ("cat", f"{ASSIGNMENT}/"): "cat is a symbolic link, which is never followed: nothing in it was read",
+        ("dan", f"{ASSIGNMENT}/"): f"{ASSIGNMENT} is a symbolic link, which is never followed: nothing in it was read",
+    }

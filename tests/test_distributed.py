@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from grader.classroom.distributed import RemoteTask, dask_client, grade_class_on, remote_task
-from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
+from grader.classroom.gradebook import NOT_SUBMITTED, WORKER_LOST, Gradebook
 from grader.classroom.grading import discover, grade_class
 from grader.exercises import ROOT
 
-DASK = Path(sys.executable).parent / "dask"
+DASK = [sys.executable, "-m", "dask"]
+"""Dask's command line, run by this interpreter (never another one a script's first line names)."""
 WRONG = ROOT / "tests" / "submissions"
 CLASS = {  # student: {exercise: (file handed in, verdict)}
     "ada": {
@@ -76,9 +77,10 @@ def test_a_task_carries_its_own_secret_never_the_hosts(class_dir, secret):
     """Does a worker receive a secret that differs per task and is not the host's?"""
     from grader.steps.cases import load_secret
 
-    tasks = [t for t in discover(class_dir, EXERCISES) if t.path]
+    tasks = [t for t in discover(class_dir, EXERCISES) if t.source]
     jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in tasks]
-    assert all(isinstance(j, RemoteTask) and j.source == t.path.read_bytes() for j, t in zip(jobs, tasks))
+    on_disk = [(class_dir / t.student / f"{t.exercise}.py").read_bytes() for t in tasks]
+    assert all(isinstance(j, RemoteTask) and j.source == b for j, b in zip(jobs, on_disk))
     assert len({j.secret for j in jobs}) == len(jobs)
     assert load_secret() not in {j.secret for j in jobs}
 
@@ -148,7 +150,7 @@ class Cluster:
         log = open(self.log_dir / f"{name}.log", "wb")
         (self.log_dir / "tmp").mkdir(exist_ok=True)  # the workers' copies of hand-ins go here
         return subprocess.Popen(
-            [str(DASK), *args],
+            [*DASK, *args],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -177,20 +179,39 @@ class Cluster:
         with Client(self.address, timeout="60s") as client:
             client.wait_for_workers(count, timeout=120)
 
-    def busy_worker(self) -> subprocess.Popen:
-        """The `dask worker` process whose worker is grading a task right now."""
+    def worker_grading(self, db) -> tuple[subprocess.Popen, tuple]:
+        """The `dask worker` process grading a task right now, and that task's (student,
+        exercise), from the start events workers log."""
         from distributed import Client
 
+        from grader.classroom.distributed import STARTED
+
         with Client(self.address, timeout="30s") as client:
-            pid_of = client.run(os.getpid)  # worker address -> its process
+            pid_of = client.run(os.getpid)
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                pids = {pid_of[address] for address, keys in client.processing().items() if keys and address in pid_of}
-                for worker in self.workers:
-                    if pids & {worker.pid, *descendants(worker.pid)}:
-                        return worker
+                busy = {address for address, keys in client.processing().items() if keys}
+                for _, event in client.get_events(STARTED):
+                    task = (event["student"], event["exercise"])
+                    if task in verdicts(db) or event["worker"] not in busy or event["worker"] not in pid_of:
+                        continue
+                    for worker in self.workers:
+                        if pid_of[event["worker"]] in {worker.pid, *descendants(worker.pid)}:
+                            return worker, task
                 time.sleep(0.05)
         raise AssertionError("no worker was grading")
+
+    def spares(self) -> list[int]:
+        """Spare children kept warm under the workers now."""
+        found = []
+        for worker in self.workers:
+            for pid in descendants(worker.pid):
+                try:
+                    if b"--spare" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        found.append(pid)
+                except OSError:
+                    pass
+        return found
 
     def stop(self) -> None:
         for proc in [*self.workers, self.scheduler]:
@@ -256,6 +277,10 @@ def test_workers_started_with_the_dask_command_line_give_the_same_verdicts(class
     assert proc.returncode == 0, output
     assert f"on the Dask cluster at {cluster.address} with 2 worker(s)" in output
     assert verdicts(db) == EXPECTED
+    deadline = time.monotonic() + 20
+    while cluster.spares() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cluster.spares() == [], "no idle checker is kept once the grade has ended"
 
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_path, cluster):
@@ -263,7 +288,8 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
     proc = grade(class_dir, db, cluster.address)
     try:
         wait_for_rows(db, 2, proc)  # the missing file's row, and one graded task
-        stop(cluster.busy_worker())  # its nanny, the worker, and the children it grades with
+        worker, task = cluster.worker_grading(db)
+        stop(worker)  # its nanny, the worker, and the children it grades with
         assert len(verdicts(db)) < len(EXPECTED), "the kill should land mid-run"
         output = proc.communicate(timeout=300)[0].decode()
     finally:
@@ -271,6 +297,9 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
     assert proc.returncode == 0, output
     assert len(re.findall(r"^\[\d+/\d+\] ", output, re.M)) == len(EXPECTED), "each task finished once"
     assert verdicts(db) == EXPECTED
+    lost = {(n["student"], n["about"]): n["text"] for n in Gradebook(db).notes() if n["kind"] == WORKER_LOST}
+    assert list(lost) == [task] and "which did not finish it; graded again on tcp://" in lost[task], lost
+    assert f"note: {task[0]}/{task[1]} started on Dask worker(s)" in output
 
 
 def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, tmp_path, cluster):
@@ -340,14 +369,12 @@ def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
 def test_a_worker_keeps_one_copy_per_submission_content(class_dir, secret, tmp_path, monkeypatch):
     """Is a hand-in written once, by content, where only this user can look (the compile cache
     keys kernels by path, so a regrade or an identical hand-in compiles nothing again)?"""
-    from grader.classroom.distributed import submission_file
-    from grader.steps.cases import load_secret
+    from grader.classroom.grading import submission_file
 
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     ada, dee = (next(t for t in discover(class_dir, ["vector_add"]) if t.student == s) for s in ("ada", "dee"))
-    jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in (ada, dee)]
-    paths = [submission_file(j) for j in jobs]
-    assert paths[0] == paths[1] and paths[0].read_bytes() == ada.path.read_bytes()
+    paths = [submission_file(t.source, t.exercise) for t in (ada, dee)]
+    assert paths[0] == paths[1] and paths[0].read_bytes() == (class_dir / "ada" / "vector_add.py").read_bytes()
     assert paths[0].name == "vector_add.py"
     assert (paths[0].parent.parent.stat().st_mode & 0o777) == 0o700

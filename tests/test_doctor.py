@@ -267,3 +267,198 @@ def test_cli_doctor_clean_solution_json(capsys):
     assert all(c["verdict"] == "passed" for c in data["cases"])
     assert data["report"]["executor"] == "kernel doctor" and data["report"]["findings"] == []
     assert data["report"]["kernels"][0]["kernel"] == "matmul_tiled_kernel"
+
+
+# -- what the doctor runs instead of handing it to a more lenient engine ---------------------------
+def _run_case(tmp_path, source, exercise_id, case=1):
+    ex = exercise(exercise_id)
+    path = tmp_path / "submission.py"
+    path.write_text(textwrap.dedent(source))
+    launch = load_launch(ex.spec, path.read_text(), str(path))
+    prepared = prepare(ex, 1)[case]
+    return execute_or_simulate(ex.spec, launch, prepared.inputs, dict(prepared.case.dims), (str(path),))
+
+
+DYNAMIC_SHARED_SUM = """
+import numpy as np
+from numba import cuda, float32
+
+THREADS = 128
+
+
+@cuda.jit
+def block_sums(x, out):
+    partial = cuda.shared.array(0, float32)
+    also = cuda.shared.array(0, dtype=float32)  # the same memory, as on a GPU
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    partial[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    step = cuda.blockDim.x // 2
+    while step > 0:
+        if t < step:
+            partial[t] += also[t + step]
+        cuda.syncthreads()
+        step //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, partial[0])
+
+
+def launch(x, out):
+    out[:] = 0
+    block_sums[(x.size + THREADS - 1) // THREADS, THREADS, 0, {shared}](x, out)
+"""
+
+
+@pytest.mark.parametrize("shared", ["THREADS * np.dtype(np.float32).itemsize", "THREADS * 4 + 3"])
+def test_dynamic_shared_memory_runs_on_the_doctor(tmp_path, shared):
+    """`cuda.shared.array(0, dtype)` sized by the 4th launch parameter: the doctor runs it (its
+    races and float32 math kept), and every such array of a block is the same memory."""
+    outcome = _run_case(tmp_path, DYNAMIC_SHARED_SUM.format(shared=shared), "reduce_sum")
+    assert outcome.error is None, outcome.error
+    assert outcome.report.ran_on_doctor
+
+
+def test_too_little_dynamic_shared_memory_is_out_of_bounds(tmp_path):
+    outcome = _run_case(tmp_path, DYNAMIC_SHARED_SUM.format(shared="64"), "reduce_sum")
+    assert outcome.error.verdict == "out_of_bounds" and "`partial` has 16 elements" in outcome.error.message
+
+
+@pytest.mark.parametrize("stream", ["0", "getattr(x, 'stream', 0)"])
+def test_a_launch_on_a_stream_runs_on_the_doctor(tmp_path, stream):
+    source = DYNAMIC_SHARED_SUM.format(shared="THREADS * 4").replace(", 0, THREADS * 4]", f", {stream}, THREADS * 4]")
+    outcome = _run_case(tmp_path, source, "reduce_sum")
+    assert outcome.error is None and outcome.report.ran_on_doctor
+
+
+def test_lesson_code_with_a_stream_runs_on_the_doctor():
+    """`cuda.stream()` in a lesson cell: launches and copies on it run in order, on the doctor."""
+    from numba import cuda
+
+    from grader.doctor import run
+
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    def host():
+        stream = cuda.stream()
+        d = cuda.to_device(np.arange(8, dtype=np.float32), stream=stream)
+        double[1, 32, stream](d)
+        stream.synchronize()
+        return d.copy_to_host(stream=stream)
+
+    assert (run(host) == 2 * np.arange(8)).all()
+
+
+@pytest.mark.parametrize(
+    "loop",
+    ["for v in x:", "for k, v in enumerate(x):", "for v, w in zip(x, x):"],
+    ids=["for", "enumerate", "zip"],
+)
+def test_iterating_over_an_array_in_a_kernel_runs_on_the_doctor(tmp_path, loop):
+    """`for element in array:` is device code numba compiles; the doctor reads each element as
+    `x[k]` (checked, recorded), never as host code touching device data (`forbidden`)."""
+    source = f"""
+    from numba import cuda
+
+
+    @cuda.jit
+    def total(x, out):
+        if cuda.grid(1) == 0:
+            s = 0.0
+            {loop}
+                s += v
+            out[0] = s
+
+
+    def launch(x, out):
+        total[1, 32](x, out)
+    """
+    outcome = _run_case(tmp_path, source, "reduce_sum")
+    assert outcome.error is None, outcome.error
+    assert outcome.report.ran_on_doctor
+
+
+def test_iterating_over_the_rows_of_a_2d_array(tmp_path):
+    source = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def transpose(a, out):
+        col = cuda.grid(1)
+        if col < a.shape[1]:
+            r = 0
+            for row in a:
+                out[col, r] = row[col]
+                r += 1
+
+
+    def launch(a, out):
+        transpose[(a.shape[1] + 63) // 64, 64](a, out)
+    """
+    outcome = _run_case(tmp_path, source, "transpose")
+    assert outcome.error is None, outcome.error
+
+
+IMPORTED_IN_LAUNCH = """
+_WARPSIZE = 32
+
+
+def _factory():
+    {imports}
+
+    @cuda.jit(device=True)
+    def combine(a, b):
+        return a + b
+
+    @cuda.jit
+    def total(x, out):
+        i = cuda.grid(1)
+        partial = 0.0
+        for j in range(i, x.size, cuda.gridsize(1)):
+            partial = combine(partial, x[j])
+        cuda.atomic.add(out, 0, partial)
+
+    return total
+
+
+def launch(x, out):
+    {imports}
+
+    out[:] = 0
+    _factory()[4, _WARPSIZE](x, out)
+"""
+
+
+@pytest.mark.parametrize("imports", ["from numba import cuda", "import numba.cuda as cuda"])
+def test_a_kernel_made_after_an_import_inside_launch_runs(tmp_path, imports):
+    """numba's own reduction code imports cuda inside a function and builds its kernels there:
+    the doctor (and the simulator, whose `cuda` a closure holds) run them as the module's."""
+    source = IMPORTED_IN_LAUNCH.format(imports=imports)
+    outcome = _run_case(tmp_path, source, "reduce_sum")
+    assert outcome.error is None, outcome.error
+    assert outcome.report.ran_on_doctor
+    from grader.steps.execute import execute as simulate
+
+    ex = exercise("reduce_sum")
+    path = tmp_path / "submission.py"
+    launch = load_launch(ex.spec, path.read_text(), str(path))
+    prepared = prepare(ex, 1)[1]
+    assert simulate(ex.spec, launch, prepared.inputs, dict(prepared.case.dims), (str(path),)).error is None
+
+
+def test_the_simulator_fallback_keeps_float32_math(tmp_path):
+    """What the doctor cannot run goes to the simulator, which now computes `math.exp` of a
+    float32 as a GPU does: exp(90) is inf, so a softmax without the max is NaN (wrong_result),
+    not the Python float that passed before."""
+    source = (Path(__file__).parent / "gpu_verdicts/softmax_fused/no_max_subtraction.py").read_text()
+    source = source.replace("](x, out)", "](x.view(np.float32), out)").replace(
+        "import math", "import math\nimport numpy as np"
+    )
+    outcome = _run_case(tmp_path, source, "softmax_fused", case=0)
+    assert outcome.report.executor == "simulator"
+    assert outcome.error is None and np.isnan(outcome.buffers["out"][PAD : PAD + 1]).all()

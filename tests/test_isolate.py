@@ -294,7 +294,7 @@ def test_children_given_gpu_turns_wait_for_them_and_their_clock_stands_still(gra
         pytest.skip(str(sandbox.unavailable()))
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
     monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
-    limit, hold = 5, 8
+    limit, hold = 5, 14  # the hold outlasts the recording child (a few seconds) and then the limit
     paused = []
     real = isolate._TurnClock.paused
 
@@ -361,7 +361,11 @@ def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
         judged.append(sorted(outcomes))
         return all_passed(ex, prepared, outcomes)
 
-    run = isolate.run_in_child("vector_add", wrong, prepared, 30, time_seed=7, worth_timing=worth_timing)
+    from grader.checking.pipeline import plans_wanted
+    from grader.checking.recording import record_in_child
+
+    message = record_in_child("vector_add", wrong, plans_wanted(ex, prepared, timed=False), 30)
+    run = isolate.run_in_child("vector_add", wrong, message, prepared, 30, time_seed=7, worth_timing=worth_timing)
     assert judged == [[p.index for p in prepared]], "judged once, with every case's outcome"
     assert run.stopped is None and run.samples is None, (run.stopped, run.detail, run.samples)
 

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = [
-    {"grader.paths", "grader.sentinels"},
+    {"grader.paths", "grader.sentinels", "grader.textsafe"},
     {"grader.backend"},
     {"grader.authoring"},
     {"grader.exercises", "grader.result"},
@@ -18,6 +18,7 @@ LAYERS = [
     {"grader.steps"},
     {"grader.compiler"},  # Numba's real CUDA compiler, in a helper process, before a CPU engine runs
     {"grader.doctor", "grader.gpu"},  # the two engines never import each other
+    {"grader.replay"},  # a launch recorded without data, replayed by grader code on either engine
     {"grader.checking", "grader.render"},
     {"grader.learner", "grader.classroom"},
     {"grader.notebook"},

@@ -74,3 +74,26 @@ def test_constant_shapes_are_fine():
         "def launch(a, b, c):\n    pass\n"
     )
     assert callable(load(source))
+
+
+@pytest.mark.parametrize(
+    "raw, line, byte",
+    [
+        (b"# caf\xe9\ndef launch(a, b, c):\n    pass\n", 1, 6),
+        (b"def launch(a, b, c):\n    pass\n\nNAME = '\xff\xfe'\n", 4, 9),
+        (b"def launch(a, b, c):\n    x = 1  # \xe2\x82\n", 2, 14),
+    ],
+    ids=["latin-1 comment", "stray bytes in a string", "cut multi-byte character"],
+)
+def test_a_file_that_is_not_utf8_is_a_syntax_error_naming_line_and_byte(raw, line, byte):
+    """A file saved in another encoding: a `syntax_error` at its line and byte, never a crash."""
+    with pytest.raises(SubmissionError) as err:
+        load_launch(SPEC, raw, "<test>")
+    assert err.value.verdict == "syntax_error" and err.value.line == line
+    assert f"not valid UTF-8 at line {line}, byte {byte}" in err.value.message
+
+
+def test_a_file_that_declares_its_encoding_is_read_in_it():
+    """Python honours a `# coding:` line (PEP 263); so does the grader."""
+    raw = "# -*- coding: latin-1 -*-\n# café\ndef launch(a, b, c):\n    pass\n".encode("latin-1")
+    assert callable(load_launch(SPEC, raw, "<test>"))

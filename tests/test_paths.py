@@ -1,12 +1,14 @@
 """First use of the data dir: files created by many processes at once, and writes refused."""
 
+import errno
+import os
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from grader.paths import ROOT, DataDirError, create_once, write_atomically
+from grader.paths import ROOT, DataDirError, cannot_write, create_once, write_atomically
 
 RACER = """
 import sys, time
@@ -60,10 +62,11 @@ def test_racing_threads_never_read_an_empty_or_partial_file(tmp_path):
     assert seen == [big] * 16
 
 
-def test_an_unwritable_data_dir_is_one_clear_error(tmp_path):
+def test_an_unwritable_data_dir_is_one_clear_error(tmp_path, monkeypatch):
     """Does a data dir that cannot exist name the path and what to do?"""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
+    monkeypatch.setenv("ZEROGPU_HOME", str(blocker / "zerogpu"))
     with pytest.raises(DataDirError) as err:
         create_once(blocker / "zerogpu" / "grading-secret", lambda: "1")
     message = str(err.value)
@@ -75,8 +78,6 @@ def test_an_unwritable_data_dir_is_one_clear_error(tmp_path):
 
 def test_graded_check_on_an_unwritable_data_dir_says_so_without_a_traceback(tmp_path):
     """Does `zerogpu check --graded` print one line and exit 2 when the secret cannot be made?"""
-    import os
-
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
@@ -105,3 +106,54 @@ def test_graded_check_on_an_unwritable_data_dir_says_so_without_a_traceback(tmp_
         "writable, or set ZEROGPU_HOME to a folder you can write."
     )
     assert len(lines) == 1 or (len(lines) == 2 and lines[0].startswith("Checking vector_add:")), lines
+
+
+def refused(code: int) -> OSError:
+    return OSError(code, os.strerror(code))
+
+
+@pytest.mark.parametrize(
+    "code, fix",
+    [
+        (errno.ENOSPC, "free some disk space there"),
+        (errno.EDQUOT, "free some disk space there"),
+        (errno.EFBIG, "raise the file-size limit (ulimit -f)"),
+        (errno.EACCES, "make it writable by you"),
+        (errno.EPERM, "make it writable by you"),
+        (errno.ENOTDIR, "make it writable"),
+    ],
+)
+def test_a_refused_write_names_the_path_the_reason_and_the_fix(tmp_path, monkeypatch, code, fix):
+    """Is each refusal one line with the path, the system's reason, the fix, and ZEROGPU_HOME
+    only for a file of the data dir (the one place that setting moves)?"""
+    monkeypatch.setenv("ZEROGPU_HOME", str(tmp_path / "home"))
+    in_data_dir = str(cannot_write(tmp_path / "home" / "ceilings.json", refused(code)))
+    assert in_data_dir == (
+        f"cannot write {tmp_path / 'home' / 'ceilings.json'}: {os.strerror(code)}; "
+        f"{fix}, or set ZEROGPU_HOME to a folder you can write."
+    )
+    a_class = str(cannot_write(tmp_path / "class" / "gradebook.sqlite", refused(code)))
+    assert "ZEROGPU_HOME" not in a_class and a_class.endswith(f"; {fix}.") and "\n" not in a_class
+    flagged = str(cannot_write(tmp_path / "r.html", refused(code), "choose another folder with --out DIR"))
+    assert flagged.endswith(f"; {fix}, or choose another folder with --out DIR.")
+
+
+def test_a_read_only_file_system_is_told_where_else_to_write(tmp_path, monkeypatch):
+    """A read-only folder cannot be made writable by its user: the advice is to write elsewhere."""
+    monkeypatch.setenv("ZEROGPU_HOME", str(tmp_path / "home"))
+    err = refused(errno.EROFS)
+    assert str(cannot_write(tmp_path / "home" / "x", err)).endswith(
+        "Read-only file system; set ZEROGPU_HOME to a folder you can write."
+    )
+    assert str(cannot_write(tmp_path / "c" / "x", err, "choose another folder with --out DIR")).endswith(
+        "Read-only file system; choose another folder with --out DIR."
+    )
+    assert str(cannot_write(tmp_path / "c" / "x", err)).endswith("; write it on another file system.")
+
+
+def test_an_atomic_write_never_fails_on_a_lone_surrogate(tmp_path):
+    """Does a lone surrogate (an undecodable name, a learner's exception) reach the file as
+    its backslash escape instead of failing the write?"""
+    write_atomically(tmp_path / "f.txt", "ann\udcff and \ud800 end")
+    assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "ann\\udcff and \\ud800 end"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"], "no temporary file left"

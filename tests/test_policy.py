@@ -31,7 +31,7 @@ def rules(source):
         ("from numpy import einsum", "numpy"),
         ("c = a @ b", "host"),
         ("h = a.copy_to_host()", "host"),
-        ("from numba import cuda\ns = cuda.stream()", "cuda"),
+        ("from numba import cuda\ne = cuda.event()", "cuda"),
         ("from numba import cuda\ne = cuda.event()", "cuda"),
         ("from numba.cuda import external_stream", "cuda"),
         ("def f():\n    global cache", "state"),
@@ -39,7 +39,7 @@ def rules(source):
         ("import numpy.linalg as la", "numpy"),
         ("from numpy.linalg import solve", "numpy"),
         ("import numpy\nx = numpy.linalg.solve(a, b)", "numpy"),
-        ("import numba\ns = numba.cuda.stream()", "cuda"),
+        ("import numba\ne = numba.cuda.event()", "cuda"),
         ("import numba.cuda as gpu\ne = gpu.event()", "cuda"),
         ("from numba import cuda\nraw = cuda.devicearray.device_array(4)", "numba"),
         ("from numba.cuda import devicearray", "numba"),
@@ -114,3 +114,49 @@ def test_library_calls_doing_the_work_are_forbidden_unless_the_spec_allows(sourc
     assert not [
         v for v in violations(source, ("numba", "numpy", "math", "cupy", "torch"), (call,)) if v.rule == "library"
     ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from numba import cuda\n@cuda.jit\ndef __add(a, b, c):\n    c[0] = a[0]\ndef launch(a, b, c):\n    __add[1, 1](a, b, c)\n",
+        "def __helper(n):\n    return n + 1\nclass __Tiles:\n    pass\nx = __helper(1)\ny = __Tiles\n",
+        "__SIZE = 128\ndef f():\n    return __SIZE\n",
+    ],
+    ids=["kernel", "function and class", "constant"],
+)
+def test_names_the_file_gives_itself_may_begin_with_two_underscores(source):
+    """A kernel called `__add` (a GPU compiles it) is the learner's name, not Python's machinery."""
+    assert violations(source) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as np\ndef k(a: np.ndarray, out: np.ndarray) -> None:\n    out[0] = a[0]\n",
+        "from numba import float32\ndef k(a: float32[:], n: int, out: 'np.ndarray'):\n    out[0] = a[0]\n",
+        "import numpy as np\ndef k(a):\n    total: np.float32 = a[0]\n    return total\n",
+        "import numpy as np\ndef k(a: 'np.ndarray[np.float32]', out: np.ndarray | None = None):\n    pass\n",
+    ],
+    ids=["np.ndarray", "numba type and string", "annotated local", "subscript and union"],
+)
+def test_plain_annotations_are_not_host_work(source):
+    """`np.ndarray` on a kernel's parameter names a type; nothing runs on the host with it."""
+    assert violations(source) == []
+
+
+@pytest.mark.parametrize(
+    "source, rule",
+    [
+        ("def k(a: open('x').read()):\n    pass\n", "builtin"),
+        ("import numpy as np\ndef k(a: np.dot(1, 2)):\n    pass\n", "numpy"),
+        ("def k(a: ().__class__):\n    pass\n", "dunder"),
+        ("x = __builtins__\n", "dunder"),
+        ("x = __loader__\n", "dunder"),
+        ("def f():\n    return __undefined_helper\n", "dunder"),
+    ],
+)
+def test_what_an_annotation_or_a_dunder_name_runs_is_still_checked(source, rule):
+    """An annotation runs when its `def` does: one that calls or reaches into Python's
+    machinery is checked like any other code, and so are Python's own `__names__`."""
+    assert rule in rules(source)

@@ -4,6 +4,7 @@ a learner's record must survive restarts and point at the right next exercise.""
 
 import base64
 import csv
+import io
 import json
 import os
 import re
@@ -581,3 +582,147 @@ def test_the_page_names_the_engine_that_ran_the_cases(graded_class):
     html = written["html"].read_text()
     assert re.search(r"Submissions graded: \d+ on the kernel doctor \(no GPU\)\.", html)
     assert "Correctness was graded on the CPU (the kernel doctor" in html
+
+
+# ---- learner text in the report, the CSVs and the terminal ---------------------------------
+
+FORMULA_NAMES = ('=HYPERLINK("http://evil.example","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\tann")
+ESCAPES = "\x1b[2J\x1b[32mPASSED\x1b[0m \x1b]52;c;Y2xpcGJvYXJk\x07 \u202eDESSAP"
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""Controls but tab and newline, bidirectional overrides and isolates, lone surrogates."""
+
+
+def hostile_class(folder) -> Gradebook:
+    """Students named like formulas, messages and source lines carrying escapes and formulas."""
+    from dataclasses import replace
+
+    book = Gradebook(folder / "gradebook.sqlite")
+    for name in FORMULA_NAMES:
+        case = CaseResult("ragged", {"n": 3}, "wrong_result", message=f"-1 {ESCAPES}", line=4, source=f"=cmd {ESCAPES}")
+        wrong = replace(result("vector_add", "wrong_result"), message=f"=1+1 {ESCAPES}", cases=(case,))
+        book.record(name, "vector_add", "sha", wrong)
+        book.record(name, "thread_ids", "sha", result("thread_ids", "passed"))
+    return book
+
+
+def store_as_an_older_grader_did(book: Gradebook, student: str, exercise: str, data: dict) -> None:
+    """A row whose JSON holds escaped lone surrogates (json.dumps writes them; a grader before
+    results were cleaned at construction stored them so)."""
+    with sqlite3.connect(book.path) as db:
+        db.execute(
+            "INSERT OR REPLACE INTO results (student, exercise, submission_sha256, verdict, score, max_score, "
+            "backend, result_json, graded_at) VALUES (?, ?, 'sha', ?, 0, 10, 'gpu', ?, ?)",
+            (student, exercise, data["verdict"], json.dumps(data), time.time()),
+        )
+
+
+def every_csv_cell(folder):
+    for name in ("students.csv", "exercises.csv", "submissions.csv"):
+        with open(folder / name, newline="", encoding="utf-8") as f:  # strict UTF-8: fails on a surrogate
+            yield from (cell for row in csv.reader(f) for cell in row)
+
+
+def test_no_csv_cell_from_a_learner_is_a_formula(tmp_path, capsys):
+    """Names, messages and source lines starting with =, +, -, @ or a tab reach every CSV
+    as text (a leading '), and nothing else in them changes."""
+    hostile_class(tmp_path)
+    assert main(["report", str(tmp_path)]) == 0
+    out = tmp_path / "report"
+    cells = list(every_csv_cell(out))
+    for cell in cells:
+        try:
+            float(cell)
+        except ValueError:
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+    students = [r["student"] for r in csv.DictReader(open(out / "students.csv", encoding="utf-8"))]
+    assert sorted(students) == sorted("'" + n for n in FORMULA_NAMES)
+    rows = list(csv.DictReader(open(out / "submissions.csv", encoding="utf-8")))
+    wrong = next(r for r in rows if r["verdict"] == "wrong_result")
+    assert wrong["message"].startswith("'=1+1 ") and wrong["source"].startswith("'=cmd ")
+    assert not any(UNSAFE.search(cell) for cell in cells)
+
+
+def test_learner_escapes_reach_neither_the_page_nor_the_terminal(tmp_path, capsys):
+    hostile_class(tmp_path)
+    assert main(["report", str(tmp_path)]) == 0
+    printed = capsys.readouterr()
+    assert not UNSAFE.search(printed.out + printed.err)
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert not UNSAFE.search(html) and "Y2xpcGJvYXJk" not in html
+    assert "=1+1" in html and "HYPERLINK" in html, "the learner's text is still shown"
+
+
+def test_a_lone_surrogate_anywhere_never_fails_the_report(tmp_path, capsys):
+    """One lone surrogate once failed the report of the whole class. In a message, a source
+    line, a mistake's name, a GPU's name: every file is written and valid UTF-8."""
+    book = hostile_class(tmp_path)
+    base = result("saxpy", "wrong_result").to_dict()
+    forms = {
+        "in a message": {**base, "message": "bad byte \udcff here"},
+        "in a source line": {**base, "cases": [{**base["cases"][2], "line": 3, "source": "x = '\ud800'"}]},
+        "in a mistake's name": {**base, "mistake": "odd\udcfe"},
+        "in a GPU's name": {
+            **result("saxpy", "passed", "gpu", gpu_speed(2.0)).to_dict(),
+            "speed": {"measured": True, "details": {**gpu_speed(2.0).details, "device": "H200 \udc80"}},
+        },
+    }
+    for k, data in enumerate(forms.values()):
+        store_as_an_older_grader_did(book, f"old{k}", "saxpy", data)
+    assert main(["report", str(tmp_path)]) == 0, capsys.readouterr().err
+    out = tmp_path / "report"
+    html = (out / "report.html").read_text(encoding="utf-8")
+    cells = list(every_csv_cell(out))
+    assert not UNSAFE.search(html) and not any(UNSAFE.search(c) for c in cells)
+    assert "bad byte \\udcff here" in cells, "shown as its escape, not dropped"
+    assert "H200 \\udc80" in html
+
+
+def test_a_32_mib_message_is_stored_and_reported_capped(tmp_path):
+    from dataclasses import replace
+
+    from grader.result import MAX_JSON
+
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    huge = replace(result("vector_add", "exception"), message="E" * (32 << 20))
+    book.record("ann", "vector_add", "sha", huge)
+    with sqlite3.connect(book.path) as db:
+        (stored,) = db.execute("SELECT length(result_json) FROM results").fetchone()
+    assert stored < MAX_JSON
+    written = write_report(book.path, tmp_path / "out")
+    assert written["html"].stat().st_size < 1 << 20
+    (row,) = csv.DictReader(open(written["submissions_csv"], encoding="utf-8"))
+    assert row["message"].endswith("characters cut)")
+
+
+def test_exercises_csv_names_each_column_once(simulator_report):
+    with open(simulator_report / "out" / "exercises.csv", newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert len(header) == len(set(header)), [c for c in header if header.count(c) > 1]
+    assert "passed" in header and "wrong_result" in header and "not_submitted" in header
+
+
+def test_a_regraded_row_is_marked_on_the_page_and_in_submissions_csv(tmp_path):
+    """A row regraded on its stored seed (the gradebook row's `regraded_from`: what it was) has a
+    badge in its grid cell, a line saying what it was when it opens, and that in submissions.csv;
+    the others have none."""
+    from grader.report.page import page
+    from grader.report.write import submissions_csv
+
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    fill(book)
+    rows = book.rows()
+    before = {"verdict": "passed", "score": 10.0, "max_score": 10.0}
+    for row in rows:
+        row["regraded_from"] = before if (row["student"], row["exercise"]) == ("bob", "saxpy") else None
+    report = analyse(rows)
+    html = page(report, {"verdicts": b"", "speed": None, "scores": b""})
+    assert html.count('class="cell re"') == 1 and "saxpy: wrong result (regraded)" in html
+    assert html.count("Regraded on its stored seed (was passed, 10/10)") == 1
+    assert "regraded: graded again since the class run" in html
+    marked = {
+        (r["student"], r["exercise"]): r["regraded"] for r in csv.DictReader(io.StringIO(submissions_csv(report)))
+    }
+    assert [key for key, flag in marked.items() if flag] == [("bob", "saxpy")]
+    assert marked["bob", "saxpy"] == "was passed, 10/10"
+    plain = page(analyse(book.rows()), {"verdicts": b"", "speed": None, "scores": b""})
+    assert 'class="cell re"' not in plain and "regraded:" not in plain

@@ -117,6 +117,8 @@ def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_r
     """The clean-up after a check removes the task folder, whatever a submission that got past
     the policy and the guard left in it, and the check still gives its outcomes."""
     from grader.checking import isolate
+    from grader.checking.pipeline import plans_wanted
+    from grader.checking.recording import record_in_child
     from grader.exercises import exercise
     from grader.steps.cases import prepare
 
@@ -131,6 +133,7 @@ def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_r
     monkeypatch.setattr(isolate, "_follow", follow_then_nest)
     ex = exercise("vector_add")
     prepared = prepare(ex, 5)[:2]
-    run = isolate.run_in_child("vector_add", ex.solution_file, prepared, 30)
+    message = record_in_child("vector_add", ex.solution_file, plans_wanted(ex, prepared, timed=False), 30)
+    run = isolate.run_in_child("vector_add", ex.solution_file, message, prepared, 30)
     assert run.stopped is None and sorted(run.outcomes) == [p.index for p in prepared], run.detail
     assert made and not made[0].exists()

@@ -64,8 +64,8 @@ def _copy(src, dst):
 
 def test_replaying_cached_answers_is_caught():
     """A launch that remembers its first answer fails on fresh inputs. The cache stays on the
-    device: a host copy is `forbidden` on its own (grader/containment/device_data.py). It is kept
-    by size: on the CPU engines each launch gets new handles, so no object names a buffer twice."""
+    device (a submission's own launch could not read it on the host: it is recorded without data,
+    grader/replay/). It is kept by size."""
     ex = tiny("vector_add", {"n": 300})
     real = solution(ex)
     cache = {}

@@ -11,6 +11,11 @@ local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
 
 A kernel launch from the host goes through `BEFORE_LAUNCH` first, the steps upper layers
 register: the arrays that device-array handles stand for, then the compile check.
+
+`@cuda.jit("void(float64[:], ...)")`: the simulator drops a declared signature; we keep it on the
+kernel (`SIGNATURES`), checked as numba-cuda checks it when it compiles eagerly (a kernel must
+return void), so that a launch whose arguments fit no declared signature is refused as on a GPU
+(grader/compiler/dispatch.py).
 """
 
 from __future__ import annotations
@@ -19,19 +24,114 @@ import os
 import sys
 import threading
 import traceback
+from contextlib import contextmanager
 
 import numpy as np
 
 _lock = threading.Lock()
 _installed = False
 ON_INSTALL: list = []
-"""More patches to apply with ours (the facade adds containment's device-array handles and
-grader/compiler's compile check; this layer never imports either, which sit far above it)."""
+"""More patches to apply with ours (the facade adds grader/compiler's compile check; this
+layer never imports it, which sits far above it)."""
 BEFORE_LAUNCH: list = []
 """What a kernel launch from the host does before the simulator runs it, in order: each
-`step(kernel, args)` returns the arguments to go on with. grader/containment/device_data.py
-puts first the arrays its handles stand for (host code holds handles while `launch` runs);
-grader/compiler/simulator_hook.py then compiles the kernel for those arguments."""
+`step(kernel, args)` returns the arguments to go on with: grader/compiler/simulator_hook.py
+compiles the kernel for those arguments."""
+
+
+SIGNATURES = "zerogpu_signatures"
+"""The attribute of a kernel holding its declared signatures: a tuple of argument-type tuples."""
+
+
+def declared_signatures(func_or_sig, device: bool = False) -> tuple:
+    """`cuda.jit`'s first argument as numba-cuda reads it when it is a signature (a string, a
+    numba signature, or a list of them): each signature's argument types; () for a function.
+    Raises what numba-cuda's `cuda.jit` raises at decoration for one it refuses."""
+    from numba.core import sigutils, types
+
+    if func_or_sig is None or not (sigutils.is_signature(func_or_sig) or isinstance(func_or_sig, list)):
+        return ()
+    found = []
+    for sig in func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]:
+        argtypes, restype = sigutils.normalize_signature(sig)
+        if restype and not device and restype != types.void:
+            raise TypeError("CUDA kernel must have void return type.")
+        found.append(tuple(argtypes))
+    return tuple(found)
+
+
+def _jit_keeping_signatures(plain_jit):
+    def jit(func_or_sig=None, device=False, **options):
+        made = plain_jit(func_or_sig, device=device, **options)
+        signatures = declared_signatures(func_or_sig, device)
+        if not signatures:
+            return made
+
+        def decorate(fn):
+            kernel = made(fn)
+            setattr(kernel, SIGNATURES, signatures)
+            return kernel
+
+        return decorate
+
+    jit.__doc__ = plain_jit.__doc__
+    return jit
+
+
+KERNEL_VALUES: list = []
+"""What a simulated kernel's globals and closure values become while it runs, beside numba.cuda:
+each `step(value)` returns the replacement or None. grader/doctor/kernel.py adds the GPU's
+`math` (float32 in, float32 out: `math.exp(float32(90))` is inf, as on a GPU)."""
+
+
+def _swapping_closures_too(swapped_cuda_module):
+    """The simulator puts its per-launch `cuda` in place of numba.cuda in a kernel's globals
+    only. Here a launch from the host also swaps closure cells holding numba.cuda (a kernel
+    defined inside a function after `from numba import cuda`, as numba's own reduction code
+    does) and whatever KERNEL_VALUES replaces, in its globals and cells. Device functions,
+    called from the simulator's block threads at once, share what the launch swapped."""
+
+    @contextmanager
+    def swapped(fn, fake_cuda_module):
+        if hasattr(threading.current_thread(), "blockIdx"):  # a device function: already swapped
+            with swapped_cuda_module(fn, fake_cuda_module):
+                yield
+            return
+        undo = _swap_values(fn, fake_cuda_module)
+        try:
+            with swapped_cuda_module(fn, fake_cuda_module):
+                yield
+        finally:
+            for restore in reversed(undo):
+                restore()
+
+    return swapped
+
+
+def _swap_values(fn, fake_cuda_module) -> list:
+    import numba.cuda
+
+    def replaced(value):
+        if value is numba.cuda:
+            return fake_cuda_module
+        return next((r for r in (step(value) for step in KERNEL_VALUES) if r is not None), None)
+
+    undo = []
+    for cell in fn.__closure__ or ():
+        try:
+            new = replaced(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+        if new is not None:
+            undo.append(lambda cell=cell, old=cell.cell_contents: setattr(cell, "cell_contents", old))
+            cell.cell_contents = new
+    names = fn.__globals__
+    for name, value in list(names.items()):
+        new = replaced(value) if value is not numba.cuda else None  # numba.cuda: the simulator's own swap
+        if new is not None:
+            undo.append(lambda name=name, old=value: names.__setitem__(name, old))
+            names[name] = new
+    return undo
 
 
 def garbage(shape, dtype) -> np.ndarray:
@@ -90,6 +190,12 @@ def install() -> None:
         return launch(self, *args)
 
     kernel.FakeCUDAKernel.__call__ = launch_from_host
+    kernel.swapped_cuda_module = _swapping_closures_too(kernelapi.swapped_cuda_module)
+    import numba.cuda
+    import numba.cuda.simulator
+    from numba.cuda.simulator import api
+
+    api.jit = numba.cuda.jit = numba.cuda.simulator.jit = _jit_keeping_signatures(api.jit)
     for patch in ON_INSTALL:
         patch()
     _installed = True

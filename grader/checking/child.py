@@ -136,25 +136,29 @@ def _lower_cpu_limit(seconds: int) -> None:
 
 
 def run_task(task_dir: Path) -> None:
+    """Replay the recorded plans (plans.json, written and checked by the grading process) on the
+    task's inputs: the cases, then (on a GPU) the timing. No code of the submission's runs here:
+    its kernels are rebuilt from their `def` (grader/replay/replayer.py)."""
     global GUARD
     clock = {}
     task = json.loads((task_dir / "task.json").read_text())
     if task.get("cpu_seconds"):
         _lower_cpu_limit(task["cpu_seconds"])
     from grader.exercises import exercise  # importing grader chose the back end before numba loaded
-    from grader.steps.load import SubmissionError, load_launch
     from grader.paths import ROOT, data_dir
     from grader.doctor.integration import case_executor, outcome_fields
     from grader.containment.guard import Guard
-    from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the submission loads
+    from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the kernels run
     from grader.gpu.turns import NO_TURNS, settle
     from grader.compiler.client import start_helper
     from grader.checking.stuck import Lookout
+    from grader.replay.plan import Message
+    from grader.replay.replayer import RebuildError, launch_from, rebuild
 
     clock["imported"] = time.perf_counter()
     ex = exercise(task["exercise"])
     path = task["submission"]
-    source = Path(path).read_text()
+    message = Message.from_json((task_dir / "plans.json").read_text())
     inputs = _read_inputs(task_dir, task["cases"])
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
@@ -162,24 +166,33 @@ def run_task(task_dir: Path) -> None:
     lookout = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
     GUARD.install()
-    # A shared GPU turn from here to the last case: the file's own top-level code may use the GPU.
+    # A shared GPU turn from here to the last case.
     turns = TURNS if TURNS is not None else NO_TURNS
     waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
     with turns.shared():
         try:
-            launch = load_launch(ex.spec, source, path)
-        except SubmissionError as err:
+            functions = rebuild(message.kernels, path)
+        except RebuildError as err:
             _write_json(
-                task_dir / "load-error.json",
-                {"verdict": err.verdict, "message": err.message, "line": err.line, "source": err.source},
+                task_dir / "load-error.json", {"verdict": "exception", "message": str(err), "line": None, "source": ""}
             )
             return
+        options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
+        launches = {
+            key: launch_from(plan, functions, options) for key, plan in message.plans.items() if hasattr(plan, "steps")
+        }
         with GUARD.writing():
             (task_dir / "ready").touch()  # the parent's per-case clock starts now
         clock["loaded"], waits["loaded"] = time.perf_counter(), turns.waited_total()
         execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
         for index in task["cases"]:
-            outcome = execute(ex.spec, launch, inputs.pop(index), task["dims"][str(index)], learner_files=(path,))
+            key = str(index % RERUN_STRIDE)
+            if key in launches:
+                outcome = execute(
+                    ex.spec, launches[key], inputs.pop(index), task["dims"][str(index)], learner_files=(path,)
+                )
+            else:
+                outcome = _unrecorded(message.plans.get(key))
             _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
             error = outcome.error.to_dict() if outcome.error else None
             _write_json(
@@ -191,7 +204,7 @@ def run_task(task_dir: Path) -> None:
     waits["cases run"] = turns.waited_total()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
-        if not _parent_says_time(task_dir):  # a case failed: no speed section, no GPU time spent
+        if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
             return
         before = {
             "child: loading the file": clock["loaded"] - clock["imported"] - (waits["loaded"] - waits["start"]),
@@ -200,7 +213,33 @@ def run_task(task_dir: Path) -> None:
         }
         if turns:
             before = {"child: waiting for the GPU": waits["cases run"] - waits["start"], **before}
-        _time_submission(task_dir, task, ex, launch, before, turns)
+        _time_submission(task_dir, task, ex, launches["bench"], before, turns)
+
+
+RERUN_STRIDE = 1000
+"""A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/pipeline.py)."""
+
+
+def _kernel_options(desc: dict) -> dict:
+    """What a replayed kernel is jitted with: fastmath (it changes results a GPU gives) and its
+    declared signatures (a launch whose arguments fit none is refused, as numba-cuda refuses it)."""
+    options = {"fastmath": True} if desc.get("options", {}).get("fastmath") is True else {}
+    if desc.get("signatures"):
+        options["signatures"] = desc["signatures"]
+    return options
+
+
+def _unrecorded(failure):
+    """The outcome of a case whose `launch` could not be recorded: the recording child's account."""
+    from grader.steps.execute import Outcome
+    from grader.steps.explain import ErrorInfo
+
+    if failure is None:
+        return Outcome({}, ErrorInfo("exception", "`launch` was not recorded for this case."), 0.0)
+    info = ErrorInfo(
+        failure.verdict, failure.message, failure.error_type, failure.line, failure.source, hint=failure.hint
+    )
+    return Outcome({}, info, 0.0)
 
 
 def _parent_says_time(task_dir: Path) -> bool:
@@ -269,6 +308,60 @@ def _arguments(argv: list) -> dict:
     return args
 
 
+def _record(ex, source: str, path: str, wanted: dict, recorder):
+    """The message for `wanted` (plan key -> {"dims", "scalars"}): the file's load failure, or a
+    plan or a failure per key."""
+    from grader.replay.plan import FAILING_VERDICTS, Failure, Message
+    from grader.steps.explain import explain_exception
+    from grader.steps.load import SubmissionError, load_launch
+
+    try:
+        launch = load_launch(ex.spec, source, path)
+    except SubmissionError as err:
+        return Message(Failure(err.verdict, err.message, err.line, err.source), {}, {})
+    plans: dict = {}
+    for key, case in wanted.items():
+        params = {a.name: (a.shape_for(case["dims"]), a.dtype) for a in ex.spec.arrays}
+        scalars = {p.name: np.dtype(p.dtype).type(case["scalars"][p.name]) for p in ex.spec.scalars}
+        try:
+            launch(**recorder.start(params, scalars))
+            plans[key] = recorder.finish()
+        except BaseException as exc:  # noqa: BLE001 - a learner's bug becomes their verdict
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            recorder.finish()
+            info = explain_exception(exc, (path,))
+            verdict = info.verdict if info.verdict in FAILING_VERDICTS else "exception"
+            plans[key] = Failure(verdict, info.message, info.line, info.source, info.error_type, info.hint)
+    return Message(None, plans, recorder.kernels)
+
+
+def record_task(task_dir: Path, fd: int) -> None:
+    """The recording child (`--record FD`): load the submission, call its `launch` on placeholders
+    once per plan the task asks for (grader/replay/record.py), and write the one message
+    (grader/replay/plan.py) to FD, a pipe only the grading process reads. Holds no input, no
+    secret, no GPU context; decides nothing."""
+    global GUARD
+    task = json.loads((task_dir / "task.json").read_text())
+    from grader.exercises import exercise  # importing grader chose the simulator: no GPU here
+    from grader.paths import ROOT, data_dir
+    from grader.containment.guard import Guard
+    from grader.replay.record import Recorder, recording
+
+    ex = exercise(task["exercise"])
+    path = task["submission"]
+    source = Path(path).read_bytes()  # decoded by load_launch: a byte that is not text is a verdict
+    recorder = Recorder()
+    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
+    GUARD = Guard(private, task_dir)
+    GUARD.install()
+    with recording(recorder, task.get("device")):  # before the file loads: names it imports are ours
+        message = _record(ex, source, path, task["plans"], recorder)
+    data = message.to_json().encode()
+    with os.fdopen(fd, "wb", closefd=True) as pipe:
+        pipe.write(data)
+
+
 if __name__ == "__main__":
     args = _arguments(sys.argv[1:])
     if "lifeline" in args:
@@ -281,6 +374,10 @@ if __name__ == "__main__":
         from grader.containment.process_cap import limit_own_processes
 
         limit_own_processes(args["processes"])
+    if "record" in args:
+        record_task(args["task_dir"], args["record"])
+        sys.stdout.flush()
+        os._exit(0)
     TURNS = turns_from(args, args["task_dir"])
     if "spare" in args:
         wait_as_spare(args["task_dir"])

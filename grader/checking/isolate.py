@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -400,8 +399,9 @@ def _spawn(
     spare: bool = False,
     contain: dict | None = None,
     turns: tuple | None = None,
+    record_fd: int | None = None,
 ):
-    """Start a child. No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
+    """Start a child (a recording child with `record_fd`, the pipe it answers on). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
     With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py).
     `turns`: (TurnFolder, device): the child gets descriptors of its own for that device's GPU
@@ -411,6 +411,8 @@ def _spawn(
         command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
     if spare:
         command += ["--spare", "1"]
+    if record_fd is not None:
+        command += ["--record", str(record_fd)]
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
@@ -433,7 +435,7 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=(*fds, lifeline),
+            pass_fds=(*fds, lifeline, *(() if record_fd is None else (record_fd,))),
         )
     except BaseException:
         if cgroup is not None:
@@ -451,9 +453,39 @@ def _spawn(
     return proc
 
 
+def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
+    """Which spares can serve a check: back end, device, sandbox mounts, GPU turns."""
+    backend = os.environ.get("ZEROGPU_BACKEND") or current()
+    return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, _turn_folder)
+
+
+def start_ahead(exercise_id: str, private=(), device: int | None = None, sandboxed: bool = False):
+    """Start this check's checking child now, so that it imports numba and the grader while the
+    recording child records (grader/checking/recording.py): a Future of a spare for
+    `run_in_child(..., ahead=...)`, or None when a kept-warm spare waits already. `discard_ahead`
+    ends it when the check ends before it is used."""
+    key = _key(exercise_id, private, device, sandboxed)
+    with _spares_lock:
+        if _spares.get(key):
+            return None
+
+    def start():
+        spare = _Spare(*key)
+        spare.key = key
+        return spare
+
+    return _spawner().submit(start)
+
+
+def discard_ahead(ahead) -> None:
+    if ahead is not None:
+        ahead.result().discard()
+
+
 def run_in_child(
     exercise_id: str,
     submission: Path,
+    message,
     cases: list[PreparedCase],
     case_timeout: float,
     env: dict | None = None,
@@ -464,15 +496,24 @@ def run_in_child(
     sandboxed: bool = False,
     progress=None,
     worth_timing=None,
+    ahead=None,
 ) -> ChildRun:
-    """Raises SubmissionError when the file cannot be loaded at all. `sandboxed`: in bubblewrap,
-    the submission copied into the task folder (the one place the sandbox shows it).
+    """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
+    inputs. `submission` only names the file in messages: the child never reads it. Raises
+    SubmissionError when a kernel cannot be rebuilt. `sandboxed`: in bubblewrap.
     `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
-    child may go on to time (every case passed); None: it always may."""
-    backend = os.environ.get("ZEROGPU_BACKEND") or current()
-    turns = _turn_folder
-    key = (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, turns)
+    child may go on to time (every case passed); None: it always may. `ahead`: what
+    `start_ahead` gave, used as this check's child (or discarded)."""
+    key = _key(exercise_id, private, device, sandboxed)
+    backend, turns = key[0], key[3]
     spare = _take_spare(key) if env is None else None
+    if ahead is not None:
+        early = ahead.result()
+        if spare is None and env is None and early.key == key:
+            spare = early
+            track(spare.proc)
+        else:
+            early.discard()
     tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -480,14 +521,10 @@ def run_in_child(
     proc = spare.proc if spare else None
     cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
     try:
-        source = Path(submission).resolve()
-        if sandboxed:
-            (task_dir / "submission").mkdir(exist_ok=True)
-            source = task_dir / "submission" / source.name
-            shutil.copyfile(submission, source)
+        (task_dir / "plans.json").write_text(message.to_json())  # checked, written anew by this process
         task = {
             "exercise": exercise_id,
-            "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
+            "submission": str(submission),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
@@ -546,6 +583,7 @@ def _follow(
     spawned: float,
     progress=None,
     worth_timing=None,
+    ahead=None,
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the

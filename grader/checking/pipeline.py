@@ -11,7 +11,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from grader import backend as _backend
+from grader.checking.child import RERUN_STRIDE
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.doctor.findings import mistake_of
 from grader.doctor.integration import as_report, case_executor, result_report
@@ -370,7 +373,8 @@ def check_file(
     coordinator on another machine); the child only ever sees derived values, and runs in
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
     then says). `progress(text)`, if given, hears what is under way, about twice a second."""
-    from grader.checking.isolate import run_in_child
+    from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
+    from grader.checking.recording import RecordingStopped, record_in_child
     from grader.checking.stuck import engine_of
     from grader.containment import sandbox
     from grader.doctor.report import DOCTOR, DoctorReport
@@ -392,10 +396,19 @@ def check_file(
     time_seed = derived_seed(seed, secret)
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, secret) if timed else None
+    ahead = start_ahead(ex.id, private, device, sandboxed)  # imports while the recording child records
     try:
+        try:
+            message = record_in_child(
+                ex.id, path, plans_wanted(ex, prepared, timed), case_timeout, private=private, sandboxed=sandboxed
+            )
+        except BaseException:
+            discard_ahead(ahead)
+            raise
         run = run_in_child(
             ex.id,
             path,
+            message,
             prepared,
             case_timeout,
             time_seed=time_seed if timed else None,
@@ -405,18 +418,22 @@ def check_file(
             sandboxed=sandboxed,
             progress=_case_progress(prepared, case_timeout, progress) if progress else None,
             worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
+            ahead=ahead,
         )
-    except SubmissionError as err:
+    except (SubmissionError, RecordingStopped) as err:
+        if isinstance(err, RecordingStopped):
+            err = SubmissionError(err.verdict, f"The run stopped before any case: {err.detail}.")
         return replace(
             failed_before_running(ex, backend, None if graded else seed, err, started),
             unsandboxed=graded and not sandboxed,
         )
 
     def rerun(p: PreparedCase):
-        twins = [replace(p, index=p.index + 1000 * k) for k in range(RACE_RERUNS)]
+        twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
         again = run_in_child(
             ex.id,
             path,
+            message,
             twins,
             case_timeout,
             private=private,
@@ -439,6 +456,9 @@ def check_file(
         report = DoctorReport(DOCTOR)
     result = summarise(ex, backend, seed, results, started, secret=graded, doctor=report)
     result = replace(result, unsandboxed=graded and not sandboxed)
+    failed_at_size = message.plans.get("bench")
+    if result.passed and timed and not hasattr(failed_at_size, "steps"):  # a Failure, or no plan at all
+        return _failed_at_benchmark_size(result, ex, failed_at_size)
     if result.passed and run.samples is not None:
         check_at, future = expected
         clock = time.perf_counter()
@@ -463,6 +483,39 @@ def check_file(
             }
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
+
+
+def _failed_at_benchmark_size(result: CheckResult, ex: Exercise, failure) -> CheckResult:
+    """Every case passed, but `launch` could not be recorded at the benchmark's size: on a GPU
+    it fails there, so it is not timed and not passed (a launch that refuses large sizes must
+    not escape the speed grade)."""
+    sizes = _fmt_dims(dict(ex.spec.benchmark.dims))
+    said = failure.message if failure is not None else "`launch` was not recorded at that size"
+    verdict = failure.verdict if failure is not None else "exception"
+    return replace(
+        result,
+        verdict=verdict,
+        message=f"At the benchmark's size {sizes}: {said}",
+        hint=failure.hint if failure is not None and failure.hint else _hint(ex, verdict),
+        score=0.0,
+    )
+
+
+def plans_wanted(ex: Exercise, prepared: list[PreparedCase], timed: bool) -> dict:
+    """What the recording child is asked to record: per case its sizes and scalars (never an
+    input array), and the benchmark's sizes when the GPU will time the submission (its scalars
+    those of the first case: a scalar passed through to a kernel is replayed as the value the
+    timed inputs carry)."""
+    wanted = {
+        str(p.index): {
+            "dims": dict(p.case.dims),
+            "scalars": {s.name: np.asarray(p.inputs[s.name]).item() for s in ex.spec.scalars},
+        }
+        for p in prepared
+    }
+    if timed and prepared:
+        wanted["bench"] = {"dims": dict(ex.spec.benchmark.dims), "scalars": wanted[str(prepared[0].index)]["scalars"]}
+    return wanted
 
 
 def _case_progress(prepared: list, case_timeout: float, progress, again: bool = False):

@@ -10,23 +10,24 @@ in a child process as on one machine; the child sees only derived values, as alw
 Only this, the coordinating process, writes the gradebook, one transaction per finished
 task, in the order they finish; a restart grades only what `pending` lists. A worker that
 dies mid-task has it rescheduled elsewhere by the scheduler; each task's future is read
-once, and a row is keyed by (student, exercise), so nothing is recorded twice. The deadline
-is kept where the task's children live: the worker ends a task that overruns it and returns
-`timeout`, as the local coordinator does. Dask is imported only here, only when asked for."""
+once, and a row is keyed by (student, exercise), so nothing is recorded twice; each start of a
+task on a worker is logged as a Dask event, so a task started on a worker that was lost gets a
+note saying so (`WORKER_LOST`). The deadline is kept where the task's children live: the
+worker ends a task that overruns it and returns `timeout`, as the local coordinator does. When
+the grade ends, every worker lets its spare children go (`release_spares`). Dask is imported
+only here, only when asked for."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
-from grader.classroom.gradebook import Gradebook
-from grader.classroom.grading import Task, grade_before_deadline, machine_name
+from grader.classroom.gradebook import WORKER_LOST, Gradebook
+from grader.classroom.grading import Task, grade_before_deadline, machine_name, seed_for
 from grader.exercises import exercise
 from grader.steps.cases import load_secret, task_secret
 
@@ -54,24 +55,42 @@ class RemoteTask:
     workers share the coordinator's disk: the class folder and the gradebook)."""
     unsandboxed: bool = False
     """Graded without bubblewrap (`--unsandboxed`); every result says so."""
+    seed: int = 0
+    """The seed its inputs are drawn from (with `secret`), drawn by the coordinator and stored
+    in the gradebook: a task Dask runs again draws the same inputs."""
+    run: str = ""
+    """This grading run's id, in the events the worker logs (`STARTED`)."""
+
+
+STARTED = "zerogpu-task-started"
+"""The Dask event topic a worker logs each task start under: {run, student, exercise, worker}."""
 
 
 def remote_task(
-    task: Task, secret: int, *, case_timeout: float, task_timeout: float | None, private=(), unsandboxed: bool = False
+    task: Task,
+    secret: int,
+    *,
+    case_timeout: float,
+    task_timeout: float | None,
+    private=(),
+    unsandboxed: bool = False,
+    seed: int = 0,
+    run: str = "",
 ) -> RemoteTask:
     from grader.checking.pipeline import time_limit
 
-    source = task.path.read_bytes()
     return RemoteTask(
         task.student,
         task.exercise,
-        source,
-        hashlib.sha256(source).hexdigest(),
+        task.source,
+        hashlib.sha256(task.source).hexdigest(),
         task_secret(secret, task.student, task.exercise),
         case_timeout,
         task_timeout or time_limit(exercise(task.exercise), case_timeout),
         tuple(str(p) for p in private),
         unsandboxed,
+        seed,
+        run,
     )
 
 
@@ -80,10 +99,11 @@ _worker_ready: dict = {}
 
 
 def _prepare_worker() -> str:
-    """Once per worker process: choose the back end before numba loads, measure a GPU's
-    ceilings (in a child) before the first deadline starts, and keep a spare child warm for
-    the next task (spares exit with the worker)."""
+    """Once per worker process: choose the back end before numba loads and measure a GPU's
+    ceilings (in a child) before the first deadline starts; once per grade, keep a spare child
+    warm for the next task (until `release_spares`; spares exit with the worker too)."""
     from grader.backend import activate
+    from grader.checking.isolate import keep_warm
 
     with _worker_lock:
         if "backend" not in _worker_ready:
@@ -92,45 +112,64 @@ def _prepare_worker() -> str:
                 from grader.gpu.ceilings import ceilings
 
                 ceilings()
-            from grader.checking.isolate import keep_warm
-
+            _worker_ready["backend"] = backend
+        if "warm" not in _worker_ready:
             _worker_ready["warm"] = keep_warm()
             _worker_ready["warm"].__enter__()
-            _worker_ready["backend"] = backend
         return _worker_ready["backend"]
 
 
-def submission_file(job: RemoteTask) -> Path:
-    """The worker's copy of a submission, named by its content: the compile cache keys a
-    kernel by its file's path too, so a regrade or an identical hand-in (the starter, a shared
-    solution) compiles nothing again. Kept under a folder only this user can enter."""
-    folder = Path(tempfile.gettempdir()) / f"zerogpu-tasks-{os.getuid()}" / job.sha256
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder.parent, 0o700)
-    path = folder / f"{job.exercise}.py"
-    if not path.is_file():
-        partial = folder / f".{uuid.uuid4().hex}"
-        partial.write_bytes(job.source)
-        os.replace(partial, path)  # whole or not at all: another worker may read it now
-    return path
+def release_spares() -> int:
+    """Run on every worker when a grade ends: the spare children kept warm exit, rather than
+    wait idle for as long as the worker lives. Returns how many were waiting."""
+    from grader.checking.isolate import waiting_spares
+
+    with _worker_lock:
+        warm = _worker_ready.pop("warm", None)
+        count = len(waiting_spares())
+        if warm is not None:
+            warm.__exit__(None, None, None)
+        return count
 
 
 def grade_on_worker(job: RemoteTask):
-    """What a Dask worker runs: (CheckResult, the machine and GPU that ran it)."""
+    """What a Dask worker runs: (CheckResult, the machine and GPU that ran it, the worker)."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    worker.log_event(
+        STARTED, {"run": job.run, "student": job.student, "exercise": job.exercise, "worker": worker.address}
+    )
     backend = _prepare_worker()
-    path = submission_file(job)
-    private = (*job.private, str(path.parent.parent))  # other hand-ins copied to this worker
     result = grade_before_deadline(
-        Task(job.student, job.exercise, path),
+        Task(job.student, job.exercise, job.source),
         None,
         backend,
         job.limit,
         case_timeout=job.case_timeout,
-        private=private,
+        private=job.private,
         secret=job.secret,
+        seed=job.seed,
         unsandboxed=job.unsandboxed,
     )
-    return result, machine_name(backend)
+    return result, machine_name(backend), worker.address
+
+
+def lost_workers(client, run: str, finished_on: dict) -> dict:
+    """{(student, exercise): note} for each task of `run` started on a worker other than the one
+    that finished it (`finished_on`: key -> that worker's address, None when none did): the
+    scheduler moved it after its worker was lost (or after it raised, `RETRIES`)."""
+    starts: dict = {}
+    for _, event in client.get_events(STARTED):
+        if isinstance(event, dict) and event.get("run") == run:
+            starts.setdefault((event["student"], event["exercise"]), []).append(event["worker"])
+    notes = {}
+    for key, workers in starts.items():
+        lost = [w for w in workers if w != finished_on.get(key)]
+        if lost:
+            again = f"; graded again on {finished_on[key]}" if finished_on.get(key) else ""
+            notes[key] = f"started on Dask worker(s) {', '.join(dict.fromkeys(lost))}, which did not finish it{again}"
+    return notes
 
 
 def grade_class_on(
@@ -144,36 +183,67 @@ def grade_class_on(
     private=(),
     task_timeout: float | None = None,
     unsandboxed: bool = False,
+    replaying: dict | None = None,
 ) -> int:
     """grading.grade_class on a Dask cluster: the same rows, written here only, as tasks
-    finish. `backend` names results the workers could not give (a task lost for good)."""
+    finish. `backend` names results the workers could not give (a task lost for good). Tasks
+    started on a worker that was lost get a WORKER_LOST note; spares go when it ends."""
+    try:
+        return _grade_on(
+            client, tasks, book, case_timeout, backend, on_done, private, task_timeout, unsandboxed, replaying
+        )
+    finally:
+        try:
+            client.run(release_spares)
+        except Exception:  # noqa: BLE001 - a worker gone meanwhile; its spares went with it
+            pass
+
+
+def _grade_on(
+    client, tasks, book, case_timeout, backend, on_done, private, task_timeout, unsandboxed, replaying
+) -> int:
     from distributed import as_completed
 
     from grader.checking.pipeline import stopped_by_grader
 
-    secret = load_secret()
-    graded, futures = 0, {}
+    secret, run = load_secret(), uuid.uuid4().hex
+    graded, futures, finished_on = 0, {}, {}
 
-    def finish(task: Task, sha256, result, graded_on) -> None:
+    def finish(task: Task, job, result, graded_on) -> None:
         nonlocal graded
-        book.record(task.student, task.exercise, sha256, result, graded_on=graded_on)
+        key = (task.student, task.exercise)
+        book.record(
+            *key,
+            job and job.sha256,
+            result,
+            graded_on=graded_on,
+            seed=job and job.seed,
+            regrade_of=(replaying or {}).get(key),
+        )
         graded += 1
         if on_done:
             on_done(task, result)
 
     for task in tasks:
-        if task.path is None:
+        if task.source is None:
             finish(task, None, None, None)
             continue
         job = remote_task(
-            task, secret, case_timeout=case_timeout, task_timeout=task_timeout, private=private, unsandboxed=unsandboxed
+            task,
+            secret,
+            case_timeout=case_timeout,
+            task_timeout=task_timeout,
+            private=private,
+            unsandboxed=unsandboxed,
+            seed=seed_for(task, replaying),
+            run=run,
         )
         key = f"zerogpu-grade-{task.student}-{task.exercise}-{uuid.uuid4().hex[:8]}"
         futures[client.submit(grade_on_worker, job, key=key, pure=False, retries=RETRIES)] = (task, job)
     for future in as_completed(futures):
         task, job = futures.pop(future)
         try:
-            result, graded_on = future.result()
+            result, graded_on, finished_on[task.student, task.exercise] = future.result()
         except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: this task only
             result, graded_on = (
                 stopped_by_grader(
@@ -187,7 +257,9 @@ def grade_class_on(
                 ),
                 None,
             )
-        finish(task, job.sha256, result, graded_on)
+        finish(task, job, result, graded_on)
+    notes = lost_workers(client, run, finished_on)
+    book.set_notes(WORKER_LOST, {(t.student, t.exercise): notes.get((t.student, t.exercise), "") for t in tasks})
     return graded
 
 

@@ -5,17 +5,26 @@ never leaves a row half-written or twice.
 Beside the results, notes say what a result cannot: why nothing was graded for an exercise (no
 file, a notebook that is not JSON, a deleted exercise cell), which autograder cells of a
 notebook were edited or deleted, and which files were not graded at all (a misnamed file).
-Grading sets them every run, without touching the results rows."""
+Grading sets them every run, without touching the results rows.
+
+Every graded row keeps the seed its inputs were drawn from (with the task's secret, never
+stored), so a disputed row can be graded again on the same inputs (`zerogpu grade --regrade`);
+a regraded row keeps what it replaced (`regraded_from`). One grading run per gradebook at a
+time (`only_run`). A gradebook that cannot be written (a full disk, a read-only folder) is one
+line naming the fix (`GradebookError`); a row is stored whole or not at all."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
 import sqlite3
 import time
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
-from grader.paths import cannot_write
+from grader.paths import DataDirError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -29,9 +38,13 @@ CREATE TABLE IF NOT EXISTS results (
     result_json TEXT,
     graded_at REAL NOT NULL,
     graded_on TEXT,
+    seed INTEGER,
+    regraded_from TEXT,
     PRIMARY KEY (student, exercise)
 )
 """
+ADDED_COLUMNS = {"graded_on": "TEXT", "seed": "INTEGER", "regraded_from": "TEXT"}
+"""Columns a gradebook written by an earlier version may lack: added when it is opened."""
 NOTES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
     student TEXT NOT NULL,
@@ -43,10 +56,12 @@ CREATE TABLE IF NOT EXISTS notes (
 )
 """
 NOT_GRADED, AUTOGRADER_CELLS, FILE_NOT_GRADED = "not_graded", "autograder_cells", "file_not_graded"
-FEEDBACK = "feedback"
+FEEDBACK, UNTOUCHED, WORKER_LOST = "feedback", "untouched", "worker_lost"
 """Kinds of note. `about` is an exercise id for the first two (why nothing was graded; what
 happened to its autograder cells), a file's path under the student's folder for the third, an
-nbgrader assignment for FEEDBACK (its feedback is out of date, and what refreshes it)."""
+nbgrader assignment for FEEDBACK (its feedback is out of date, and what refreshes it), an
+exercise id for UNTOUCHED (the hand-in is the starter as given out: not attempted) and for
+WORKER_LOST (a Dask worker died while grading it, and where it was graded again)."""
 NOT_SUBMITTED = "not_submitted"
 """Status of an exercise a student never handed in (not a verdict: nothing was run)."""
 COLUMNS = (
@@ -60,7 +75,35 @@ COLUMNS = (
     "result_json",
     "graded_at",
     "graded_on",
+    "seed",
+    "regraded_from",
 )
+
+
+class GradebookError(DataDirError):
+    """The gradebook could not be written or locked: the message is one line naming the fix."""
+
+
+def _disk_full(path: Path) -> bool:
+    """Less than 64 KiB left where the gradebook is (SQLite often says only "disk I/O error")."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 64 * 1024
+
+
+def _cannot_write(path: Path, err: Exception) -> GradebookError:
+    text = str(getattr(err, "strerror", None) or err)
+    if getattr(err, "errno", None) == errno.ENOSPC or "full" in text or _disk_full(path):
+        return GradebookError(
+            f"cannot write the gradebook {path}: the disk is full (rows already stored are kept). Free "
+            "space there and run the same command again, or copy the gradebook to another disk and "
+            "grade into it with --db PATH."
+        )
+    return GradebookError(
+        f"cannot write the gradebook {path} ({text}): grade into a gradebook in a folder you can write with --db PATH."
+    )
 
 
 class Gradebook:
@@ -68,25 +111,72 @@ class Gradebook:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with closing(self._connect()) as db, db:
-                db.execute(SCHEMA)
-                db.execute(NOTES_SCHEMA)
-                known = {row[1] for row in db.execute("PRAGMA table_info(results)")}
-                if "graded_on" not in known:  # a gradebook written before results said where
-                    db.execute("ALTER TABLE results ADD COLUMN graded_on TEXT")
-        except (OSError, sqlite3.Error) as err:
-            raise cannot_write(self.path, err) from None
+        except OSError as err:
+            raise _cannot_write(self.path, err) from None
+        with self._transaction() as db:
+            db.execute(SCHEMA)
+            db.execute(NOTES_SCHEMA)
+            known = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+            for column, kind in ADDED_COLUMNS.items():
+                if column not in known:  # a gradebook written by an earlier version
+                    db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def record(self, student: str, exercise: str, sha256: str | None, result, graded_on: str | None = None) -> None:
+    @contextmanager
+    def _transaction(self):
+        """A connection whose work is committed whole at the end, or not at all."""
+        try:
+            with closing(self._connect()) as db, db:
+                yield db
+        except sqlite3.Error as err:
+            raise _cannot_write(self.path, err) from None
+
+    @contextmanager
+    def only_run(self):
+        """While inside, this is the one grading run of this gradebook: an flock on a file beside
+        it, which the kernel lets go when the process ends, killed or not. A second run refuses."""
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as err:
+            raise _cannot_write(lock, err) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                raise GradebookError(
+                    f"another zerogpu run (process {holder}) is grading into {self.path}: wait for it "
+                    "to finish, or grade into another gradebook with --db PATH."
+                ) from None
+            try:  # who holds it, for the message of a second run; a full disk only loses that
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError:
+                pass
+            yield
+        finally:
+            os.close(fd)
+
+    def record(
+        self,
+        student: str,
+        exercise: str,
+        sha256: str | None,
+        result,
+        graded_on: str | None = None,
+        seed: int | None = None,
+        regrade_of: dict | None = None,
+    ) -> None:
         """Insert or replace one row, atomically. `result` is a CheckResult or None (missing);
-        `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3")."""
+        `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3"); `seed`: the
+        seed its inputs were drawn from; `regrade_of`: the row this regrade replaces."""
         if result is None:
-            row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time(), None)
+            row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time(), None, None, None)
         else:
             row = (
                 student,
@@ -99,15 +189,17 @@ class Gradebook:
                 result.to_json(),
                 time.time(),
                 graded_on,
+                seed,
+                json.dumps(regrade_summary(regrade_of)) if regrade_of else None,
             )
-        with closing(self._connect()) as db, db:
+        with self._transaction() as db:
             db.execute(
                 f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", row
             )
 
     def graded_hashes(self) -> dict:
         """(student, exercise) -> submission hash of every finished row."""
-        with closing(self._connect()) as db:
+        with self._transaction() as db:
             rows = db.execute("SELECT student, exercise, submission_sha256 FROM results").fetchall()
         return {(s, e): h for s, e, h in rows}
 
@@ -115,7 +207,7 @@ class Gradebook:
         """{(student, about): text} for one kind, in one transaction: a text replaces the
         note, an empty one removes it."""
         now = time.time()
-        with closing(self._connect()) as db, db:
+        with self._transaction() as db:
             for (student, about), text in notes.items():
                 if text:
                     db.execute(
@@ -130,7 +222,7 @@ class Gradebook:
         """The files not graded whose path starts with `prefix` ("" for all, "warmup/" for one
         assignment's) become `notes`, {(student, path): reason}, in one transaction."""
         now = time.time()
-        with closing(self._connect()) as db, db:
+        with self._transaction() as db:
             db.execute(
                 "DELETE FROM notes WHERE kind = ? AND substr(about, 1, ?) = ?", (FILE_NOT_GRADED, len(prefix), prefix)
             )
@@ -141,13 +233,13 @@ class Gradebook:
 
     def notes(self) -> list[dict]:
         """Every note: student, about, kind, text, noted_at."""
-        with closing(self._connect()) as db:
+        with self._transaction() as db:
             db.row_factory = sqlite3.Row
             return [dict(r) for r in db.execute("SELECT * FROM notes ORDER BY student, about, kind")]
 
     def rows(self, student: str | None = None) -> list[dict]:
         """Every row (one student's, when named), its result parsed."""
-        with closing(self._connect()) as db:
+        with self._transaction() as db:
             db.row_factory = sqlite3.Row
             if student is None:
                 rows = db.execute("SELECT * FROM results ORDER BY student, exercise").fetchall()
@@ -157,5 +249,16 @@ class Gradebook:
         for r in rows:
             item = dict(r)
             item["result"] = json.loads(item.pop("result_json")) if item.get("result_json") else None
+            item["regraded_from"] = json.loads(item["regraded_from"]) if item.get("regraded_from") else None
             out.append(item)
         return out
+
+    def row(self, student: str, exercise: str) -> dict | None:
+        """One (student, exercise) row, as `rows` gives it, or None."""
+        return next((r for r in self.rows(student) if r["exercise"] == exercise), None)
+
+
+def regrade_summary(row: dict) -> dict:
+    """What a regraded row keeps of the row it replaced (and of any it replaced in turn)."""
+    keep = ("verdict", "score", "max_score", "graded_at", "graded_on", "seed")
+    return {k: row.get(k) for k in keep} | ({"regraded_from": row["regraded_from"]} if row.get("regraded_from") else {})

@@ -19,64 +19,160 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import stat
+import tempfile
 import threading
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
-from grader.steps.cases import load_secret
+from grader.steps.cases import load_secret, new_seed, task_secret
 from grader.exercises import LADDER, exercise
 from grader.classroom.gradebook import Gradebook
+from grader.classroom.handins import Refused, entries, opened, not_read, read_file, what_it_is
 
 
 @dataclass(frozen=True)
 class Task:
     student: str
     exercise: str
-    path: Path | None
-    """None: the student handed nothing in for this exercise."""
+    source: bytes | None = field(default=None, repr=False)
+    """The hand-in's bytes, read once (grader/classroom/handins.py); None: nothing to grade."""
     note: str = field(default="", compare=False)
-    """Why nothing is graded when `path` is None, beyond nothing handed in: a file under
-    another name, a notebook that is not JSON, no exercise cell (the gradebook keeps it as a
-    note, grader/classroom/gradebook.py)."""
+    """Why nothing is graded when `source` is None, beyond nothing handed in: a file under
+    another name, a link or a FIFO refused, a notebook that is not JSON, no exercise cell (the
+    gradebook keeps it as a note, grader/classroom/gradebook.py)."""
     autograder_cells: str = field(default="", compare=False)
     """nbgrader courses: which of this exercise's autograder cells the hand-in edited or
     deleted ("" when none); grading never runs them, nbgrader puts them back."""
+    untouched: bool = field(default=False, compare=False)
+    """The hand-in is the starter as given out, unchanged: graded, but counted as not attempted."""
 
-    @property
+    @cached_property
     def sha256(self) -> str | None:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path else None
+        return hashlib.sha256(self.source).hexdigest() if self.source is not None else None
 
 
-def discover(class_dir: Path, exercises=None) -> list[Task]:
-    """CLASS_DIR/<student>/<exercise>.py; every student gets a task for every exercise. A
-    missing file's task says so, and names a file that looks meant for it (SAXPY.py)."""
+@dataclass(frozen=True)
+class ClassFolder:
+    """What `scan` found in a class folder."""
+
+    tasks: list
+    """One Task per student and exercise."""
+    strays: list
+    """(student, name, why) of everything in a student's folder that is not graded: a file no
+    exercise reads, a link or a FIFO (never read); name "": the student's folder itself (a link)."""
+
+
+GRADER_FOLDERS = ("report",)
+"""Folder names of the grader's own outputs in a class folder (`zerogpu report`'s default)."""
+REPORT_FILES = ("report.html", "students.csv", "exercises.csv", "submissions.csv")
+"""What `zerogpu report` writes: a folder holding one is the grader's, wherever --out put it."""
+
+
+def scan(class_dir: Path, exercises=None) -> ClassFolder:
+    """CLASS_DIR/<student>/<exercise>.py, every file read once as a regular file without
+    following links; every student gets a task for every exercise. A missing file's task says
+    why when it can: a file that looks meant for it (SAXPY.py), a link, a FIFO, a huge file."""
     class_dir = Path(class_dir)
-    students = sorted(p.name for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    strays, listings, found = [], {}, {}
+    with opened(class_dir) as top:
+        for name, mode in entries(top):
+            if name.startswith(".") or _grader_output(class_dir, name, mode):
+                continue
+            if stat.S_ISLNK(mode):
+                strays.append((name, "", f"{name} is {what_it_is(mode)}: nothing in it was read"))
+            elif stat.S_ISDIR(mode):
+                try:
+                    with opened(class_dir, [name]) as folder:
+                        listings[name] = entries(folder)
+                        found[name] = _read_exercise_files(folder, listings[name], exercises)
+                except Refused as why:
+                    strays.append((name, "", str(why)))
     if exercises is None:
-        found = {f.stem for s in students for f in (class_dir / s).glob("*.py")}
-        exercises = [e for e in LADDER if e in found]
+        named = {n[: -len(".py")] for listing in listings.values() for n, _ in listing if n.endswith(".py")}
+        exercises = [e for e in LADDER if e in named]
     misnamed: dict = {}
-    for path, reason in unrecognised(class_dir, exercises):
-        meant = _meant_for(path.stem)
-        if meant:
-            misnamed.setdefault((path.parent.name, meant), []).append(path.name)
+    for student, listing in listings.items():
+        for name, mode, reason in _strays_of(listing, exercises):
+            strays.append((student, name, reason))
+            meant = _meant_for(Path(name).stem) if stat.S_ISREG(mode) else None
+            if meant:
+                misnamed.setdefault((student, meant), []).append(name)
+    starters = {e: exercise(e).starter_file.read_bytes() for e in exercises if exercise(e).starter_file.is_file()}
     tasks = []
-    for student in students:
+    for student in sorted(listings):
         for exercise_id in exercises:
-            path = class_dir / student / f"{exercise_id}.py"
-            if path.is_file():
-                tasks.append(Task(student, exercise_id, path))
+            read = found[student].get(exercise_id)
+            if isinstance(read, bytes):
+                tasks.append(Task(student, exercise_id, read, untouched=read == starters.get(exercise_id)))
                 continue
             others = misnamed.get((student, exercise_id))
-            note = (
+            note = read or (
                 f"no {exercise_id}.py, but {', '.join(others)} was handed in: rename it {exercise_id}.py to grade it"
                 if others
                 else ""
             )
             tasks.append(Task(student, exercise_id, None, note))
-    return tasks
+    return ClassFolder(tasks, strays)
+
+
+def _grader_output(class_dir: Path, name: str, mode: int) -> bool:
+    """A folder the grader wrote (its report), never a student."""
+    if not stat.S_ISDIR(mode):
+        return False
+    if name in GRADER_FOLDERS:
+        return True
+    try:
+        with opened(class_dir, [name]) as folder:
+            return any(n in REPORT_FILES for n, _ in entries(folder))
+    except Refused:
+        return False
+
+
+def _read_exercise_files(folder: int, listing: list, exercises) -> dict:
+    """Exercise id -> the bytes of its file in a student's folder, or why it was not read."""
+    read = {}
+    for name, _ in listing:
+        stem = name[: -len(".py")] if name.endswith(".py") else None
+        if stem in LADDER and (exercises is None or stem in exercises):
+            try:
+                read[stem] = read_file(folder, name)
+            except Refused as why:
+                read[stem] = str(why)
+    return read
+
+
+def _strays_of(listing: list, exercises) -> list:
+    """(name, mode, why) of the entries of a student's folder that are not graded."""
+    found = []
+    for name, mode in listing:
+        if name.startswith(".") or stat.S_ISDIR(mode):
+            continue
+        stem, suffix = os.path.splitext(name)
+        if not stat.S_ISREG(mode):
+            if suffix == ".py" and stem in exercises:
+                continue  # its task's note says why
+            reason = not_read(name, mode)
+        elif suffix != ".py":
+            reason = "not a .py file"
+        elif stem in LADDER:
+            if stem in exercises:
+                continue
+            reason = NOT_THIS_RUN
+        else:
+            close = _meant_for(stem)
+            reason = f"not an exercise id: rename it {close}.py to grade it" if close else "not an exercise id"
+        found.append((name, mode, reason))
+    return found
+
+
+def discover(class_dir: Path, exercises=None) -> list[Task]:
+    """`scan`'s tasks."""
+    return scan(class_dir, exercises).tasks
 
 
 def _meant_for(stem: str) -> str | None:
@@ -89,30 +185,8 @@ def _meant_for(stem: str) -> str | None:
     return close[0] if close else None
 
 
-def unrecognised(class_dir: Path, exercises=None) -> list[tuple[Path, str]]:
-    """Files in CLASS_DIR/<student>/ that `discover` does not grade, each with the reason:
-    a name that is no exercise id (closest id suggested), or an exercise left out."""
-    class_dir = Path(class_dir)
-    found = []
-    for student in sorted(p for p in class_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for f in sorted(student.iterdir()):
-            if f.name.startswith(".") or f.is_dir():
-                continue
-            if f.suffix != ".py":
-                reason = "not a .py file"
-            elif f.stem in LADDER:
-                if exercises is None or f.stem in exercises:
-                    continue
-                reason = NOT_THIS_RUN
-            else:
-                close = _meant_for(f.stem)
-                reason = f"not an exercise id: rename it {close}.py to grade it" if close else "not an exercise id"
-            found.append((f, reason))
-    return found
-
-
 NOT_THIS_RUN = "an exercise not being graded (--exercises)"
-"""The reason `unrecognised` gives for an exercise's file left out of this run (not kept as a note)."""
+"""The reason `scan` gives for an exercise's file left out of this run (not kept as a note)."""
 
 
 def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
@@ -193,24 +267,50 @@ def machine_name(backend: str) -> str:
 
 
 def grade_task(
-    task: Task, device, *, case_timeout: float, private, secret: int | None = None, unsandboxed: bool = False
+    task: Task,
+    device,
+    *,
+    case_timeout: float,
+    private,
+    seed: int,
+    secret: int | None = None,
+    unsandboxed: bool = False,
 ):
-    """One task in graded mode: a CheckResult, or None for a missing file. `secret`: the
-    task's own (distributed.py), else the host's."""
+    """One task in graded mode: a CheckResult, or None for a missing file. Its inputs are drawn
+    from `seed` and the task's own secret (`secret`, else derived from the host's here, as a
+    worker on another machine is given it), so the gradebook's seed replays them."""
     from grader.checking.pipeline import check_file
 
-    if task.path is None:
+    if task.source is None:
         return None
+    path = submission_file(task.source, task.exercise)
     return check_file(
         task.exercise,
-        task.path,
+        path,
+        seed=seed,
         graded=True,
         case_timeout=case_timeout,
         device=device,
-        private=private,
-        secret=secret,
+        private=(*private, str(path.parent.parent)),  # other hand-ins copied beside it
+        secret=task_secret(load_secret(), task.student, task.exercise) if secret is None else secret,
         unsandboxed=unsandboxed,
     )
+
+
+def submission_file(source: bytes, exercise_id: str) -> Path:
+    """A private copy of a hand-in's bytes, the file a check reads: never the student's own
+    path, which could be swapped for a link once read. Named by its content: the compile cache
+    keys a kernel by its file's path too, so a regrade or an identical hand-in (the starter, a
+    shared solution) compiles nothing again. Kept under a folder only this user can enter."""
+    folder = Path(tempfile.gettempdir()) / f"zerogpu-tasks-{os.getuid()}" / hashlib.sha256(source).hexdigest()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder.parent, 0o700)
+    path = folder / f"{exercise_id}.py"
+    if not path.is_file():
+        partial = folder / f".{uuid.uuid4().hex}"
+        partial.write_bytes(source)
+        os.replace(partial, path)  # whole or not at all: another worker may read it now
+    return path
 
 
 def timed_out(task: Task, backend: str, limit: float):
@@ -288,6 +388,13 @@ class _Running:
     deadline: float
     limit: float
     processes: object
+    seed: int
+
+
+def seed_for(task: Task, replaying: dict | None) -> int:
+    """The seed a task's inputs are drawn from: a stored row's when it is regraded, else new."""
+    row = (replaying or {}).get((task.student, task.exercise))
+    return row["seed"] if row else new_seed()
 
 
 def grade_class(
@@ -301,10 +408,13 @@ def grade_class(
     private=(),
     task_timeout: float | None = None,
     unsandboxed: bool = False,
+    replaying: dict | None = None,
 ) -> int:
-    """Grade `tasks` (graded mode), recording each; returns how many were graded. `private`:
-    folders no submission may read (the class folder: other students' work, the gradebook).
-    `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`)."""
+    """Grade `tasks` (graded mode), recording each with its seed; returns how many were graded.
+    `private`: folders no submission may read (the class folder: other students' work, the
+    gradebook). `task_timeout`: seconds a task may take from hand-out (default:
+    `check.time_limit`). `replaying`: {(student, exercise): stored row} of tasks regraded with
+    their stored seed, each new row marked as a regrade of that one."""
     from contextlib import nullcontext
 
     from grader.checking.pipeline import time_limit
@@ -319,8 +429,10 @@ def grade_class(
 
     def finish(task: Task, result) -> None:
         nonlocal graded
-        slots.append(running.pop(task).device)
-        book.record(task.student, task.exercise, task.sha256, result, graded_on=here)
+        state = running.pop(task)
+        slots.append(state.device)
+        key = (task.student, task.exercise)
+        book.record(*key, task.sha256, result, graded_on=here, seed=state.seed, regrade_of=(replaying or {}).get(key))
         graded += 1
         if on_done:
             on_done(task, result)
@@ -333,8 +445,11 @@ def grade_class(
             while todo and slots:
                 task = todo.popleft()
                 limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
-                running[task] = _Running(slots.pop(0), time.monotonic() + limit, limit, TaskProcesses())
-                _start_work(task, running[task].device, running[task].processes, results, backend, options)
+                state = _Running(
+                    slots.pop(0), time.monotonic() + limit, limit, TaskProcesses(), seed_for(task, replaying)
+                )
+                running[task] = state
+                _start_work(task, state.device, state.processes, results, backend, {**options, "seed": state.seed})
             wait = min(r.deadline for r in running.values()) - time.monotonic()
             try:
                 task, result = results.get(timeout=min(max(wait, 0.0), 1.0))

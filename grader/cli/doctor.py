@@ -53,7 +53,7 @@ def diagnose(exercise_id: str, path: Path, seed: int | None = None, timeout: flo
 
     ex = exercise(exercise_id)
     seed = new_seed() if seed is None else seed
-    launch = load_launch(ex.spec, path.read_text(), str(path))
+    launch = load_launch(ex.spec, path.read_bytes(), str(path))
     forget()  # profile the kernels afresh for this report
     rows, reports = [], []
     for p in prepare(ex, seed):

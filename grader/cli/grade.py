@@ -56,14 +56,16 @@ def grade_with_progress(out, todo, grade) -> None:
         grade(done)
 
 
-def grade_all(out, todo, book, args, private, heading: str) -> None:
+def grade_all(out, todo, book, args, private, heading: str, replaying=None) -> None:
     """Grade `todo` here (a pool of worker threads) or, with --scheduler, on a Dask cluster;
-    `heading` starts the line that says how many tasks, where, and with how many workers."""
+    `heading` starts the line that says how many tasks, where, and with how many workers.
+    `replaying`: {(student, exercise): stored row} regraded on that row's inputs."""
     options = {
         "case_timeout": args.timeout,
         "private": private,
         "task_timeout": args.task_timeout,
         "unsandboxed": args.unsandboxed,
+        "replaying": replaying,
     }
     if not args.scheduler:
         from grader.classroom.grading import grade_class, sharing_warning
@@ -89,15 +91,31 @@ def grade_all(out, todo, book, args, private, heading: str) -> None:
         grade_with_progress(
             out, todo, lambda done: grade_class_on(client, todo, book, backend=backend, on_done=done, **options)
         )
+    say_lost_workers(out, book, todo)
+
+
+def say_lost_workers(out, book, todo) -> None:
+    """One line for each task of this run that a lost Dask worker had started."""
+    from grader.classroom.gradebook import WORKER_LOST
+
+    ran = {(t.student, t.exercise) for t in todo}
+    for note in book.notes():
+        if note["kind"] == WORKER_LOST and (note["student"], note["about"]) in ran:
+            out.print(f"note: {note['student']}/{note['about']} {note['text']}", markup=False, highlight=False)
+
+
+UNTOUCHED_NOTE = "handed in as given out (the starter, unchanged): counted as not attempted"
 
 
 def keep_notes(book, tasks, files: dict, prefix: str) -> None:
     """What the results cannot say, into the gradebook's notes: why a task has nothing to
-    grade, which autograder cells a hand-in changed, the files no exercise reads."""
-    from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED
+    grade, which autograder cells a hand-in changed, which hand-ins are the untouched starter,
+    the files no exercise reads."""
+    from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED, UNTOUCHED
 
     book.set_notes(NOT_GRADED, {(t.student, t.exercise): t.note for t in tasks})
     book.set_notes(AUTOGRADER_CELLS, {(t.student, t.exercise): t.autograder_cells for t in tasks})
+    book.set_notes(UNTOUCHED, {(t.student, t.exercise): UNTOUCHED_NOTE if t.untouched else "" for t in tasks})
     book.replace_file_notes(prefix, files)
 
 
@@ -108,43 +126,76 @@ def cmd_grade(args) -> int:
     if missing:  # refused before anything runs
         return error(missing)
     from grader.classroom.gradebook import Gradebook
-    from grader.classroom.grading import NOT_THIS_RUN, discover, pending, unrecognised
+    from grader.classroom.regrade import RegradeError
 
     class_dir = Path(args.directory)
     if not class_dir.is_dir():
         return error(f"no such folder: {class_dir}")
-    if (class_dir / "nbgrader_config.py").is_file():  # an nbgrader course
-        return _cmd_grade_course(args)
-    exercises = args.exercises.split(",") if args.exercises else None
-    tasks = discover(class_dir, exercises)
+    course = (class_dir / "nbgrader_config.py").is_file()
     book = Gradebook(gradebook_file(class_dir, args.db))
-    todo = pending(tasks, book)
+    try:
+        with book.only_run():  # one run per gradebook: a second refuses with one line
+            return _cmd_grade_course(args, book) if course else _cmd_grade_folder(args, class_dir, book)
+    except RegradeError as err:
+        return error(str(err))
+
+
+def regrading(args, tasks, book) -> tuple[list, dict | None]:
+    """With --regrade STUDENT/EXERCISE: ([that task], {its key: its stored row}); else ([], None)."""
+    from grader.classroom.regrade import plan
+
+    if not args.regrade:
+        return [], None
+    task, row = plan(tasks, book, args.regrade)
+    return [task], {(task.student, task.exercise): row}
+
+
+def show_regrade(out, book, replaying: dict) -> None:
+    """The regraded row beside the one it replaced."""
+    from rich.table import Table
+
+    from grader.classroom.regrade import comparison
+
+    for (student, exercise_id), before in replaying.items():
+        table = Table(title=f"{student}/{exercise_id}, regraded on its stored seed", title_justify="left")
+        for column in ("", "stored", "regraded"):
+            table.add_column(column, overflow="fold")
+        for what, old, new in comparison(before, book.row(student, exercise_id)):
+            table.add_row(what, old, new)
+        out.print(table)
+
+
+def _cmd_grade_folder(args, class_dir: Path, book) -> int:
+    """The `zerogpu grade` command for a plain class folder."""
+    from grader.classroom.grading import NOT_THIS_RUN, pending, scan
+
+    exercises = args.exercises.split(",") if args.exercises else None
+    found = scan(class_dir, exercises)
+    todo, replaying = regrading(args, found.tasks, book)
+    todo = todo if replaying else pending(found.tasks, book)
     out = console()
-    strays = unrecognised(class_dir, exercises)
-    for path, reason in strays:
-        out.print(f"not graded: {path.relative_to(class_dir)} — {reason}", markup=False, highlight=False)
-    keep_notes(
-        book,
-        tasks,
-        {(p.parent.name, p.name): reason for p, reason in strays if reason != NOT_THIS_RUN},
-        "",
-    )
+    for student, name, reason in found.strays:
+        out.print(f"not graded: {student}/{name} — {reason}", markup=False, highlight=False)
+    files = {(student, name): reason for student, name, reason in found.strays if reason != NOT_THIS_RUN}
+    keep_notes(book, found.tasks, files, "")
     grade_all(
         out,
         todo,
         book,
         args,
         [class_dir.resolve(), book.path.parent.resolve()],
-        f"{len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade",
+        f"{len(found.tasks)} tasks, {len(found.tasks) - len(todo)} already graded, {len(todo)} to grade",
+        replaying,
     )
+    if replaying:
+        show_regrade(out, book, replaying)
     out.print(f"done: {len(book.rows())} rows in {book.path}")
     return EXIT_PASSED
 
 
-def _cmd_grade_course(args) -> int:
+def _cmd_grade_course(args, book) -> int:
     """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
     from grader.backend import current
-    from grader.classroom.gradebook import Gradebook
     from grader.classroom.grading import pending
     from grader.course.build import CourseError
     from grader.course.config import tools_on_path
@@ -175,7 +226,6 @@ def _cmd_grade_course(args) -> int:
     except CourseError as err:
         return error(str(err))
     exercises = args.exercises.split(",") if args.exercises else None
-    book = Gradebook(gradebook_file(course.root, args.db))
     tasks = []
     for name in names:
         tasks += (found := course_tasks(course, name, exercises))
@@ -184,15 +234,20 @@ def _cmd_grade_course(args) -> int:
             out.print(f"not graded: {student}/{path} — {reason}", markup=False, highlight=False)
         keep_notes(book, found, strays, f"{name}/")
     on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
-    todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
+    todo, replaying = regrading(args, tasks, book)
+    if not replaying:
+        todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
     grade_all(
         out,
         todo,
         book,
         args,
-        [course.root],
+        [course.root, book.path.parent.resolve()],
         f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade",
+        replaying,
     )
+    if replaying:
+        show_regrade(out, book, replaying)
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     for name in names:
         written = sync_nbgrader(course, name, rows)
@@ -241,6 +296,12 @@ def register(sub) -> None:
         "machine, an address joins a running scheduler; the gradebook stays here",
     )
     grade.add_argument("--db", help="gradebook SQLite file (default: DIR/gradebook.sqlite)")
+    grade.add_argument(
+        "--regrade",
+        metavar="STUDENT/EXERCISE",
+        help="grade one row again on the inputs it was graded with (its stored seed), show the new "
+        "result beside the stored one, and mark the row as regraded",
+    )
     grade.add_argument(
         "--unsandboxed",
         action="store_true",

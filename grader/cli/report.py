@@ -8,28 +8,29 @@ from pathlib import Path
 
 from grader.paths import gradebook_file
 
-from grader.cli.console import console as _console
+from grader.cli.console import console as _console, error
 
 
 def cmd_report(args) -> int:
+    import sqlite3
+
     from grader.report.write import write_report
 
-    err = _console(stderr=True)
     if not (args.directory or args.db):
-        err.print("[red]error:[/] give a class (or course) folder, or --db PATH")
-        return 2
+        return error("give a class (or course) folder, or --db PATH")
     db = gradebook_file(args.directory, args.db)
     if not db.is_file():
         hint = f" Grade the class first: zerogpu grade {args.directory}" if args.directory else ""
-        err.print(f"[red]error:[/] no gradebook at {db}.{hint}")
-        return 2
+        return error(f"no gradebook at {db}.{hint}")
     out = Path(args.out) if args.out else db.parent / "report"
     try:
         credit = _course_settings(args.directory, db)
         written = write_report(db, out, title=args.title, partial_credit=credit)
     except ValueError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        error(str(exc))
         return 1
+    except sqlite3.DatabaseError as exc:  # not a gradebook, or a damaged one
+        return error(f"cannot read the gradebook {db}: {exc}; give the right file with --db PATH")
     report = written["report"]
     console = _console()
     median = report.median_percent
@@ -118,7 +119,7 @@ def _reset_progress(yes: bool) -> int:
     try:
         progress.reset()
     except DataDirError as err:
-        print(err, file=sys.stderr)
+        error(str(err))
         return 1
     print(f"Progress reset: {path} deleted.")
     return 0

@@ -2,13 +2,17 @@
 CUDA compiler for that launch's argument types (grader/compiler/server.py, in a process of
 its own), so a kernel a GPU would refuse is refused on a laptop too.
 
-`verify_launch(py_func, args)` is what the kernel doctor and the simulator call before a
-launch runs. Answers are cached on disk by a hash of the kernel's description (its source, the
-globals it reads), the argument types, the compute capability and numba-cuda's version, and in
-memory for the process, so a second check of the same file compiles nothing. A grading child
-starts the helper before it installs its guard (`start_helper`); the helper imports numba only
-when the cache misses. Whatever goes wrong on the grader's side leaves the kernel unchecked
-(and runs it), never fails it.
+`verify_launch(py_func, args, signatures)` is what the kernel doctor and the simulator call
+before a launch runs. Answers are cached on disk by a hash of the kernel's description (its
+source, the globals it reads), the argument types, the compute capability and numba-cuda's
+version, and in memory for the process, so a second check of the same file compiles nothing. A
+grading child starts the helper before it installs its guard (`start_helper`); the helper
+imports numba only when the cache misses.
+
+It fails closed: a kernel the check cannot verify never runs. What the learner can change (a
+list global, a lambda kernel, a default argument) is an `exception` saying what to write
+instead; what is the grader's own failure (the helper not answering, compiler libraries
+missing) is `crashed`, said to be the grader's fault.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import sys
 import threading
 from pathlib import Path
 
+from dataclasses import dataclass
+
 from grader.paths import compile_cache_dir
 from grader.compiler.describe import describe_argument, describe_function, numba_cuda_version
+from grader.compiler.dispatch import converted, matching_signature, no_matching_definition, signature_types
 
 DEFAULT_CC = (9, 0)
 """sm_90 (H100/H200) unless ZEROGPU_COMPUTE_CAPABILITY names the course's GPU ("8.6")."""
@@ -36,6 +43,34 @@ class CompileRefused(Exception):
     def __init__(self, info):
         super().__init__(info.message)
         self.info = self.learner_info = info  # explain_exception passes it on as it is
+
+
+REPORT = (
+    "This is the grader's failure, not your code's: please report it to your course staff "
+    "(or as an issue of the Zero to GPU project) with your file and this message."
+)
+
+
+class CompileCheckFailed(RuntimeError):
+    """The compile check itself failed (the grader's fault): `crashed`, and the kernel never runs."""
+
+    learner_verdict = "crashed"
+
+    def __init__(self, name: str, answer: dict):
+        super().__init__(
+            f"The grader could not check your kernel `{name}` with Numba's CUDA compiler "
+            f"({answer.get('why', 'no answer')}), so it did not run it. {REPORT}"
+        )
+        self.learner_hint = answer.get("fix", "")
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A launch the compile check accepted: its arguments as the kernel receives them (numbers
+    cast to a declared signature's types) and its static shared memory in bytes."""
+
+    args: tuple
+    shared_bytes: int = 0
 
 
 def enabled() -> bool:
@@ -114,10 +149,10 @@ def _without_paths(value):
     return value
 
 
-def request_for(py_func, args) -> dict:
+def request_for(py_func, args, arg_types=None) -> dict:
     request = {
         "kernel": describe_function(py_func),
-        "args": [describe_argument(a) for a in args],
+        "args": [describe_argument(a) for a in args] if arg_types is None else list(arg_types),
         "cc": list(compute_capability()),
         "numba_cuda": numba_cuda_version(),
     }
@@ -127,10 +162,10 @@ def request_for(py_func, args) -> dict:
     return request
 
 
-def compile_answer(py_func, args) -> dict:
-    """The compiler's answer for this kernel and these arguments (cached)."""
+def compile_answer(py_func, args, arg_types=None) -> dict:
+    """The compiler's answer for this kernel and these arguments (or argument types; cached)."""
     try:
-        request = request_for(py_func, args)
+        request = request_for(py_func, args, arg_types)
     except (OSError, TypeError) as exc:  # no source to read: nothing to compile from
         return {"status": "unchecked", "why": f"the kernel's source cannot be read ({exc})"}
     key = request["key"]
@@ -148,12 +183,29 @@ def compile_answer(py_func, args) -> dict:
     return answer
 
 
-def verify_launch(py_func, args) -> None:
-    """Raise CompileRefused when Numba's CUDA compiler refuses this kernel for these arguments."""
+def verify_launch(py_func, args, signatures=()) -> Verified:
+    """Refuse what a GPU would not run: arguments that fit none of the kernel's declared
+    signatures (numba-cuda's TypeError), a kernel Numba's CUDA compiler refuses (CompileRefused)
+    or that cannot be verified (CompileRefused, or CompileCheckFailed when that is the
+    grader's fault). `signatures`: the declared argument types, as numba types."""
+    args = tuple(args)
+    arg_types = [describe_argument(a) for a in args]
+    if signatures:
+        declared = [signature_types(s) for s in signatures]
+        chosen = matching_signature(declared, arg_types)
+        if chosen is None:
+            raise no_matching_definition(py_func.__name__, declared, arg_types)
+        args, arg_types = converted(args, chosen), list(chosen)
     if not enabled():
-        return
-    answer = compile_answer(py_func, args)
-    if answer.get("status") == "error":
-        from grader.compiler.teach import refusal
+        return Verified(args)
+    answer = compile_answer(py_func, args, arg_types)
+    status = answer.get("status")
+    if status == "ok":
+        return Verified(args, int(answer.get("shared_bytes", 0)))
+    from grader.compiler.teach import refusal, unverifiable
 
+    if status == "error":
         raise CompileRefused(refusal(py_func, answer))
+    if status == "unverifiable":
+        raise CompileRefused(unverifiable(py_func, answer))
+    raise CompileCheckFailed(py_func.__name__, answer)

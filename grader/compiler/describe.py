@@ -4,9 +4,9 @@ The helper runs in another process and never imports the learner's module, so a 
 travels as data: the source of its `def`, where it sits in the file (line numbers in Numba's
 messages stay the learner's), and each global or closure name its code reads, as a constant,
 a module, a numba or NumPy type, or another described device function. What cannot be
-described (an object of a class of the learner's) is marked opaque: the helper then leaves the
-kernel unchecked rather than report an error a GPU would not. Arguments become Numba's types
-as a GPU launch would infer them: device arrays C-contiguous (or strided) arrays of their
+described (a list, an object of a class of the learner's) is marked opaque, with what to write
+instead: the kernel is then refused, never run unchecked (fail closed). Arguments become Numba's
+types as a GPU launch would infer them: device arrays C-contiguous (or strided) arrays of their
 dtype, NumPy scalars their dtype, Python ints int64, floats float64.
 """
 
@@ -25,8 +25,27 @@ import numpy as np
 from grader.steps.extract import code_names
 
 CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
-MODULE_NAMES = {"math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator"}
+MODULE_NAMES = {
+    "math",
+    "cmath",
+    "numpy",
+    "numba",
+    "numba.cuda",
+    "numba.cuda.libdevice",
+    "numba.cuda.random",
+    "numba.core.types",
+    "operator",
+}
 LARGEST_CONSTANT_ARRAY = 1 << 16
+CONSTANT_FIX = (
+    "a kernel reads module-level numbers, tuples, NumPy arrays and device arrays as constants; "
+    "pass anything else as a kernel argument"
+)
+
+
+def opaque(what: str, fix: str = CONSTANT_FIX) -> list:
+    """A value the compile check cannot carry: what it is, and what to write instead."""
+    return ["opaque", what, fix]
 
 
 def jit_python_function(value):
@@ -40,23 +59,36 @@ def jit_python_function(value):
     return None
 
 
-def describe_value(value, seen: dict):
+def describe_value(value, seen: dict, name: str = "it"):
     fake = getattr(value, "zerogpu_stands_for", None)  # the doctor's cuda and numba (doctor/fakecuda.py)
     if isinstance(fake, str):
         return ["module", fake]
     if isinstance(value, types.ModuleType):
-        name = value.__name__
-        if name == "numba.cuda.simulator" or (name.startswith("numba.cuda") and name != "numba.cuda.libdevice"):
-            name = "numba.cuda"
-        return ["module", name] if name in MODULE_NAMES else ["opaque", f"module `{name}`"]
+        module = value.__name__
+        if module not in MODULE_NAMES and module.startswith("numba.cuda"):
+            module = "numba.cuda"  # the simulator's modules stand for numba.cuda's
+        if module in MODULE_NAMES:
+            return ["module", module]
+        return opaque(f"the module `{module}`", "in a kernel use only math, cmath, operator, numpy and numba's modules")
     if isinstance(value, float) and not math.isfinite(value):
         return ["float", repr(value)]
-    if isinstance(value, CONSTANT_TYPES) or (isinstance(value, tuple) and _plain_tuple(value)):
+    if isinstance(value, CONSTANT_TYPES) or (type(value) is tuple and _plain_tuple(value)):
         return ["literal", repr(value)]
+    if isinstance(value, list):
+        return opaque(
+            f"`{name}` is a list",
+            f"make it a tuple (`{name} = ({', '.join(map(repr, value[:3]))}{', ...' if len(value) > 3 else ''},)`): "
+            "numba freezes a tuple into the kernel, and no GPU kernel can read a Python list",
+        )
+    device = _device_array(value)
+    if device is not None:
+        return device
     if isinstance(value, np.generic):
         return ["npscalar", value.dtype.str, repr(value.item())]
     if isinstance(value, type) and issubclass(value, np.generic):
         return ["numpy", value.__name__]
+    if isinstance(value, np.dtype) and value.kind in "biufc":
+        return ["dtype", value.str]
     if type(value).__module__.startswith("numba.core.types"):
         return ["numba_type", str(value)]
     if isinstance(value, np.ndarray) and value.size <= LARGEST_CONSTANT_ARRAY and value.dtype.kind in "biuf":
@@ -65,17 +97,33 @@ def describe_value(value, seen: dict):
     if found is not None:
         fn, device, options = found
         if not device:
-            return ["opaque", "a kernel called from a kernel"]
+            return opaque(
+                f"`{name}` is a kernel, called from a kernel",
+                "call a device function (`@cuda.jit(device=True)`) instead: a kernel is launched from the host only",
+            )
         return ["device", describe_function(fn, options, seen)]
     module = getattr(value, "__module__", None) or ""
-    name = getattr(value, "__name__", "")
+    own_name = getattr(value, "__name__", "")
     known = MODULE_NAMES | {"builtins"}
-    if callable(value) and name and (module in known or module.startswith(("numba.cuda", "numpy"))):
+    if callable(value) and own_name and (module in known or module.startswith(("numba.cuda", "numpy"))):
         home = module if module in known else "numba.cuda" if module.startswith("numba.cuda") else "numpy"
-        return ["attr", home, name]  # `from math import exp`, `from numba.cuda import grid`
+        return ["attr", home, own_name]  # `from math import exp`, `from numba.cuda import grid`
     if isinstance(value, types.FunctionType):
-        return ["pyfunc", name]
-    return ["opaque", f"a {type(value).__name__}"]
+        return ["pyfunc", own_name]
+    return opaque(f"`{name}` is a {type(value).__name__}")
+
+
+def _device_array(value):
+    """A device array the kernel reads as a global (numba-cuda captures it by its pointer):
+    ["devarray", dtype, shape], or None for anything else."""
+    if isinstance(value, np.ndarray):
+        return None
+    engine = value
+    inner = getattr(engine, "arr", None)  # the doctor's View
+    inner = getattr(engine, "_ary", None) if inner is None else inner  # the simulator's arrays
+    if not isinstance(inner, np.ndarray) or not type(engine).__module__.startswith(("grader.", "numba")):
+        return None
+    return ["devarray", inner.dtype.str, list(inner.shape)]
 
 
 def _plain_tuple(value) -> bool:
@@ -100,6 +148,8 @@ def describe_function(fn, options: dict | None = None, seen: dict | None = None)
         "globals": {},
         "options": options or {},
     }
+    if fn.__name__ == "<lambda>":  # its line is no `def` the helper could rebuild
+        desc["lambda"] = True
     seen[id(fn)] = desc
     scope = dict(fn.__globals__)
     if fn.__closure__:
@@ -111,9 +161,9 @@ def describe_function(fn, options: dict | None = None, seen: dict | None = None)
     builtin_names = set(dir(builtins))
     for name in sorted(code_names(fn.__code__) | set(fn.__code__.co_freevars)):
         if name in scope:
-            desc["globals"][name] = describe_value(scope[name], seen)
+            desc["globals"][name] = describe_value(scope[name], seen, name)
         elif name not in builtin_names:
-            desc["globals"][name] = ["opaque", f"the name `{name}`"]
+            desc["globals"][name] = opaque(f"`{name}` is not defined", f"define `{name}` before the kernel runs")
     return desc
 
 

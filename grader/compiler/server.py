@@ -12,6 +12,12 @@ kernels are all cached pays for a bare interpreter.
 It never runs the learner's module: only the `def` statements of the kernel and its device
 functions are executed (decorators dropped, defaults must be constants), with globals rebuilt
 from the descriptions grader/compiler/describe.py made (constants, numba types, modules).
+
+Answers: "ok"; "error" (numba refused the kernel: its message); "unverifiable" (the kernel
+holds something this check cannot carry to the compiler, a list global, a lambda, a default
+argument: the learner's to change, with `why` and `fix`); "unchecked" (the grader's own failure:
+missing compiler libraries, a driver wanted, a rebuild that failed). Only the first three
+depend on the kernel alone, so only they are cached.
 """
 
 from __future__ import annotations
@@ -19,19 +25,42 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
 
-MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "operator")
+MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator")
 MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")
+MISSING_FIX = "install numba-cuda's compiler libraries: `pip install 'numba-cuda[cu12]'` (or `make install`)"
 
 
 class Opaque(Exception):
-    """A global the description could not carry: the kernel is left unchecked, never failed."""
+    """Something of the kernel the check cannot carry to the compiler: (what, what to write instead)."""
+
+    def __init__(self, what: str, fix: str = ""):
+        super().__init__(what)
+        self.what, self.fix = what, fix
+
+
+class _DeviceArray:
+    """A device array the kernel reads as a global, as numba-cuda types it (by its
+    `__cuda_array_interface__`; the pointer is never followed while compiling)."""
+
+    def __init__(self, typestr: str, shape):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (0, False),
+            "strides": None,
+            "version": 3,
+        }
 
 
 def _value(desc, build_function):
+    """A global's value from its description. The description may come from a submission's
+    process, so each kind is held to what describe.py makes: modules and their functions only
+    from MODULES, numba and NumPy types only, constants parsed, never evaluated."""
     import importlib
 
     import numpy as np
@@ -39,55 +68,95 @@ def _value(desc, build_function):
 
     kind = desc[0]
     if kind == "literal":
-        return ast.literal_eval(desc[1])
+        return _literal(desc[1])
     if kind == "float":
+        if desc[1] not in ("nan", "inf", "-inf"):
+            raise Opaque("a float that is not a number")
         return float(desc[1])
-    if kind == "module":
+    if kind == "module" and desc[1] in MODULES:
         return importlib.import_module(desc[1])
-    if kind == "attr":
+    if kind == "attr" and desc[1] in (*MODULES, "builtins") and _public(desc[2]):
         return getattr(importlib.import_module(desc[1]), desc[2])
-    if kind == "numba_type":
+    if kind == "numba_type" and _public(desc[1]) and isinstance(getattr(types, desc[1], None), types.Type):
         return getattr(types, desc[1])
-    if kind == "numpy":
-        return getattr(np, desc[1])
-    if kind == "npscalar":
-        return np.dtype(desc[1]).type(ast.literal_eval(desc[2]))
-    if kind == "array":
+    if kind == "numpy" and _public(desc[1]):
+        value = getattr(np, desc[1], None)
+        if isinstance(value, type) and issubclass(value, np.generic):
+            return value
+    if kind == "dtype" and np.dtype(desc[1]).kind in "biufc":
+        return np.dtype(desc[1])
+    if kind == "npscalar" and np.dtype(desc[1]).kind in "biufc":
+        return np.dtype(desc[1]).type(_literal(desc[2]))
+    if kind == "array" and np.dtype(desc[1]).kind in "biuf":
         return np.array(desc[3], dtype=desc[1]).reshape(desc[2])
+    if kind == "devarray":
+        return _DeviceArray(desc[1], desc[2])
     if kind == "device":
         return build_function(desc[1], device=True)
-    if kind == "pyfunc":  # a plain Python function: a GPU cannot call it, and Numba says so
+    if kind == "pyfunc" and _public(desc[1]):  # a plain Python function: a GPU cannot call it, and Numba says so
 
         def plain(*args):
             return None
 
         plain.__name__ = desc[1]
         return plain
-    raise Opaque(desc[1] if len(desc) > 1 else kind)
+    raise Opaque(*desc[1:3]) if kind == "opaque" else Opaque(f"a global of kind `{str(kind)[:20]}`")
 
 
-def _only_constants(fn) -> None:
-    """Nothing of the learner's may run here: annotations go, and defaults must be constants."""
+def _public(name) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+
+
+def _literal(text):
+    """A constant's repr read back (ast.literal_eval: numbers, strings, tuples; nothing runs)."""
+    if not isinstance(text, str) or len(text) > 100_000:
+        raise Opaque("a constant too long to read")
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        raise Opaque("a constant that is not a literal") from None
+
+
+NO_DEFAULTS = (
+    "remove the default and pass every argument in the launch (a GPU kernel has no default "
+    "arguments), or make the value a module-level constant"
+)
+
+
+def _only_constants(fn, device: bool) -> None:
+    """Nothing of the learner's may run here: annotations go, and defaults must be constants
+    (a device function's; a kernel may have none)."""
     fn.returns = None
     args = fn.args
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if arg is not None:
             arg.annotation = None
-    if not all(isinstance(d, ast.Constant) for d in [*args.defaults, *args.kw_defaults] if d is not None):
-        raise Opaque("a default argument that is not a constant")
+    defaults = [d for d in [*args.defaults, *args.kw_defaults] if d is not None]
+    if defaults and not device:
+        shown = ast.unparse(defaults[0])
+        raise Opaque(f"the kernel `{fn.name}` has a default argument (`= {shown}`)", NO_DEFAULTS)
+    for default in defaults:
+        try:
+            ast.literal_eval(default)
+        except ValueError:
+            raise Opaque(
+                f"the default `{ast.unparse(default)}` of `{fn.name}` is not a constant", NO_DEFAULTS
+            ) from None
 
 
 def build_function(desc: dict, device: bool = False):
     """The described function, defined afresh (its `def` only) and wrapped by cuda.jit."""
     from numba import cuda
 
+    if desc.get("lambda"):
+        raise Opaque("the kernel is a lambda", "write it as a `def` under `@cuda.jit`")
     namespace = {"__name__": "submission"}
     for name, value in desc["globals"].items():
         namespace[name] = _value(value, build_function)
     tree = ast.parse(textwrap.dedent(desc["source"]))
     fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     fn.decorator_list = []
-    _only_constants(fn)
+    _only_constants(fn, device)
     ast.increment_lineno(tree, desc["firstline"] - 1)
     module = ast.Module(body=[fn], type_ignores=[])
     exec(compile(module, desc["filename"], "exec"), namespace)  # noqa: S102 - a def, nothing else
@@ -111,7 +180,10 @@ def argument_type(desc):
         return types.BaseTuple.from_types([argument_type(d) for d in desc[1]])
     if kind == "none":
         return types.none
-    raise Opaque(f"an argument of kind {kind}")
+    raise Opaque(f"a kernel argument of type {desc[1] if len(desc) > 1 else kind}", ARGUMENT_FIX)
+
+
+ARGUMENT_FIX = "pass device arrays, NumPy arrays, numbers or tuples of those to a kernel"
 
 
 class _NamedDevice:
@@ -139,7 +211,7 @@ def compile_request(request: dict) -> dict:
         pyfunc = build_function(request["kernel"])
         signature = tuple(argument_type(a) for a in request["args"])
     except Opaque as why:
-        return {"status": "unchecked", "why": f"the compile check cannot rebuild {why}"}
+        return {"status": "unverifiable", "why": why.what, "fix": why.fix}
     except Exception as exc:  # noqa: BLE001 - our rebuilding failed: never the learner's fault
         return {"status": "unchecked", "why": f"the compile check failed ({type(exc).__name__}: {exc})"}
     options = request["kernel"].get("options", {})
@@ -150,19 +222,34 @@ def compile_request(request: dict) -> dict:
     except Exception as exc:  # noqa: BLE001 - Numba's refusal is the answer
         text = f"{type(exc).__name__}: {exc}"
         if any(mark in text for mark in MISSING_LIBRARIES):
-            # Typing and lowering to LLVM passed; only NVVM/NVRTC (pip extra [cu12]) are absent.
-            return {"status": "ok", "ptx": False, "why": text.splitlines()[0][:300]}
+            # Typing passed, but without NVVM/NVRTC (pip extra [cu12]) lowering was not checked.
+            return {
+                "status": "unchecked",
+                "why": f"Numba's CUDA compiler libraries are missing ({text.splitlines()[0][:200]})",
+                "fix": MISSING_FIX,
+            }
         if type(exc).__name__ == "CudaSupportError":  # wants a driver: unchecked, not wrong
             return {"status": "unchecked", "why": text.splitlines()[0][:300]}
         return {"status": "error", "error_type": type(exc).__name__, "message": str(exc)}
-    return {"status": "ok", "ptx": True, "ptx_bytes": len(ptx)}
+    return {"status": "ok", "ptx": True, "ptx_bytes": len(ptx), "shared_bytes": static_shared_bytes(ptx)}
+
+
+SHARED_DECLARATION = re.compile(r"^[.\w ]*?\.shared\s+(?:\.align\s+\d+\s+)?\.[bufs](\d+)\s+[\w$.]+\[(\d+)\];", re.M)
+
+
+def static_shared_bytes(ptx: str) -> int:
+    """Bytes of `cuda.shared.array`s with a fixed size in the PTX (dynamic ones are `[]`)."""
+    return sum(int(bits) // 8 * int(count) for bits, count in SHARED_DECLARATION.findall(ptx))
 
 
 def serve(cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     for line in sys.stdin:
         request = json.loads(line)
-        answer = compile_request(request)
+        try:
+            answer = compile_request(request)
+        except Exception as exc:  # noqa: BLE001 - the helper's own failure: the grader's, said as such
+            answer = {"status": "unchecked", "why": f"the compile helper failed ({type(exc).__name__}: {exc})"}
         if answer["status"] != "unchecked":
             tmp = cache / f"{request['key']}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(answer))

@@ -2,8 +2,10 @@
 
 Two patches, both idempotent: a kernel launch from the host (grader/backend/simulator.py's
 `BEFORE_LAUNCH`, after the device-array handles are unwrapped) first asks the compile check
-(client.verify_launch) about its arguments; and the `cuda` a simulated kernel sees gets numba's
-scalar types (`cuda.float32(x)` exists in numba-cuda, not in its simulator's per-kernel module).
+(client.verify_launch) about its arguments and its declared signatures, then checks the launch's
+limits as a GPU does (dispatch.check_launch); and the `cuda` a simulated kernel sees gets
+numba's scalar types (`cuda.float32(x)` exists in numba-cuda, not in its simulator's per-kernel
+module).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ def install() -> None:
     from numba.core import types
     from numba.cuda.simulator import kernelapi
 
-    from grader.backend.simulator import BEFORE_LAUNCH
+    from grader.backend.simulator import BEFORE_LAUNCH, SIGNATURES
     from grader.compiler.client import verify_launch
+    from grader.compiler.dispatch import check_launch
 
     for name in dir(real_cuda):
         value = getattr(real_cuda, name)
@@ -28,8 +31,10 @@ def install() -> None:
             setattr(kernelapi.FakeCUDAModule, name, value)
 
     def compiled_first(kernel, args):
-        verify_launch(kernel.fn, args)
-        return args
+        verified = verify_launch(kernel.fn, args, getattr(kernel, SIGNATURES, ()))
+        dynamic = int(getattr(kernel, "dynshared_size", 0) or 0)
+        check_launch(kernel.fn.__name__, kernel.grid_dim, kernel.block_dim, dynamic, verified.shared_bytes)
+        return verified.args
 
     BEFORE_LAUNCH.append(compiled_first)
     _installed = True

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from grader.containment.device_data import DOCTOR_INTERNALS
 from grader.containment.library_calls import RULE, library_message, refused_call
 from grader.containment.scopes import ScopeTracker
 
@@ -67,17 +66,12 @@ NUMPY_ALLOWED = {
 }
 
 CUDA_FORBIDDEN = {
-    "stream": "launches on another stream (use the default stream)",
+    # A recorded launch replays in order on the default stream of the grader's device
+    # (grader/replay/): streams, the device's attributes and closing are answered while recording.
     "external_stream": "launches on another stream (use the default stream)",
-    "per_thread_default_stream": "launches on another stream (use the default stream)",
-    "default_stream": "touches the grader's stream",
-    "legacy_default_stream": "touches the grader's stream",
     "event": "touches the grader's timers",
     "event_elapsed_time": "touches the grader's timers",
-    "close": "closes the CUDA context",
-    "select_device": "changes the device",
     "current_context": "reaches into the CUDA context",
-    "get_current_device": "reaches into the CUDA context",
     "driver": "reaches into the CUDA driver",
     "cudadrv": "reaches into the CUDA driver",
     "profile_start": "touches the profiler",
@@ -169,9 +163,17 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
         return bool(key)
 
     def visit_FunctionDef(self, node):
+        _drop_plain_annotations(node)
         self.enter_scope(node)
         self.generic_visit(node)
         self.leave_scope()
+
+    def visit_AnnAssign(self, node):
+        if not _plain_annotation(node.annotation):
+            self.visit(node.annotation)
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
 
     visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
 
@@ -240,7 +242,7 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
             pass  # the learner's own variable (a parameter `input`), or getattr of a constant name
         elif node.id in FORBIDDEN_CALLS:
             self.flag(node, "builtin", f"`{node.id}` {FORBIDDEN_CALLS[node.id]}")
-        elif node.id.startswith("__") and node.id not in ("__name__",):
+        elif _python_machinery(node.id) or (node.id.startswith("__") and not self.shadows(node.id)):
             self.flag(node, "dunder", f"`{node.id}` reaches into Python's machinery")
         self.generic_visit(node)
 
@@ -249,13 +251,6 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
             self.flag(node, "dunder", f"`.{node.attr}` reaches into Python's machinery")
         elif node.attr.startswith("_"):
             self.flag(node, "internals", f"`.{node.attr}` reaches into another object's internals")
-        elif node.attr in DOCTOR_INTERNALS:
-            self.flag(
-                node,
-                "internals",
-                f"`.{node.attr}` is the grader's bookkeeping of a device array, not its API: "
-                "read and write device arrays only inside your kernels",
-            )
         if _dotted(node) and self._library(node, _dotted(node)):
             return
         base = node.value
@@ -281,6 +276,40 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
 
 
 TOO_DEEP = "an expression nested too deeply for the grader to read; split it into steps"
+
+
+def _python_machinery(name: str) -> bool:
+    """`__builtins__`, `__import__`, `__loader__`...: Python's own names (`__name__` is harmless).
+    A name such as `__add` that the file binds itself (a kernel's name) is the learner's."""
+    return name.startswith("__") and name.endswith("__") and name != "__name__"
+
+
+PLAIN_ANNOTATION = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.Slice, ast.Load, ast.BinOp)
+
+
+def _plain_annotation(node) -> bool:
+    """An annotation made of names, attributes and subscripts only (`np.ndarray`,
+    `float32[:]`): Python evaluates it when the `def` runs, but it reads nothing and calls
+    nothing, and numba ignores it. Anything else is checked like any other expression."""
+    return all(
+        isinstance(n, PLAIN_ANNOTATION + (ast.operator, ast.expr_context))
+        and not (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
+        and not (isinstance(n, ast.Name) and n.id.startswith("__"))
+        for n in ast.walk(node)
+    )
+
+
+def _drop_plain_annotations(func) -> None:
+    """Annotations on a function's parameters and return need no rule of the policy
+    (`def kernel(x: np.ndarray)` does no work on the host) when they are plain."""
+    if isinstance(func, ast.Lambda):
+        return
+    args = func.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None and arg.annotation is not None and _plain_annotation(arg.annotation):
+            arg.annotation = None
+    if func.returns is not None and _plain_annotation(func.returns):
+        func.returns = None
 
 
 def _dotted(node) -> str:

@@ -140,11 +140,14 @@ def exercise_source(nb: dict, exercise_id: str) -> str | None:
 
 
 def _find_submission(exercise_id: str) -> str | None:
-    """The exercise cell of the notebook being graded: nbgrader runs it in its own folder."""
+    """The exercise cell of the notebook being graded: nbgrader runs it in its own folder
+    (each notebook read as a regular file, never through a link)."""
+    from grader.classroom.handins import Refused, read_below
+
     for path in sorted(Path.cwd().glob("*.ipynb")):
         try:
-            nb = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            nb = json.loads(read_below(path.parent, path.name).decode("utf-8"))
+        except (Refused, OSError, ValueError):
             continue
         source = exercise_source(nb, exercise_id)
         if source is not None:
@@ -190,20 +193,25 @@ def _check(exercise_id: str, path: Path):
 
 
 def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str, assignment: str) -> dict:
-    """During autograde: the stored result of this very submission, else grade and store it."""
+    """During autograde: the stored result of this very submission, else grade and store it
+    as `zerogpu grade` does (the task's secret, a seed kept in the gradebook: replayable)."""
     from grader.backend import current as current_backend
+    from grader.classroom.gradebook import Gradebook
+    from grader.classroom.grading import Task, grade_task
     from grader.course.build import extracted_path
     from grader.paths import gradebook_file
-    from grader.classroom.gradebook import Gradebook
+    from grader.steps.cases import new_seed
 
     book = gradebook_file(course)
     result = stored_result(book, student, exercise_id, sha, current_backend())
     if result is None:
-        path = extracted_path(course, assignment, student, exercise_id)
+        path = extracted_path(course, assignment, student, exercise_id)  # for the instructor to read
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
-        checked = _check(exercise_id, path)
-        Gradebook(book).record(student, exercise_id, sha, checked)
+        timeout, seed = float(os.environ.get("ZEROGPU_CASE_TIMEOUT") or 60), new_seed()
+        task = Task(student, exercise_id, source.encode("utf-8"))
+        checked = grade_task(task, None, case_timeout=timeout, private=(), seed=seed)
+        Gradebook(book).record(student, exercise_id, sha, checked, seed=seed)
         result = json.loads(checked.to_json())
     return result
 

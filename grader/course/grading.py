@@ -1,10 +1,13 @@
 """`zerogpu grade COURSE_DIR [ASSIGNMENT]`: grade an nbgrader course's submissions, fast.
 
-For every student folder under COURSE/submitted/, each exercise cell of each notebook of the
-assignment is written to COURSE/zerogpu/submissions/<assignment>/<student>/<id>.py and graded
-by grader.classroom.grading.grade_class (parallel, graded mode, resumable: our gradebook,
+For every student folder under COURSE/submitted/, each notebook of the assignment is read once
+as a regular file, never through a link (grader/classroom/handins.py); each exercise cell is
+written to COURSE/zerogpu/submissions/<assignment>/<student>/<id>.py for the instructor to read,
+and its text graded by grader.classroom.grading.grade_class (parallel, graded mode, resumable: our gradebook,
 COURSE/gradebook.sqlite, keeps one row per student and exercise). A missing or unreadable
-notebook, or a deleted exercise cell, is "not submitted", and the gradebook notes why;
+notebook, a link, or a deleted exercise cell, is "not submitted", and the gradebook notes why;
+an exercise cell handed in as released (the starter, unchanged) is graded but noted as not
+attempted; nbgrader's own files (timestamp.txt, submission_secret.txt) are no hand-ins;
 autograder cells are never run, so editing or deleting them changes nothing, but it is noted
 too (the class report lists both, and notebooks that belong to no exercise). Then every score
 goes into nbgrader's gradebook (the course's
@@ -16,11 +19,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.course.build import CourseError, extracted_path
+from grader.classroom.handins import Missing, Refused, entries, not_read, opened, read_below, walk, what_it_is
+from grader.course.build import CourseError, extracted_path, released_source
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
 from grader.exercises import LADDER, exercise
@@ -60,22 +65,44 @@ def load_course(course_dir: Path) -> Course:
     return Course(root, coursedir.course_id, coursedir.db_url, coursedir, credit)
 
 
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+"""Files nbgrader itself puts in a submission: never hand-ins (its dot folders are left out too)."""
+
+
 def _read_notebook(path: Path) -> tuple[dict | None, str]:
-    """(a notebook's JSON, "") or (None, why it cannot be graded: missing, not JSON, ...)."""
+    """(an instructor's notebook's JSON, "") or (None, why it cannot be read)."""
     if not path.is_file():
-        return None, f"no {path.name} was handed in"
+        return None, f"no {path.name}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return None, f"{path.name} is not a notebook: not UTF-8 text"
+        return _parse_notebook(path.read_bytes(), path.name)
     except OSError as err:
         return None, f"{path.name} could not be read ({err.strerror or err})"
+
+
+def _handed_in(course: Course, student: str, assignment: str, notebook: str) -> tuple[dict | None, str | None]:
+    """(a student's notebook's JSON, "") or (None, why it cannot be graded), read once as a
+    regular file without following links; (None, None) when nothing by that name was handed in."""
+    name = f"{notebook}.ipynb"
+    try:
+        data = read_below(course.submitted(), student, assignment, name)
+    except Missing:
+        return None, None
+    except Refused as why:
+        return None, str(why)
+    return _parse_notebook(data, name)
+
+
+def _parse_notebook(data: bytes, name: str) -> tuple[dict | None, str]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, f"{name} is not a notebook: not UTF-8 text"
     try:
         nb = json.loads(text)
     except ValueError as err:
-        return None, f"{path.name} is not valid JSON ({err}): not a notebook nbgrader can open either"
+        return None, f"{name} is not valid JSON ({err}): not a notebook nbgrader can open either"
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        return None, f"{path.name} is JSON but not a notebook (it has no list of cells)"
+        return None, f"{name} is JSON but not a notebook (it has no list of cells)"
     return nb, ""
 
 
@@ -102,10 +129,37 @@ def assignments(course: Course) -> list[str]:
 
 
 def students(course: Course, assignment: str) -> list[str]:
-    base = course.submitted()
-    if not base.is_dir():
+    """Students with a folder for the assignment: real folders only (`refused_folders` names
+    the links)."""
+    refused = refused_folders(course, assignment)
+    return [name for name, mode in _student_folders(course) if stat.S_ISDIR(mode) and name not in refused]
+
+
+def _student_folders(course: Course) -> list[tuple[str, int]]:
+    """(name, mode) of each entry of COURSE/submitted/ that is no dot name."""
+    if not course.submitted().is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if not p.name.startswith(".") and (p / assignment).is_dir())
+    with opened(course.submitted()) as top:
+        return [(name, mode) for name, mode in entries(top) if not name.startswith(".")]
+
+
+def refused_folders(course: Course, assignment: str) -> dict:
+    """{student: why} for a student folder, or its assignment folder, that is a link (or a FIFO...):
+    nothing in it is read. A student without the assignment's folder is left out silently."""
+    found = {}
+    for name, mode in _student_folders(course):
+        if not stat.S_ISDIR(mode):
+            if stat.S_ISLNK(mode):
+                found[name] = f"{name} is {what_it_is(mode)}: nothing in it was read"
+            continue
+        try:
+            with opened(course.submitted(), [name, assignment]):
+                pass
+        except Missing:
+            found[name] = ""
+        except Refused as why:
+            found[name] = str(why)
+    return found
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -117,24 +171,37 @@ def _write_if_changed(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def starters(course: Course, assignment: str) -> dict:
+    """Exercise id -> its exercise cell as released to learners (the starter)."""
+    found = {}
+    for notebook, ids in layout(course, assignment).items():
+        original = _read_notebook(course.source / assignment / f"{notebook}.ipynb")[0]
+        for exercise_id in ids:
+            cell = exercise_source(original, exercise_id) if original else None
+            if cell is not None:
+                found[exercise_id] = released_source(cell)
+    return found
+
+
 def course_tasks(course: Course, assignment: str, exercises=None):
     """One grader.classroom.grading.Task per student and exercise of the assignment: why
-    nothing is graded when that is so, and which autograder cells were edited or deleted."""
+    nothing is graded when that is so, which autograder cells were edited or deleted, and
+    whether the exercise cell is the released starter, unchanged."""
     from grader.classroom.grading import Task
 
     tasks, notebooks = [], layout(course, assignment)
     originals = {n: _read_notebook(course.source / assignment / f"{n}.ipynb")[0] for n in notebooks}
+    released = starters(course, assignment)
     strays = files_not_graded(course, assignment)
     for student in students(course, assignment):
-        folder = course.submitted(student, assignment)
         for notebook, ids in notebooks.items():
-            nb, problem = _read_notebook(folder / f"{notebook}.ipynb")
-            renamed = [
-                name.split("/", 1)[1]
-                for (who, name), why in strays.items()
-                if who == student and f"rename it {notebook}.ipynb" in why
-            ]
-            if not (folder / f"{notebook}.ipynb").exists():  # nothing handed in: nothing to explain...
+            nb, problem = _handed_in(course, student, assignment, notebook)
+            if problem is None:  # nothing handed in: nothing to explain...
+                renamed = [
+                    name.split("/", 1)[1]
+                    for (who, name), why in strays.items()
+                    if who == student and f"rename it {notebook}.ipynb" in why
+                ]
                 problem = (  # ...unless it was handed in under another name
                     f"no {notebook}.ipynb, but {', '.join(renamed)} was handed in: rename it {notebook}.ipynb"
                     if renamed
@@ -155,47 +222,53 @@ def course_tasks(course: Course, assignment: str, exercises=None):
                     )
                     tasks.append(Task(student, exercise_id, None, note))
                     continue
-                path = extracted_path(course.root, assignment, student, exercise_id)
-                _write_if_changed(path, source)
+                _write_if_changed(extracted_path(course.root, assignment, student, exercise_id), source)
                 changed = autograder_changes(originals[notebook], nb, exercise_id)
-                tasks.append(Task(student, exercise_id, path, autograder_cells=changed))
+                untouched = source == released.get(exercise_id)
+                tasks.append(Task(student, exercise_id, source.encode("utf-8"), "", changed, untouched))
     return tasks
 
 
 def files_not_graded(course: Course, assignment: str) -> dict:
     """{(student, "ASSIGNMENT/FILE"): why} for what students handed in that no exercise reads:
     a notebook of another name (the closest of the assignment's suggested), a file that is not
-    part of the assignment."""
-    import difflib
-
+    part of the assignment, a link or a FIFO (never read); "ASSIGNMENT/": the folder itself is
+    a link. nbgrader's own files are none of these."""
     notebooks = layout(course, assignment)
     released = (
         {p.name for p in (course.source / assignment).iterdir()} if (course.source / assignment).is_dir() else set()
     )
-    found = {}
+    found = {(s, f"{assignment}/"): why for s, why in refused_folders(course, assignment).items() if why}
     for student in students(course, assignment):
-        folder = course.submitted(student, assignment)
-        if not folder.is_dir():
-            continue
-        for f in sorted(folder.rglob("*")):
-            relative = f.relative_to(folder)
-            if f.is_dir() or any(part.startswith(".") for part in relative.parts) or f.name == "timestamp.txt":
-                continue
-            if f.suffix == ".ipynb" and f.stem in notebooks and len(relative.parts) == 1:
-                continue
-            if f.suffix == ".ipynb":
-                close = difflib.get_close_matches(f.stem, list(notebooks), n=1, cutoff=0.6)
-                reason = f"not a notebook of assignment {assignment}" + (
-                    f": rename it {close[0]}.ipynb to grade it"
-                    if close
-                    else " (its exercises are read from " + ", ".join(f"{n}.ipynb" for n in notebooks) + ")"
-                )
-            elif relative.as_posix() in released:
-                continue
-            else:
-                reason = f"not part of assignment {assignment}: only its notebooks are graded"
-            found[(student, f"{assignment}/{relative.as_posix()}")] = reason
+        for relative, mode in walk(course.submitted(), student, assignment):
+            why = _not_graded(relative, mode, notebooks, released, assignment)
+            if why:
+                found[(student, f"{assignment}/{relative}")] = why
     return found
+
+
+def _not_graded(relative: str, mode: int, notebooks: dict, released: set, assignment: str) -> str:
+    """Why a file of a student's assignment folder is not graded, "" when it is (or is nbgrader's)."""
+    import difflib
+
+    name = relative.rsplit("/", 1)[-1]
+    stem, top = name.removesuffix(".ipynb"), "/" not in relative
+    if stat.S_ISDIR(mode) or name in NBGRADER_FILES or relative in released:
+        return ""
+    if not stat.S_ISREG(mode):
+        if top and name.endswith(".ipynb") and stem in notebooks:
+            return ""  # its exercises' notes say why
+        return not_read(name, mode)
+    if name.endswith(".ipynb"):
+        if top and stem in notebooks:
+            return ""
+        close = difflib.get_close_matches(stem, list(notebooks), n=1, cutoff=0.6)
+        return f"not a notebook of assignment {assignment}" + (
+            f": rename it {close[0]}.ipynb to grade it"
+            if close
+            else " (its exercises are read from " + ", ".join(f"{n}.ipynb" for n in notebooks) + ")"
+        )
+    return f"not part of assignment {assignment}: only its notebooks are graded"
 
 
 def _grade_cell(nb: dict, grade_id: str) -> dict | None:
@@ -310,4 +383,4 @@ def regrade_for_speed(tasks, book) -> list:
     no_gpu = {
         (r["student"], r["exercise"]) for r in book.rows() if r["backend"] == "simulator" and r["verdict"] == "passed"
     }
-    return [t for t in tasks if t.path and t not in done and (t.student, t.exercise) in no_gpu]
+    return [t for t in tasks if t.source is not None and t not in done and (t.student, t.exercise) in no_gpu]

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 
-from grader.containment.device_data import Handle, opaque
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX
 from grader.doctor.spaces import global_array
@@ -94,9 +94,11 @@ class FakeCuda:
         self.set_launch((1, 1, 1), (1, 1, 1))
         self.set_block(0, 0, 0)
 
-    def set_launch(self, grid: tuple, block: tuple) -> None:
+    def set_launch(self, grid: tuple, block: tuple, dynamic_shared: int = 0) -> None:
         """The launch's sizes, and cuda.gridsize(n) for the transformed kernels."""
         self.gridDim, self.blockDim = Dim3(*grid), Dim3(*block)
+        self.dynamic_shared = dynamic_shared
+        """Bytes of `cuda.shared.array(0, dtype)` (the launch's 4th parameter)."""
         self.gs1 = block[0] * grid[0]
         self.gs2 = (self.gs1, block[1] * grid[1])
         self.gs3 = (*self.gs2, block[2] * grid[2])
@@ -171,18 +173,17 @@ class FakeCuda:
         return (len(s) - len(s.rstrip("0")) + 1) % 33
 
     # -- host side (launch code) --------------------------------------------------------------
-    # What these make is a handle while a submission's `launch` runs (`opaque`), else a View.
     @staticmethod
     def to_device(obj, stream=0, copy=True, to=None):
         from grader.doctor.memory import View
 
-        if isinstance(obj, (View, Handle)):
+        if isinstance(obj, View):
             return obj
         data = np.array(obj, copy=True)
         if to is not None:
             to.copy_to_device(data)
             return to
-        return opaque(global_array(data, "array"))
+        return global_array(data, "array")
 
     @staticmethod
     def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
@@ -191,7 +192,7 @@ class FakeCuda:
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return opaque(global_array(garbage(shape, numpy_dtype(dtype)), "device_array"))
+        return global_array(garbage(shape, numpy_dtype(dtype)), "device_array")
 
     def device_array_like(self, ary, stream=0):
         return self.device_array(ary.shape, ary.dtype)
@@ -200,13 +201,17 @@ class FakeCuda:
     def synchronize():
         pass
 
+    @staticmethod
+    def stream():
+        return Stream()
+
+    default_stream = legacy_default_stream = per_thread_default_stream = stream
+
     make_kernel = None
-    """DoctorKernel, set by grader/doctor/kernel.py (which builds on this module) when imported."""
+    """grader/doctor/kernel.py's `cuda.jit` (DoctorKernel), set when it is imported (it builds on this module)."""
 
     def jit(self, func_or_sig=None, device=False, **options):
-        if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
-            return self.make_kernel(func_or_sig, device=device)
-        return lambda fn: self.make_kernel(fn, device=device)
+        return self.make_kernel(func_or_sig, device=device)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -215,6 +220,18 @@ class FakeCuda:
         if scalar is not None:  # cuda.float32 and friends
             return scalar
         raise Unsupported(f"`cuda.{name}`")
+
+
+class Stream:
+    """A CUDA stream under the doctor: launches run at once, in the order they are made, as on
+    the default stream; so there is nothing to wait for."""
+
+    def synchronize(self):
+        pass
+
+    @contextmanager
+    def auto_synchronize(self):
+        yield self
 
 
 FAKE_CUDA = FakeCuda()
@@ -307,3 +324,20 @@ def replacement(value):
     if type(value).__module__.startswith("numba.core.types"):
         return numpy_scalar_type(value)
     return None
+
+
+def builtins_importing_fakes(original) -> dict:
+    """Python's builtins for launch code run on the doctor, whose `import` of numba gives the
+    doctor's numba and cuda: `from numba import cuda` inside `launch` (numba's own reduction
+    code does it) then makes doctor kernels, as the module's `cuda` does."""
+    names = dict(original if isinstance(original, dict) else vars(original))
+    plain = names["__import__"]
+
+    def doctor_import(name, globals=None, locals=None, fromlist=(), level=0):
+        module = plain(name, globals, locals, fromlist, level)
+        if level == 0 and name.split(".")[0] == "numba":
+            return replacement(module) or module
+        return module
+
+    names["__import__"] = doctor_import
+    return names

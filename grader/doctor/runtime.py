@@ -179,6 +179,10 @@ def cas(a, idx, old, value, site):
     return a._atomic(lambda loaded, v: v if loaded == old else loaded, idx, value, site)
 
 
+def _dynamic(shape) -> bool:
+    return (shape.__class__ is int or isinstance(shape, np.integer)) and shape == 0 or shape == (0,)
+
+
 def _shape(shape, site):
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if not dims or not all(isinstance(d, (int, np.integer)) for d in dims):
@@ -189,14 +193,22 @@ def _shape(shape, site):
 
 
 def shared(shape, dtype, site):
-    """cuda.shared.array: one array per call site and block, full of garbage at first."""
-    view = BLOCK.shared.get(site)
+    """cuda.shared.array: one array per call site and block, full of garbage at first. Shape 0
+    is the launch's dynamic shared memory: one array per block, whatever the site (they alias on a
+    GPU), of as many elements as the launch's 4th parameter has bytes for."""
+    key = ("dynamic", numpy_dtype(dtype)) if _dynamic(shape) else site
+    view = BLOCK.shared.get(key)
     if view is None:
         from grader.backend.simulator import garbage
 
-        dims = _shape(shape, site)
+        if key == site:
+            dims = _shape(shape, site)
+        elif any(k[0] == "dynamic" for k in BLOCK.shared if k.__class__ is tuple):
+            raise Unsupported("dynamic shared memory read as two dtypes", SITES[site].line)
+        else:
+            dims = (FAKE_CUDA.dynamic_shared // key[1].itemsize,)
         view = shared_array(dims, SITES[site].array or "shared array", garbage(dims, numpy_dtype(dtype)).copy())
-        BLOCK.shared[site] = view
+        BLOCK.shared[key] = view
         if BLOCK.profiling:
             from grader.doctor.efficiency import profiled
 

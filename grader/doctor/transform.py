@@ -28,7 +28,6 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from grader.containment.device_data import Handle
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
 from grader.doctor.devicemath import in_kernel
@@ -257,7 +256,7 @@ class _Builder(ast.NodeTransformer):
         value = self.value_of(node.id)
         if value is MISSING:
             return None
-        swapped = replacement(value)
+        swapped = replacement(value) or value  # numba.cuda, or the doctor's own (an import inside `launch`)
         from grader.doctor.fakecuda import FAKE_CUDA, FAKE_NUMBA
 
         parts.reverse()
@@ -284,10 +283,6 @@ class _Builder(ast.NodeTransformer):
 
     # -- the rewrite ----------------------------------------------------------------------------
     def build(self) -> Transformed:
-        names = (*self.fn.__code__.co_names, *self.free)
-        held = [n for n in names if self.free.get(n, self.env.get(n)).__class__ is Handle]
-        if held:  # a simulator array made when the file loaded (containment/device_data.py): the simulator runs it
-            raise Unsupported(f"`{held[0]}`, a device array the kernel reads as a global")
         func, self.lines, self.first = _source_tree(self.fn)
         self.locals = _local_names(func)
         self.arrays = self.known_arrays(func)
@@ -592,7 +587,23 @@ class _Builder(ast.NodeTransformer):
     def visit_For(self, node):
         if _has_subscript(node.target):
             self.unsupported("a for loop assigning to an array element", node)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        node.iter = self.iterated(node.iter, node)
+        return node
+
+    def iterated(self, expr, loop):
+        """`for v in a:` over an array (valid device code) reads its elements one by one, each a
+        checked load; `range(...)` stays as it is, `enumerate(a)` and `zip(a, b)` wrap theirs."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            builtin = self.value_of(expr.func.id)
+            if builtin is range:
+                return expr
+            if builtin in (enumerate, zip):
+                expr.args = [self.iterated(a, loop) for a in expr.args]
+                return expr
+        text = ast.unparse(expr)
+        site = self.site("load", loop, f"for ... in {text}", text)
+        return self.helper("_zg_iter", [expr, ast.Constant(site)], expr)
 
 
 def _has_subscript(target) -> bool:
@@ -642,7 +653,16 @@ def _op_text(op) -> str:
     }.get(type(op), "?")
 
 
+def _iterate(a, site):
+    """The elements (or rows) of one of our arrays, each read as `a[k]` is; anything else as it is."""
+    load = getattr(a, "_ldn", None)
+    if load is None:
+        return a
+    return (load(k, site) for k in range(a.shape[0]))
+
+
 def _install_helpers(env: dict) -> None:
     env.update(HELPERS)
+    env["_zg_iter"] = _iterate
     for op in OPERATORS.values():
         env[f"_zg_op_{op}"] = getattr(operator, op)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.containment.device_data import seal_numba_arrays, sealed
 from grader.sentinels import PAD, fenced_buffer
 from grader.gpu.statistics import paired_ratio, settled
 from grader.gpu.turns import NO_TURNS
@@ -163,8 +162,7 @@ def _timed_launch(launch, kwargs, arena, flush):
     # varying from process to process) as if it were the kernel's.
     hold_gpu()
     start.record()
-    with sealed(kwargs) as arguments:  # as in the correctness cases: device data is the kernels' alone
-        launch(**arguments)
+    launch(**kwargs)
     end.record()
     end.synchronize()
     after_end = time.perf_counter()
@@ -208,7 +206,6 @@ def measure(
     stop = (cap_seconds, min_rounds, max_rounds, max_uncertainty)
     turns = turns or NO_TURNS
     clock = time.perf_counter()
-    seal_numba_arrays()  # _timed_launch seals every launch's arguments
     dims = dict(spec.benchmark.dims)
     names = list(contenders)
     samples = Samples({n: [] for n in names}, {n: [] for n in names}, turns=bool(turns))

@@ -22,6 +22,7 @@ from grader.classroom.gradebook import (
     FILE_NOT_GRADED,
     NOT_GRADED,
     NOT_SUBMITTED,
+    UNTOUCHED,
     Gradebook,
 )
 from grader.doctor.findings import mistake_of
@@ -86,6 +87,9 @@ class Mark:
     """Why nothing was graded (a notebook that is not JSON, a misnamed file...), when known."""
     autograder_cells: str = ""
     """nbgrader courses: the hand-in's edited or deleted autograder cells."""
+    regraded: str = ""
+    """"" unless the row was regraded on its stored seed (`zerogpu grade --regrade`): then what
+    it was before ("was wrong_result, 0/10")."""
 
 
 @dataclass(frozen=True)
@@ -360,10 +364,10 @@ def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = 
     starters = _starter_hashes(exercise_ids)
     for row in rows:
         acc, verdict = by_exercise[row["exercise"]], row["verdict"]
-        if (
-            verdict != NOT_SUBMITTED
-            and row.get("submission_sha256")
-            and (row["submission_sha256"] == starters.get(row["exercise"]))
+        key = (row["student"], row["exercise"])
+        if verdict != NOT_SUBMITTED and (
+            noted.get((*key, UNTOUCHED))  # the starter as given out (nbgrader: the released cell)
+            or (row.get("submission_sha256") and row["submission_sha256"] == starters.get(row["exercise"]))
         ):
             verdict = NOT_ATTEMPTED
         acc["verdicts"][verdict] += 1
@@ -375,7 +379,6 @@ def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = 
             acc["slow"][named] += 1
         elif named and verdict in FAILURES:
             acc["mistakes"][named] += 1
-        key = (row["student"], row["exercise"])
         note, cells = noted.get((*key, NOT_GRADED), ""), noted.get((*key, AUTOGRADER_CELLS), "")
         by_student.setdefault(row["student"], {})[row["exercise"]] = _mark(row, verdict, named, score, note, cells)
         times.append(row["graded_at"])
@@ -436,7 +439,15 @@ def _mark(row: dict, verdict: str, named: str, score: float, note: str, cells: s
         source,
         note,
         cells,
+        _regraded(row.get("regraded_from")),
     )
+
+
+def _regraded(before: dict | None) -> str:
+    """What a regraded row was before ("was wrong_result, 0/10"), "" for a row never regraded."""
+    if not before:
+        return ""
+    return f"was {before['verdict']}, {before['score']:g}/{before['max_score']:g}"
 
 
 def _engine(row: dict) -> str:

@@ -1,7 +1,8 @@
 """The class report as one self-contained HTML page: inline CSS, charts as PNG data: URIs,
 no script and no external URL, so it opens from a mail attachment or a file share.
 
-Every string from the gradebook is escaped; the page is laid out top-down in the order an
+Every string from the gradebook goes through `textsafe.html_text` (control and bidirectional
+characters neutralised, then escaped); the page is laid out top-down in the order an
 instructor reads it: the summary, what needs a look (hand-ins that could not be graded, files
 no exercise reads, edited autograder cells, out-of-date feedback), then exercises, mistakes,
 speed, scores and students. Each cell of the students' grid opens (an HTML `<details>`, no
@@ -13,13 +14,13 @@ from __future__ import annotations
 
 import base64
 import time
-from html import escape
 
 from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.report.data import ALL_OR_NOTHING, NO_GPU, NOT_ATTEMPTED, VERDICT_ORDER, ClassReport, tier_names
 from grader.report.plots import VERDICT_COLOURS, label
 from grader.result import MISTAKES
 from grader.render import prose_html
+from grader.textsafe import html_text as escape
 
 CODES = {
     "passed": "ok",
@@ -81,6 +82,10 @@ overflow:hidden;vertical-align:middle;margin-right:8px}
 .cell{display:inline-block;width:22px;height:20px;border-radius:4px;text-align:center;
 font:600 11px/20px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#fff}
 .cell.light{color:var(--muted)}
+.cell.re{position:relative}
+.cell.re::after,.re-dot{content:"";display:inline-block;width:7px;height:7px;border-radius:50%;
+background:#8250df;border:1px solid #fff}
+.cell.re::after{position:absolute;top:-3px;right:-3px}
 .grid th.ex,.grid td.ex{padding:4px 1px;text-align:center;width:26px}
 .grid td.ex{position:relative}
 .grid details summary{list-style:none;cursor:pointer}
@@ -166,9 +171,11 @@ def mistake_text(name: str) -> str:
     return MISTAKES[name][0] if name in MISTAKES else label(name)
 
 
-def _cell(verdict: str, exercise_id: str | None = None) -> str:
+def _cell(verdict: str, exercise_id: str | None = None, regraded: str = "") -> str:
     light = " light" if verdict == NOT_SUBMITTED else ""
     tip = f"{exercise_id}: {label(verdict)}" if exercise_id else label(verdict)
+    if regraded:
+        light, tip = light + " re", tip + " (regraded)"
     return (
         f'<span class="cell{light}" style="background:{VERDICT_COLOURS[verdict]}" '
         f'title="{escape(tip)}">{CODES[verdict]}</span>'
@@ -545,6 +552,8 @@ def _students(report: ClassReport) -> str:
         for v in VERDICT_ORDER
         if any(v in s.verdicts.values() for s in report.students)
     )
+    if any(m.regraded for s in report.students for m in s.marks.values()):
+        legend += '<span><span class="re-dot"></span> regraded: graded again since the class run</span>'
     key = " · ".join(f"{e.stage} <code>{escape(e.id)}</code>" for e in report.exercises if e.stage is not None)
     silent = (
         f'<p class="notice"><b>Attempted nothing ({len(report.silent):,}):</b> '
@@ -583,9 +592,10 @@ def _opening(m, exercise_id: str) -> str:
             lines.append(f"<pre>line {m.line}: {escape(m.source.strip())}</pre>")
     if m.autograder_cells:
         lines.append(f'<div class="warn">Autograder cells: {escape(m.autograder_cells)}</div>')
-    return (
-        f'<details><summary>{_cell(m.verdict, exercise_id)}</summary><div class="pop">{"".join(lines)}</div></details>'
-    )
+    if m.regraded:
+        lines.append(f'<div class="dim">Regraded on its stored seed ({escape(m.regraded)}).</div>')
+    cell = _cell(m.verdict, exercise_id, m.regraded)
+    return f'<details><summary>{cell}</summary><div class="pop">{"".join(lines)}</div></details>'
 
 
 def _footer(report: ClassReport) -> str:

@@ -1,10 +1,16 @@
 """`zerogpu report`'s files: report.html (self-contained, charts embedded), students.csv,
 exercises.csv and submissions.csv (one row per student and exercise: what the page's grid
-opens), from a gradebook analysed by grader/report/data.py."""
+opens), from a gradebook analysed by grader/report/data.py.
+
+Each file is written whole under a temporary name beside it, fsynced, then renamed over the
+old one (`paths.write_atomically`): a full disk, a refused folder or a killed `zerogpu report`
+leaves the previous report whole (or none), never a truncated one, and the error is one line.
+Every CSV cell goes through `textsafe.csv_cell` (no formula, no lone surrogate)."""
 
 from __future__ import annotations
 
 import csv
+import io
 import statistics
 import time
 from pathlib import Path
@@ -22,9 +28,15 @@ from grader.report.data import (
     load_rows,
     tier_names,
 )
+from grader.paths import cannot_write, temporary_name, write_atomically
 from grader.result import mistake_label
 from grader.report.page import page
 from grader.report.plots import charts
+from grader.textsafe import csv_cell
+
+ELSEWHERE = "choose another folder with zerogpu report --out DIR"
+LEFTOVER_SECONDS = 60
+"""A temporary file of ours older than this was left by a report killed half way: removed."""
 
 
 def _number(value, digits=3):
@@ -32,146 +44,153 @@ def _number(value, digits=3):
     return "" if value is None else round(value, digits)
 
 
-def write_exercises_csv(report: ClassReport, path: Path) -> None:
+def csv_text(rows) -> str:
+    """Rows (the header first) as CSV text, every cell through `csv_cell`."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([csv_cell(cell) for cell in row] for row in rows)
+    return buffer.getvalue()
+
+
+VERDICT_COLUMNS = tuple(v for v in VERDICT_ORDER if v != "passed")
+"""exercises.csv's count per verdict; "passed" has its own column already."""
+
+
+def exercises_csv(report: ClassReport) -> str:
     tiers = tier_names(report)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(
+    header = [
+        "stage",
+        "exercise",
+        "students",
+        "submitted",
+        "passed",
+        "pass_rate",
+        "mean_score",
+        "median_score",
+        "max_score",
+        *VERDICT_COLUMNS,
+        "gpu_timed",
+        "median_speedup",
+        "required_speedup",
+        "meeting_required_speedup",
+        "rejected_timings",
+        *(f"tier_{t.replace(' ', '_')}" for t in tiers),
+        "common_mistake",
+        "common_mistake_count",
+    ]
+    rows = []
+    for e in report.exercises:
+        timed = len(e.speedups) + e.rejected_timings
+        rows.append(
             [
-                "stage",
-                "exercise",
-                "students",
-                "submitted",
-                "passed",
-                "pass_rate",
-                "mean_score",
-                "median_score",
-                "max_score",
-                *VERDICT_ORDER,
-                "gpu_timed",
-                "median_speedup",
-                "required_speedup",
-                "meeting_required_speedup",
-                "rejected_timings",
-                *(f"tier_{t.replace(' ', '_')}" for t in tiers),
-                "common_mistake",
-                "common_mistake_count",
+                "" if e.stage is None else e.stage,
+                e.id,
+                e.students,
+                e.submitted,
+                e.passed,
+                _number(e.pass_rate),
+                _number(statistics.mean(e.scores) if e.scores else None, 2),
+                _number(statistics.median(e.scores) if e.scores else None, 2),
+                e.max_score,
+                *(e.verdicts.get(v, 0) for v in VERDICT_COLUMNS),
+                timed,
+                _number(e.median_speedup),
+                _number(e.required_speedup),
+                e.meeting_requirement if e.speedups else "",
+                e.rejected_timings if timed else "",
+                *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers),
+                e.common_mistake[0] if e.common_mistake else "",
+                e.common_mistake[1] if e.common_mistake else "",
             ]
         )
-        for e in report.exercises:
-            timed = len(e.speedups) + e.rejected_timings
-            out.writerow(
-                [
-                    "" if e.stage is None else e.stage,
-                    e.id,
-                    e.students,
-                    e.submitted,
-                    e.passed,
-                    _number(e.pass_rate),
-                    _number(statistics.mean(e.scores) if e.scores else None, 2),
-                    _number(statistics.median(e.scores) if e.scores else None, 2),
-                    e.max_score,
-                    *(e.verdicts.get(v, 0) for v in VERDICT_ORDER),
-                    timed,
-                    _number(e.median_speedup),
-                    _number(e.required_speedup),
-                    e.meeting_requirement if e.speedups else "",
-                    e.rejected_timings if timed else "",
-                    *((e.tiers.get(t, 0) if e.speedups else "") for t in tiers),
-                    e.common_mistake[0] if e.common_mistake else "",
-                    e.common_mistake[1] if e.common_mistake else "",
-                ]
-            )
+    return csv_text([header, *rows])
 
 
-def write_students_csv(report: ClassReport, path: Path) -> None:
+def students_csv(report: ClassReport) -> str:
     ids = [e.id for e in report.exercises]
     mixed = len(report.devices) > 1  # which GPU timed each result, only when they differ
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(
+    header = [
+        "student",
+        "submitted",
+        "passed",
+        "exercises",
+        "score",
+        "max_score",
+        "percent",
+        "stuck_on",
+        "stuck_on_verdict",
+        *ids,
+        *(["timed_on"] if mixed else []),
+        *(["unsandboxed"] if report.unsandboxed else []),
+        *(["files_not_graded"] if report.files else []),
+    ]
+    outside = set(report.unsandboxed)
+    rows = []
+    for s in report.students:
+        timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids if (s.name, e) in report.timed_on)
+        bare = "; ".join(e for e in ids if (s.name, e) in outside)
+        rows.append(
             [
-                "student",
-                "submitted",
-                "passed",
-                "exercises",
-                "score",
-                "max_score",
-                "percent",
-                "stuck_on",
-                "stuck_on_verdict",
-                *ids,
-                *(["timed_on"] if mixed else []),
-                *(["unsandboxed"] if report.unsandboxed else []),
-                *(["files_not_graded"] if report.files else []),
+                s.name,
+                s.submitted,
+                s.passed,
+                len(ids),
+                round(s.score, 2),
+                round(s.max_score, 2),
+                round(s.percent, 1),
+                s.stuck_on or "",
+                s.verdicts[s.stuck_on] if s.stuck_on else "",
+                *(s.verdicts[e] for e in ids),
+                *([timed] if mixed else []),
+                *([bare] if report.unsandboxed else []),
+                *(["; ".join(f"{path}: {why}" for path, why in s.files)] if report.files else []),
             ]
         )
-        outside = set(report.unsandboxed)
-        for s in report.students:
-            timed = "; ".join(f"{e}: {report.timed_on[(s.name, e)]}" for e in ids if (s.name, e) in report.timed_on)
-            bare = "; ".join(e for e in ids if (s.name, e) in outside)
-            out.writerow(
-                [
-                    s.name,
-                    s.submitted,
-                    s.passed,
-                    len(ids),
-                    round(s.score, 2),
-                    round(s.max_score, 2),
-                    round(s.percent, 1),
-                    s.stuck_on or "",
-                    s.verdicts[s.stuck_on] if s.stuck_on else "",
-                    *(s.verdicts[e] for e in ids),
-                    *([timed] if mixed else []),
-                    *([bare] if report.unsandboxed else []),
-                    *(["; ".join(f"{path}: {why}" for path, why in s.files)] if report.files else []),
-                ]
-            )
+    return csv_text([header, *rows])
 
 
-def write_submissions_csv(report: ClassReport, path: Path) -> None:
+def submissions_csv(report: ClassReport) -> str:
     """One row per student and exercise: verdict, the mistake counted, points, cases passed,
-    the message and its line, and why nothing was graded or which autograder cells changed."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(
-            [
-                "student",
-                "exercise",
-                "verdict",
-                "mistake",
-                "mistake_label",
-                "score",
-                "max_score",
-                "cases_passed",
-                "cases",
-                "line",
-                "source",
-                "message",
-                "not_graded_because",
-                "autograder_cells",
-            ]
-        )
-        for s in report.students:
-            for exercise_id, m in s.marks.items():
-                out.writerow(
-                    [
-                        s.name,
-                        exercise_id,
-                        m.verdict,
-                        m.mistake,
-                        mistake_label(m.mistake) if m.mistake else "",
-                        round(m.score, 2),
-                        round(m.max_score, 2),
-                        m.cases_passed if m.cases else "",
-                        m.cases or "",
-                        m.line or "",
-                        m.source,
-                        m.message,
-                        m.note,
-                        m.autograder_cells,
-                    ]
-                )
+    the message and its line, why nothing was graded or which autograder cells changed, and
+    whether the row was graded again since the class was graded (a regrade)."""
+    header = [
+        "student",
+        "exercise",
+        "verdict",
+        "mistake",
+        "mistake_label",
+        "score",
+        "max_score",
+        "cases_passed",
+        "cases",
+        "line",
+        "source",
+        "message",
+        "not_graded_because",
+        "autograder_cells",
+        "regraded",
+    ]
+    rows = [
+        [
+            s.name,
+            exercise_id,
+            m.verdict,
+            m.mistake,
+            mistake_label(m.mistake) if m.mistake else "",
+            round(m.score, 2),
+            round(m.max_score, 2),
+            m.cases_passed if m.cases else "",
+            m.cases or "",
+            m.line or "",
+            m.source,
+            m.message,
+            m.note,
+            m.autograder_cells,
+            m.regraded,
+        ]
+        for s in report.students
+        for exercise_id, m in s.marks.items()
+    ]
+    return csv_text([header, *rows])
 
 
 # ---- the whole report -------------------------------------------------------------------
@@ -180,22 +199,43 @@ def write_submissions_csv(report: ClassReport, path: Path) -> None:
 def write_report(db: Path, out_dir: Path, title: str | None = None, partial_credit: str = PER_CASE) -> dict:
     """Read the gradebook at `db`, write report.html and the CSVs into `out_dir`.
     Returns {"html", "students_csv", "exercises_csv", "submissions_csv": paths, "report":
-    ClassReport}. `partial_credit`: an nbgrader course's setting (grader/course/scores.py)."""
+    ClassReport}. `partial_credit`: an nbgrader course's setting (grader/course/scores.py).
+    A file that cannot be written raises `paths.DataDirError` (one line, naming --out); the
+    files written before it are whole."""
     rows = load_rows(db)
     if not rows:
         raise ValueError(f"the gradebook {db} has no results yet")
     report = analyse(rows, source=str(db), notes=Gradebook(db).notes(), partial_credit=partial_credit)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise cannot_write(out_dir, err, ELSEWHERE) from None
     paths = {
         "html": out_dir / REPORT_HTML,
         "students_csv": out_dir / STUDENTS_CSV,
         "exercises_csv": out_dir / EXERCISES_CSV,
         "submissions_csv": out_dir / SUBMISSIONS_CSV,
     }
-    write_students_csv(report, paths["students_csv"])
-    write_exercises_csv(report, paths["exercises_csv"])
-    write_submissions_csv(report, paths["submissions_csv"])
-    html = page(report, charts(report), title=title, generated=time.time())
-    paths["html"].write_text(html, encoding="utf-8")
+    _remove_leftovers(paths.values())
+    texts = {
+        "students_csv": students_csv(report),
+        "exercises_csv": exercises_csv(report),
+        "submissions_csv": submissions_csv(report),
+        "html": page(report, charts(report), title=title, generated=time.time()),
+    }
+    for key, text in texts.items():
+        write_atomically(paths[key], text, elsewhere=ELSEWHERE)
     return {**paths, "report": report}
+
+
+def _remove_leftovers(paths) -> None:
+    """Temporary files that a report killed while writing left beside these files."""
+    now = time.time()
+    for path in paths:
+        for tmp in path.parent.glob(temporary_name(path)):
+            try:
+                if now - tmp.stat().st_mtime > LEFTOVER_SECONDS:
+                    tmp.unlink()
+            except OSError:
+                pass  # gone already, or not ours to remove: it never stops a report

@@ -192,7 +192,7 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         return ErrorInfo("out_of_bounds", message, error_type, line, source, thread, block, hint, mistake=mistake)
 
     verdict = getattr(exc, "learner_verdict", None)
-    if verdict:  # a refusal raised at run time (grader/containment/device_data.py)
+    if verdict:  # a refusal raised at run time (e.g. grader/replay/record.py: host code reading device data)
         message = f"{who}: {text.strip()}" if thread else text.strip()[:1].upper() + text.strip()[1:]
         return ErrorInfo(verdict, message, error_type, line, source, thread, block, getattr(exc, "learner_hint", ""))
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import io
 import linecache
+import tokenize
 
 from grader.steps.explain import explain_exception
-from grader.containment.device_data import handing_out
 from grader.containment.policy import TOO_DEEP, shape_problems, violations
 from grader.authoring.spec import Spec
 
@@ -17,6 +18,31 @@ class SubmissionError(Exception):
     def __init__(self, verdict: str, message: str, line: int | None = None, source: str = ""):
         super().__init__(message)
         self.verdict, self.message, self.line, self.source = verdict, message, line, source
+
+
+def decoded(source: str | bytes) -> str:
+    """A file's bytes as Python reads them (UTF-8 unless a `# coding:` line says otherwise); a
+    byte that is not valid text is a `syntax_error` naming its line and byte, as Python's own
+    `SyntaxError: (unicode error)` does, never a crash."""
+    if isinstance(source, str):
+        return source
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:  # the first lines do not decode: find where, as UTF-8
+        encoding = "utf-8"
+    try:
+        return source.decode(encoding)
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line = source.count(b"\n", 0, start) + 1
+        column = start - (source.rfind(b"\n", 0, start) + 1) + 1
+        text = source.splitlines()[line - 1].decode(encoding, errors="replace").strip()
+        message = (
+            f"Python cannot read your file: it is not valid {exc.encoding.upper()} at line {line}, byte {column} "
+            f"(0x{source[start]:02x}). Save the file as UTF-8 (your editor's encoding setting), or "
+            "remove that character."
+        )
+        raise SubmissionError("syntax_error", message, line, text) from None
 
 
 def enforce_policy(source: str, allowed_imports, allowed_library_calls=()) -> None:
@@ -30,9 +56,10 @@ def enforce_policy(source: str, allowed_imports, allowed_library_calls=()) -> No
         raise SubmissionError("forbidden", f"Not allowed: {first.message}{more}.", first.line, text)
 
 
-def load_namespace(source: str, filename: str, allowed_imports=None, allowed_library_calls=()) -> dict:
-    """Execute the submission's source in a fresh namespace (after the policy check, when
-    `allowed_imports` is given)."""
+def load_namespace(source: str | bytes, filename: str, allowed_imports=None, allowed_library_calls=()) -> dict:
+    """Execute the submission's source (text, or the file's bytes) in a fresh namespace (after
+    the policy check, when `allowed_imports` is given)."""
+    source = decoded(source)
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
@@ -52,8 +79,7 @@ def load_namespace(source: str, filename: str, allowed_imports=None, allowed_lib
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "submission", "__file__": filename}
     try:
-        with handing_out():  # device arrays made at module level are handles too (containment/device_data.py)
-            exec(code, namespace)  # noqa: S102 - running the learner's code is the point
+        exec(code, namespace)  # noqa: S102 - running the learner's code is the point
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -80,7 +106,7 @@ def check_signature(spec: Spec, launch) -> None:
         )
 
 
-def load_launch(spec: Spec, source: str, filename: str, policy: bool = True):
+def load_launch(spec: Spec, source: str | bytes, filename: str, policy: bool = True):
     namespace = load_namespace(
         source, filename, spec.allowed_imports if policy else None, getattr(spec, "allowed_library_calls", ())
     )

@@ -1,5 +1,5 @@
 # exercise: vector_add
-# expect: forbidden
+# expect: wrong_result
 """A kernel copies the inputs into NumPy arrays (Numba copies a host argument back after the
 launch), the host adds them, a kernel copies the sum into the output."""
 import numpy as np

@@ -1,6 +1,8 @@
 # exercise: vector_add
-# expect: wrong_result
-"""Keeps each size's first answer on the device and copies it back on later calls."""
+# expect: race
+"""Keeps each size's first answer on the device and copies it back on later calls. Each call is
+recorded on its own: the kept array is a fresh, uninitialised allocation in a later call's plan,
+as on a GPU it holds whatever was left there, and reruns of the same inputs disagree."""
 from numba import cuda
 
 cache = {}

@@ -1,6 +1,5 @@
-# exercise: vector_add
-# expect: forbidden
-"""Launches on its own stream so the work escapes the timed region."""
+"""Launches on a stream of its own: replayed in order on the grader's stream, nothing escapes the clock."""
+
 from numba import cuda
 
 

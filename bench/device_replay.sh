@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Record, then replay, on a GPU host: every bundled solution and every valid alternative
+# (tests/valid/) checked as a learner would (`zerogpu check --json`: verdict, speedup, tier),
+# then the cheats against the recording channel graded in the sandbox. About 3 minutes on an
+# H200: `bash bench/device_replay.sh` from the repository root, with .whl/ and .debs/ as
+# bench/device_trust.sh describes.
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
+dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
+export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c "import numba, numba_cuda, numpy; print('numba', numba.__version__, 'numba-cuda', numba_cuda.__version__, 'numpy', numpy.__version__)"
+for f in ${FILES:-solutions/*.py tests/valid/*/*.py}; do
+  id=$(basename "$(dirname "$f")"); [ "$id" = solutions ] && id=$(basename "$f" .py)
+  python3 -m grader.cli check "$id" "$f" --json 2>/dev/null | python3 bench/check_row.py "$f"
+done
+for f in tests/cheats/record_*.py; do
+  id=$(sed -n 's/^# exercise: //p' "$f")
+  ZEROGPU_SECRET=device-replay python3 -m grader.cli check "$id" "$f" --graded --timeout 10 --json 2>/dev/null | python3 bench/check_row.py "$f"
+done

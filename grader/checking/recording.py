@@ -1,0 +1,133 @@
+"""The grading process's side of recording: start the recording child, read its one message
+from a pipe this process owns, check it (grader/replay/plan.py).
+
+The child (`python -m grader.checking.child TASK_DIR --record FD`, grader/checking/child.py
+`record_task`) gets the submission, the exercise and, per plan wanted, the sizes and scalars of
+a case: never an input array, never the secret. It runs with the simulator's API (no GPU
+context) in the same sandbox as a checking child when graded. Whatever it sends is data: a
+malformed, oversized or missing message is a failing verdict for this submission, and a child
+that hangs is killed at the deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import time
+from pathlib import Path
+
+from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _kill, _remove_cgroup, _spawn, contained
+from grader.containment import sandbox, scratch
+from grader.containment.guard import scrubbed_env
+from grader.exercises import ROOT, exercise
+from grader.replay.plan import MAX_MESSAGE_BYTES, Message, PlanError
+from grader.steps.load import SubmissionError
+
+
+class RecordingStopped(Exception):
+    """The recording child did not answer: `verdict` is "timeout" or "crashed"."""
+
+    def __init__(self, verdict: str, detail: str):
+        super().__init__(detail)
+        self.verdict, self.detail = verdict, detail
+
+
+def record_in_child(
+    exercise_id: str,
+    submission: Path,
+    wanted: dict,
+    seconds: float,
+    private=(),
+    sandboxed: bool = False,
+    device: dict | None = None,
+) -> Message:
+    """The checked message for `wanted` (plan key -> {"dims", "scalars"}). Raises SubmissionError
+    when the file cannot be loaded or the message is not a plan, RecordingStopped when the child
+    hangs or dies."""
+    tmp = scratch.TemporaryFolder(prefix="zerogpu-record-")
+    task_dir = Path(tmp.name)
+    work = task_dir / "work"
+    work.mkdir()
+    read_end, write_end = os.pipe()
+    proc = None
+    try:
+        source = Path(submission).resolve()
+        if sandboxed:
+            (task_dir / "submission").mkdir()
+            source = task_dir / "submission" / Path(submission).name
+            shutil.copyfile(submission, source)
+        task = {
+            "exercise": exercise_id,
+            "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
+            "plans": wanted,
+            "device": device,
+            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
+        }
+        (task_dir / "task.json").write_text(json.dumps(task))
+        cpu = int(STARTUP_SECONDS + seconds * 2)
+        proc = _spawn(
+            task_dir,
+            work,
+            scrubbed_env(work, ROOT, "simulator"),
+            cpu,
+            "simulator",
+            contain=contained(exercise_id, private) if sandboxed else None,
+            record_fd=write_end,
+        )
+        os.close(write_end)
+        write_end = -1
+        data = _read_message(read_end, proc, time.monotonic() + STARTUP_SECONDS + seconds)
+    finally:
+        if write_end >= 0:
+            os.close(write_end)
+        os.close(read_end)
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+        _remove_cgroup(proc)
+        tmp.cleanup()
+    try:
+        message = Message.from_json(data, outputs=[a.name for a in exercise(exercise_id).spec.outputs])
+    except PlanError as why:
+        raise SubmissionError("exception", f"The grader could not read what your `launch` did: {why}.") from None
+    if message.load_failure is not None:
+        f = message.load_failure
+        raise SubmissionError(f.verdict, f.message, f.line, f.source)
+    return message
+
+
+def _read_message(fd: int, proc, deadline: float) -> bytes:
+    """Everything the child writes to the pipe until it closes it, at most MAX_MESSAGE_BYTES,
+    before `deadline`."""
+    chunks, size = [], 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            _kill(proc)
+            raise RecordingStopped(
+                "timeout", "your file and `launch` did not finish in time while the grader recorded them"
+            )
+        ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+        if not ready:
+            if proc.poll() is not None and not chunks:
+                break
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_MESSAGE_BYTES:
+            _kill(proc)
+            raise SubmissionError(
+                "exception", f"What your `launch` did is larger than {MAX_MESSAGE_BYTES >> 20} MiB to describe."
+            )
+        chunks.append(chunk)
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+    except Exception:  # noqa: BLE001 - a child that lingers after answering is killed
+        _kill(proc)
+    if not chunks:
+        proc.output.wait(1.0)
+        raise RecordingStopped("crashed", _crash_detail(proc.returncode or 0, proc.output.text()[-2000:]))
+    return b"".join(chunks)

@@ -1,0 +1,532 @@
+"""Record what a submission's `launch` does, without any data: the recording child's side.
+
+`launch` is called with placeholders (`DeviceRef`: a device array with a shape and a dtype, and
+no data) in place of the inputs and outputs. Numba's CUDA API is replaced, for the whole
+process, by one that writes each call down (`Recorder`): allocations, uploads of host arrays
+the file built itself, fills, copies, views and kernel launches. Reading a placeholder's data on
+the host cannot happen (there is none) and stops with a message that says where to compute it
+instead. This runs in a process of its own that holds no input, no secret and no GPU context;
+what it produces is only a plan (grader/replay/plan.py), checked by the grading process.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from contextlib import contextmanager
+
+import numpy as np
+
+from grader.backend.simulator import SIGNATURES
+from grader.compiler.describe import describe_function, jit_python_function
+from grader.compiler.dispatch import signature_types
+from grader.replay.plan import MAX_STEPS, MAX_UPLOAD_BYTES, Param, Plan, Ref, Step, Value
+
+H200 = {
+    "name": "NVIDIA H200",
+    "compute_capability": (9, 0),
+    "MULTIPROCESSOR_COUNT": 132,
+    "MAX_THREADS_PER_BLOCK": 1024,
+    "MAX_BLOCK_DIM_X": 1024,
+    "MAX_BLOCK_DIM_Y": 1024,
+    "MAX_BLOCK_DIM_Z": 64,
+    "MAX_GRID_DIM_X": 2**31 - 1,
+    "MAX_GRID_DIM_Y": 65535,
+    "MAX_GRID_DIM_Z": 65535,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 49152,
+    "WARP_SIZE": 32,
+}
+"""What `cuda.get_current_device()` answers while recording when the grading process names no
+GPU (a laptop): the reference GPU of the course."""
+
+
+class NoDataHere(Exception):
+    """Host code asked for a device array's values: while the grader records `launch` there are
+    none (and on a GPU they would cost a copy back each time)."""
+
+    learner_verdict = "forbidden"  # grader/steps/explain.py: host code doing a kernel's work
+    learner_hint = "Compute it in a kernel: `launch` only sizes grids, allocates device arrays and launches kernels."
+
+
+class NotOnTheDevice(AttributeError):
+    """Host code asked a placeholder for something a device array offers no kernel-free way to
+    use (an engine's internals, NumPy's methods)."""
+
+    learner_verdict = "forbidden"
+    learner_hint = NoDataHere.learner_hint
+
+
+class RefusedArgument(TypeError):
+    """A kernel argument made past Numba's public API (its internals' arrays)."""
+
+    learner_verdict = "forbidden"
+    learner_hint = "Pass the device arrays `launch` is given, or ones from cuda.device_array and cuda.to_device."
+
+
+def _no_data(what: str) -> NoDataHere:
+    return NoDataHere(
+        f"{what} reads a device array's values on the host. The grader runs `launch` once to record "
+        "the kernels it launches, and the arrays hold no values then: compute the result in a kernel "
+        "(a second kernel launch is fine), and let `launch` only size grids, allocate and launch."
+    )
+
+
+class DeviceRef:
+    """A device array as `launch` sees it while it is recorded: shape, dtype, no data."""
+
+    __slots__ = ("_recorder", "_id", "_shape", "_dtype")
+
+    def __init__(self, recorder: "Recorder", ref_id: int, shape: tuple, dtype: np.dtype):
+        self._recorder, self._id, self._shape, self._dtype = recorder, ref_id, tuple(shape), np.dtype(dtype)
+
+    # what numba's device arrays tell about themselves
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    ndim = property(lambda self: len(self._shape))
+    size = property(lambda self: math.prod(self._shape))
+    nbytes = property(lambda self: self.size * self._dtype.itemsize)
+    strides = property(lambda self: _c_strides(self._shape, self._dtype.itemsize))
+    alloc_size = nbytes
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d device array")
+        return self._shape[0]
+
+    def __repr__(self):
+        return f"<device array shape={self._shape} dtype={self._dtype}>"
+
+    def _shape_of(self, key) -> tuple:
+        dummy = np.lib.stride_tricks.as_strided(np.zeros(1, self._dtype), self._shape, (0,) * len(self._shape))
+        try:
+            part = dummy[key]
+        except IndexError as exc:
+            raise IndexError(f"{exc} (a device array of shape {self._shape})") from None
+        if not isinstance(part, np.ndarray) or part.ndim == 0:
+            raise _no_data("Indexing a device array with one element's index")
+        return part.shape
+
+    def __getitem__(self, key):
+        key = _plain_key(key)
+        return self._recorder.view(self, key, self._shape_of(key))
+
+    def __setitem__(self, key, value):
+        key = _plain_key(key)
+        target = self if key in ((slice(None),), (Ellipsis,)) else self.__getitem__(key)
+        self._recorder.assign(target, value)
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        size = self.size
+        shape = tuple(int(s) for s in shape)
+        if shape.count(-1) == 1:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(size // known if s == -1 and known else s for s in shape)
+        if math.prod(shape) != size or order != "C":
+            raise ValueError(f"cannot reshape a device array of {size} elements into shape {shape}")
+        return self._recorder.reshaped(self, shape)
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size, order=order)
+
+    def copy_to_device(self, other, stream=0):
+        self._recorder.assign(self, other)
+
+    def copy_to_host(self, *args, **kwargs):
+        raise _no_data("`copy_to_host()`")
+
+    def is_c_contiguous(self):
+        return True
+
+    def is_f_contiguous(self):
+        return self.ndim <= 1
+
+    def __array__(self, *args, **kwargs):
+        raise _no_data("Using a device array as a NumPy array")
+
+    def __iter__(self):
+        raise _no_data("Looping over a device array on the host")
+
+    def __bool__(self):
+        raise _no_data("Testing a device array's truth")
+
+    def __float__(self):
+        raise _no_data("float() of a device array")
+
+    def __int__(self):
+        raise _no_data("int() of a device array")
+
+    __index__ = __int__
+
+    def __getattr__(self, name):
+        raise NotOnTheDevice(
+            f"device arrays have no `{name}` while the grader records `launch`: "
+            "on the host use only their shape, size, dtype, slices and reshape, and launch kernels on them"
+        )
+
+
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= max(dim, 1)
+    return tuple(reversed(strides))
+
+
+def _plain_key(key) -> tuple:
+    key = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in key:
+        if isinstance(k, (bool, np.bool_)):
+            raise TypeError("a device array cannot be indexed with True or False")
+        if isinstance(k, (int, np.integer)):
+            out.append(int(k))
+        elif isinstance(k, slice):
+            out.append(slice(*(None if v is None else int(v) for v in (k.start, k.stop, k.step))))
+        elif k is None or k is Ellipsis:
+            out.append(k)
+        else:
+            raise TypeError(f"a device array can be indexed with integers and slices, not {type(k).__name__}")
+    return tuple(out)
+
+
+class Stream:
+    """What `cuda.stream()` gives while recording: the replay runs every step in order."""
+
+    def synchronize(self):
+        return None
+
+    @contextmanager
+    def auto_synchronize(self):
+        yield self
+
+
+class Device:
+    """`cuda.get_current_device()` while recording: the attributes of the GPU that will replay."""
+
+    def __init__(self, attributes: dict):
+        for name, value in attributes.items():
+            setattr(self, name, tuple(value) if isinstance(value, list) else value)
+        self.id = 0
+
+    def reset(self):
+        return None
+
+
+class Recorder:
+    """The steps of one plan, as `launch` makes them. Buffers made at import time (the file's
+    own module-level device arrays) are steps of every plan, recorded once before the first."""
+
+    def __init__(self):
+        self.module_steps: list = []
+        self.steps: list | None = None
+        self.next_id = 0
+        self.kernels: dict = {}
+        """kernel key -> its description (grader/compiler/describe.py)."""
+        self.keys: dict = {}
+        """id(py_func) -> kernel key."""
+        self.scalars: dict = {}
+        self.uploaded = 0
+        self.known: set = set()
+        """Buffers of the plan under way (and the file's own, from import time)."""
+        self.refs: dict = {}
+
+    # -- one plan --------------------------------------------------------------------------------
+    def start(self, params: dict, scalars: dict) -> dict:
+        """Begin a plan; returns launch's keyword arguments: placeholders for `params`
+        (name -> (shape, dtype)) and the scalars as they are."""
+        self.steps = list(self.module_steps)
+        self.known = {s.id for s in self.module_steps if s.id >= 0}
+        self.uploaded = sum(len(s.data) for s in self.module_steps)
+        self.scalars = dict(scalars)
+        kwargs = {}
+        for name, (shape, dtype) in params.items():
+            ref = self._new(shape, dtype)
+            self._add(Step("param", id=ref._id, name=name))
+            kwargs[name] = ref
+        return {**kwargs, **self.scalars}
+
+    def finish(self) -> Plan:
+        plan, self.steps = Plan(tuple(self.steps)), None
+        return plan
+
+    def _steps(self) -> list:
+        return self.module_steps if self.steps is None else self.steps
+
+    def _add(self, step: Step) -> None:
+        for ref in (step.target, step.source, *_refs(step.args)):
+            if ref >= 0 and ref not in self.known and self.steps is not None:
+                self._carried(ref)
+        if step.id >= 0:
+            self.known.add(step.id)
+        steps = self._steps()
+        if len(steps) >= MAX_STEPS:
+            raise RuntimeError(
+                f"`launch` did more than {MAX_STEPS} things (launches, allocations, copies) for one call: "
+                "a loop that launches a kernel per element? Launch one kernel over all the elements."
+            )
+        steps.append(step)
+
+    def _carried(self, ref_id: int) -> None:
+        """A device array kept from an earlier call of `launch` (a cached scratch buffer): in this
+        call's plan it is a fresh allocation, holding whatever it holds, as on a GPU it would hold
+        what the last call left."""
+        ref = self.refs[ref_id]
+        self.known.add(ref_id)
+        self._steps().append(Step("alloc", id=ref_id, shape=ref.shape, dtype=ref.dtype.str))
+
+    def _new(self, shape, dtype) -> DeviceRef:
+        ref = DeviceRef(self, self.next_id, tuple(int(s) for s in shape), np.dtype(dtype))
+        self.refs[ref._id] = ref
+        self.next_id += 1
+        return ref
+
+    # -- what the API calls become ----------------------------------------------------------------
+    def alloc(self, shape, dtype) -> DeviceRef:
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise ValueError(f"negative dimensions are not allowed: {shape}")
+        ref = self._new(shape, _dtype(dtype))
+        self._add(Step("alloc", id=ref._id, shape=ref.shape, dtype=ref.dtype.str))
+        return ref
+
+    def upload(self, host) -> DeviceRef:
+        if isinstance(host, DeviceRef):
+            ref = self.alloc(host.shape, host.dtype)
+            self._add(Step("copy", target=ref._id, source=host._id))
+            return ref
+        array = _host_array(host)
+        flat = array.reshape(-1)
+        if flat.size and flat.dtype.kind in "biuf" and (flat == flat[0]).all() and not np.isnan(flat[:1]).any():
+            ref = self.alloc(array.shape, array.dtype)  # a constant array (np.zeros): a fill, not bytes
+            self._add(Step("fill", target=ref._id, value=flat[0].item()))
+            return ref
+        ref = self._new(array.shape, array.dtype)
+        self._add(Step("upload", id=ref._id, shape=ref.shape, dtype=ref.dtype.str, data=self._bytes(array)))
+        return ref
+
+    def _bytes(self, array: np.ndarray) -> bytes:
+        data = np.ascontiguousarray(array).tobytes()
+        self.uploaded += len(data)
+        if self.uploaded > MAX_UPLOAD_BYTES:
+            raise ValueError(
+                f"`launch` copied more than {MAX_UPLOAD_BYTES >> 20} MiB of host data to the device: "
+                "make large arrays on the device (cuda.device_array) and fill them in a kernel"
+            )
+        return data
+
+    def view(self, source: DeviceRef, key: tuple, shape: tuple) -> DeviceRef:
+        ref = self._new(shape, source.dtype)
+        self._add(Step("view", id=ref._id, source=source._id, key=key))
+        return ref
+
+    def reshaped(self, source: DeviceRef, shape: tuple) -> DeviceRef:
+        ref = self._new(shape, source.dtype)
+        self._add(Step("view", id=ref._id, source=source._id, shape=shape))
+        return ref
+
+    def assign(self, target: DeviceRef, value) -> None:
+        if isinstance(value, DeviceRef):
+            if value.shape != target.shape:
+                raise ValueError(f"cannot copy a device array of shape {value.shape} into one of shape {target.shape}")
+            self._add(Step("copy", target=target._id, source=value._id))
+        elif isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            self._add(Step("fill", target=target._id, value=_number(value)))
+        else:
+            array = _host_array(value)
+            if array.size != target.size:
+                raise ValueError(f"cannot copy {array.size} elements into a device array of {target.size}")
+            array = array.astype(target.dtype, copy=False)
+            self._add(Step("write", target=target._id, dtype=array.dtype.str, data=self._bytes(array)))
+
+    def launch(self, kernel, config, args) -> None:
+        py_func, device, options = jit_python_function(kernel)
+        if device:
+            raise TypeError(f"`{py_func.__name__}` is a device function: a kernel calls it, the host cannot launch it")
+        grid, block, shared = _configuration(config)
+        key = self.keys.get(id(py_func))
+        if key is None:
+            key = f"k{len(self.kernels)}_{py_func.__name__}"[:100]
+            self.kernels[key] = describe_function(py_func, options)
+            declared = getattr(kernel, SIGNATURES, ())
+            if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
+                self.kernels[key]["signatures"] = [list(signature_types(s)) for s in declared]
+            self.keys[id(py_func)] = key
+        names = py_func.__code__.co_varnames[: py_func.__code__.co_argcount]
+        converted = tuple(self._argument(a, n) for a, n in zip(args, names + ("",) * len(args)))
+        self._add(Step("launch", kernel=key, grid=grid, block=block, shared=shared, args=converted))
+
+    def _argument(self, value, name: str):
+        if isinstance(value, DeviceRef):
+            return Ref(value._id)
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            return Ref(self.upload(value)._id)  # numba copies a host array in (and back, to a copy nobody reads)
+        if isinstance(value, tuple):
+            return tuple(self._argument(v, name) for v in value)
+        for param, given in self.scalars.items():
+            if value is given or (type(value) is type(given) and value == given):
+                return Param(param, np.asarray(given).dtype.str)
+        if isinstance(value, (bool, np.bool_)):
+            return Value("|b1", bool(value))
+        if isinstance(value, np.generic) and value.dtype.kind in "iufc":
+            return Value(value.dtype.str, _number(value))
+        if isinstance(value, int):
+            return Value("<i8" if -(1 << 63) <= value < (1 << 63) else "<u8", value)
+        if isinstance(value, float):
+            return Value("<f8", value)
+        if isinstance(value, complex):
+            return Value("<c16", value)
+        kind = type(value)
+        if kind.__module__.startswith("numba"):
+            raise RefusedArgument(
+                f"a kernel argument ({name or 'an argument'}) made by numba's internals ({kind.__name__})"
+            )
+        raise TypeError(
+            f"a kernel argument ({name or 'an argument'}) of type {kind.__name__}: pass device arrays and numbers"
+        )
+
+
+def _refs(args) -> list:
+    """Buffer ids a launch's arguments name (tuples included)."""
+    out = []
+    for arg in args:
+        if isinstance(arg, Ref):
+            out.append(arg.id)
+        elif isinstance(arg, tuple):
+            out += _refs(arg)
+    return out
+
+
+def _number(value):
+    value = value.item() if isinstance(value, np.generic) else value
+    return bool(value) if isinstance(value, bool) else value
+
+
+def _dtype(dtype) -> np.dtype:
+    try:
+        return np.dtype(getattr(dtype, "key", None) or dtype)
+    except TypeError:
+        from numba.np.numpy_support import as_dtype
+
+        return as_dtype(dtype)
+
+
+def _host_array(value) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple, int, float, np.generic)):
+        return np.asarray(value)
+    raise TypeError(f"cannot copy a {type(value).__name__} to the device")
+
+
+def _dims(value, what: str) -> tuple:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        dims = (int(value),)
+    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 3:
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in value):
+            raise TypeError(f"the {what} size must be integers, not {value!r}")
+        dims = tuple(int(v) for v in value)
+    else:
+        raise TypeError(f"the {what} size must be an integer or a tuple of 1 to 3 integers, not {value!r}")
+    if any(v < 0 for v in dims):
+        raise ValueError(f"the {what} size must not be negative, got {value!r}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _configuration(config) -> tuple:
+    if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+        raise ValueError("launch a kernel as kernel[blocks, threads_per_block](arguments)")
+    shared = config[3] if len(config) == 4 else 0
+    if not isinstance(shared, (int, np.integer)) or shared < 0:
+        raise TypeError(f"dynamic shared memory is a number of bytes, not {shared!r}")
+    if len(config) >= 3 and not (config[2] in (0, None) or isinstance(config[2], Stream)):
+        raise TypeError("the third launch parameter is a stream (cuda.stream()) or 0")
+    return _dims(config[0], "grid"), _dims(config[1], "block"), int(shared)
+
+
+# -- numba.cuda while recording ------------------------------------------------------------------
+REFUSED = {
+    "pinned_array": "page-locked host memory",
+    "mapped_array": "mapped host memory",
+    "managed_array": "managed memory",
+    "pinned": "page-locked host memory",
+    "mapped": "mapped host memory",
+    "event": "CUDA events (the grader times kernels itself)",
+    "as_cuda_array": "foreign device arrays",
+    "from_cuda_array_interface": "foreign device arrays",
+    "reduce": "Numba's built-in reduction",
+    "Reduce": "Numba's built-in reduction",
+    "external_stream": "external streams",
+}
+
+
+@contextmanager
+def recording(recorder: Recorder, device: dict | None = None):
+    """While inside, Numba's CUDA API is `recorder`'s for the whole process: entered before the
+    submission is loaded, so that names it imports (`from numba.cuda import to_device`) are
+    ours. Kernels stay numba's own objects (the simulator's, in this process), whose launches
+    record. Everything is put back on leaving."""
+    import numba.cuda as cuda
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    info = Device(dict(H200, **(device or {})))
+    api = {
+        "to_device": lambda obj, stream=0, copy=True, to=None: (
+            recorder.assign(to, obj) or to if to is not None else recorder.upload(obj)
+        ),
+        "device_array": lambda shape, dtype=np.float64, strides=None, order="C", stream=0: recorder.alloc(shape, dtype),
+        "device_array_like": lambda ary, stream=0: recorder.alloc(ary.shape, ary.dtype),
+        "synchronize": lambda: None,
+        "stream": lambda: Stream(),
+        "default_stream": lambda: Stream(),
+        "per_thread_default_stream": lambda: Stream(),
+        "legacy_default_stream": lambda: Stream(),
+        "get_current_device": lambda: info,
+        "select_device": lambda device_id=0: info,
+        "close": lambda: None,
+        "is_available": lambda: True,
+        "detect": lambda: True,
+    }
+    for name, what in REFUSED.items():
+        api[name] = _refusal(name, what)
+
+    def configure(kernel, config):
+        config = config if isinstance(config, tuple) else (config,)
+        return lambda *args: recorder.launch(kernel, config, args)
+
+    def call(kernel, *args):
+        name = kernel.fn.__name__
+        if kernel._device:
+            raise TypeError(f"`{name}` is a device function: a kernel calls it, the host cannot")
+        raise TypeError(f"kernel `{name}` launched without a configuration: write {name}[blocks, threads](...)")
+
+    def forall(kernel, ntasks, tpb=0, stream=0, sharedmem=0):
+        return configure(kernel, (max(-(-int(ntasks) // (tpb or 128)), 1), tpb or 128, stream, sharedmem))
+
+    targets = [(cuda, name, value) for name, value in api.items()]
+    simulator = sys.modules.get("numba.cuda.simulator")
+    if simulator is not None and simulator is not cuda:
+        targets += [(simulator, name, value) for name, value in api.items()]
+    targets += [(FakeCUDAKernel, "__getitem__", configure), (FakeCUDAKernel, "__call__", call)]
+    targets += [(FakeCUDAKernel, "forall", forall)]
+    saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
+    for owner, name, value in targets:
+        setattr(owner, name, value)
+    try:
+        yield recorder
+    finally:
+        for owner, name, value in reversed(saved):
+            if value is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+_ABSENT = object()
+
+
+def _refusal(name: str, what: str):
+    def refused(*args, **kwargs):
+        raise NotImplementedError(f"`cuda.{name}` ({what}) cannot be graded: use device arrays and kernels")
+
+    return refused

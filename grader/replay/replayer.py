@@ -1,0 +1,132 @@
+"""A plan made into a `launch` of grader code alone: the trusted replayer's side.
+
+`launch_from(plan, functions)` returns a plain function with `launch`'s keyword parameters. It
+never imports or runs the submission's module: the kernels it launches are `functions`, each
+rebuilt from its `def` alone (`rebuild`; decorators, defaults and annotations never evaluated,
+globals only the frozen constants of the description). Which engine runs them is chosen when
+it is called: the CUDA module it holds is numba's (a GPU, or the simulator), and the kernel
+doctor swaps it for its own as it does for a learner's `launch` (grader/doctor/rebind.py), so
+one plan runs on every engine. Before the doctor or the simulator runs a kernel, Numba's real
+compiler types it for the launch's arguments (grader/compiler/client.py): device code cannot
+reach a Python object, so running its source on the CPU is running the kernel.
+"""
+
+from __future__ import annotations
+
+import copy
+import linecache
+
+import numpy as np
+
+from grader.replay.plan import Param, Plan, Ref, Value
+
+
+class RebuildError(Exception):
+    """A kernel's description could not be made into a function (the submission's fault: the
+    recording child sent it)."""
+
+
+def rebuild(kernels: dict, filename: str) -> dict:
+    """kernel key -> the plain Python function of its `def`, compiled as from `filename` (the
+    submission's name, for messages), with its source registered for tracebacks and the doctor."""
+    from grader.compiler.server import build_function
+
+    texts: dict = {}
+    functions = {}
+    for key, desc in kernels.items():
+        desc = _named(desc, filename, texts)
+        try:
+            functions[key] = build_function(desc)
+        except RecursionError:
+            raise RebuildError(f"kernel `{key}` nests too deeply to be rebuilt") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the description holds, it is data
+            raise RebuildError(
+                f"kernel `{key}` could not be rebuilt ({type(exc).__name__}: {str(exc)[:300]})"
+            ) from None
+    lines = [""] * (max(texts, default=0) + 1)
+    for number, line in texts.items():
+        lines[number] = line
+    linecache.cache[filename] = (0, None, [line + "\n" for line in lines[1:]], filename)
+    return functions
+
+
+def _named(desc: dict, filename: str, texts: dict) -> dict:
+    """The description with the grader's file name in place of the one it came with (device
+    functions too), its lines noted at their places in the file."""
+    desc = copy.deepcopy(desc)
+    todo = [desc]
+    while todo:
+        d = todo.pop()
+        d["filename"] = filename
+        for offset, line in enumerate(str(d["source"]).splitlines()):
+            texts.setdefault(int(d["firstline"]) + offset, line)
+        todo += [v[1] for v in d["globals"].values() if v[0] == "device"]
+    return desc
+
+
+def launch_from(plan: Plan, functions: dict, options: dict | None = None):
+    """`launch(**kwargs)` that does what the plan says on the arrays it is given."""
+    import numba.cuda as cuda_module
+
+    options = options or {}
+    built: dict = {}
+
+    def launch(**kwargs):
+        cuda = cuda_module  # the doctor's own when the doctor runs it (grader/doctor/rebind.py)
+        kernels = built.setdefault(id(cuda), {})
+        buffers: dict = {}
+        for step in plan.steps:
+            if step.op == "param":
+                buffers[step.id] = kwargs[step.name]
+            elif step.op == "alloc":
+                buffers[step.id] = cuda.device_array(step.shape, np.dtype(step.dtype))
+            elif step.op == "upload":
+                buffers[step.id] = cuda.to_device(_host(step.data, step.dtype, step.shape))
+            elif step.op == "fill":
+                target = buffers[step.target]
+                target[(slice(None),) if target.ndim else ()] = step.value
+            elif step.op == "copy":
+                buffers[step.target].copy_to_device(buffers[step.source])
+            elif step.op == "write":
+                target = buffers[step.target]
+                target.copy_to_device(_host(step.data, step.dtype, target.shape).astype(target.dtype, copy=False))
+            elif step.op == "view":
+                source = buffers[step.source]
+                buffers[step.id] = source.reshape(step.shape) if step.shape else source[step.key]
+            elif step.op == "launch":
+                kernel = kernels.get(step.kernel)
+                if kernel is None:
+                    jit_options = dict(options.get(step.kernel, {}))
+                    declared = jit_options.pop("signatures", None)
+                    jit = cuda.jit(_signatures(declared), **jit_options) if declared else cuda.jit(**jit_options)
+                    kernel = kernels[step.kernel] = jit(functions[step.kernel])
+                config = (step.grid, step.block) if not step.shared else (step.grid, step.block, 0, step.shared)
+                kernel[config](*(_argument(a, buffers, kwargs) for a in step.args))
+
+    return launch
+
+
+def _signatures(declared: list) -> list:
+    """Declared signatures (argument descriptions, grader/compiler/dispatch.py) as numba's
+    `void(...)` signatures for `cuda.jit`."""
+    from numba.core import types
+
+    from grader.compiler.server import argument_type
+
+    return [types.void(*(argument_type(d) for d in signature)) for signature in declared]
+
+
+def _host(data: bytes, dtype: str, shape: tuple) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape).copy()
+
+
+def _argument(arg, buffers: dict, kwargs: dict):
+    if isinstance(arg, Ref):
+        return buffers[arg.id]
+    if isinstance(arg, Param):
+        return np.dtype(arg.dtype).type(kwargs[arg.name])
+    if isinstance(arg, Value):
+        if arg.dtype in ("<i8", "<f8", "<c16", "|b1", "?") and not isinstance(arg.value, np.generic):
+            return arg.value  # a Python number, typed as numba types one (int64, float64)
+        return np.dtype(arg.dtype).type(arg.value)
+    return tuple(_argument(a, buffers, kwargs) for a in arg)

@@ -1,0 +1,260 @@
+"""Record, then replay (grader/replay/): the plan a recording makes, the checks a message must
+pass, kernels rebuilt from their `def` alone, and whole checks of valid alternatives and of
+submissions that try to speak for the grader."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.checking.pipeline import check_file
+from grader.exercises import exercise
+from grader.replay.plan import MAX_STEPS, Failure, Message, Plan, PlanError, Ref, Step, Value
+from grader.replay.record import DeviceRef, NoDataHere, Recorder, recording
+from grader.replay.replayer import RebuildError, launch_from, rebuild
+
+VALID = Path(__file__).parent / "valid"
+
+
+def record(launch, params: dict, scalars=None) -> tuple:
+    """(plan, kernels) of one call of `launch` on placeholders of `params` (name -> (shape, dtype))."""
+    recorder = Recorder()
+    with recording(recorder):
+        launch(**recorder.start(params, scalars or {}))
+        return recorder.finish(), recorder.kernels
+
+
+def load(source: str, name: str = "sub.py") -> dict:
+    namespace = {"__name__": "submission", "__file__": name}
+    import linecache
+
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    exec(compile(source, name, "exec"), namespace)
+    return namespace
+
+
+SCRATCH = '''
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def total(x, acc):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(acc, 0, np.float64(x[i]))
+
+@cuda.jit
+def store(acc, out):
+    if cuda.grid(1) == 0:
+        out[0] = acc[0]
+
+def launch(x, out):
+    acc = cuda.to_device(np.zeros(1, np.float64))
+    total[(x.size + 31) // 32, 32](x, acc)
+    store[1, 1](acc, out)
+'''
+
+
+# -- recording -------------------------------------------------------------------------------------
+def test_a_recording_writes_down_what_launch_did():
+    """Is every step of launch in the plan, the scratch upload of zeros as a fill, and the grid as launched?"""
+    launch = load(SCRATCH)["launch"]
+    plan, kernels = record(launch, {"x": ((100,), "float32"), "out": ((1,), "float32")})
+    ops = [s.op for s in plan.steps]
+    assert ops == ["param", "param", "alloc", "fill", "launch", "launch"]
+    first = plan.steps[4]
+    assert first.grid == (4, 1, 1) and first.block == (32, 1, 1)
+    assert [type(a) for a in first.args] == [Ref, Ref]
+    assert sorted(k.split("_", 1)[1] for k in kernels) == ["store", "total"]
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        ("np.asarray(x).sum()", "NumPy array"),
+        ("x.copy_to_host()", "copy_to_host"),
+        ("float(x[0])", "one element"),
+        ("sum(x)", "Looping"),
+        ("[v for v in out]", "Looping"),
+        ("bool(x)", "truth"),
+    ],
+)
+def test_reading_device_data_on_the_host_teaches(body, says):
+    """Does every way of reading an input's values in `launch` stop with a message saying where to compute instead?"""
+    launch = load(f"import numpy as np\ndef launch(x, out):\n    {body}\n")["launch"]
+    with pytest.raises(NoDataHere, match=says) as caught:
+        record(launch, {"x": ((8,), "float32"), "out": ((1,), "float32")})
+    assert "kernel" in str(caught.value)
+
+
+def test_placeholders_know_their_shape_and_views():
+    """Do shape, size, dtype, slices and reshape work on a placeholder, as on a device array?"""
+    seen = {}
+
+    def launch(a, out):
+        seen.update(shape=a.shape, size=a.size, dtype=a.dtype, rows=a[2:].shape, flat=a.reshape(-1).shape)
+        out[:] = 0
+
+    plan, _ = record(launch, {"a": ((4, 6), "float32"), "out": ((4,), "int32")})
+    assert seen == {"shape": (4, 6), "size": 24, "dtype": np.dtype("float32"), "rows": (2, 6), "flat": (24,)}
+    assert plan.steps[-1].op == "fill" and plan.steps[-1].value == 0
+
+
+def test_recording_puts_numba_back():
+    """Is numba.cuda the same after a recording (the notebook's own process records too)?"""
+    from numba import cuda
+
+    before = cuda.to_device
+    record(load(SCRATCH)["launch"], {"x": ((10,), "float32"), "out": ((1,), "float32")})
+    assert cuda.to_device is before
+    assert isinstance(cuda.to_device(np.zeros(2)), object) and not isinstance(cuda.to_device(np.zeros(2)), DeviceRef)
+
+
+def test_a_loop_of_launches_is_stopped():
+    """Is a launch per element (thousands of steps) stopped with the fix, not recorded without end?"""
+    namespace = load(
+        "from numba import cuda\n@cuda.jit\ndef k(a):\n    a[0] = 1\ndef launch(x, out):\n"
+        "    for i in range(100000):\n        k[1, 1](out)\n"
+    )
+    with pytest.raises(RuntimeError, match=str(MAX_STEPS)):
+        record(namespace["launch"], {"x": ((8,), "float32"), "out": ((1,), "float32")})
+
+
+# -- the message ----------------------------------------------------------------------------------
+def good_message() -> dict:
+    plan, kernels = record(load(SCRATCH)["launch"], {"x": ((100,), "float32"), "out": ((1,), "float32")})
+    return json.loads(Message(None, {"0": plan}, kernels).to_json())
+
+
+def test_a_message_survives_its_round_trip():
+    data = good_message()
+    message = Message.from_json(json.dumps(data))
+    assert json.loads(message.to_json()) == data
+
+
+def _break(data: dict, how: str) -> dict:
+    steps = data["plans"]["0"]["steps"]
+    if how == "verdict passed":
+        data["plans"]["1"] = {"failure": {"verdict": "passed", "message": "all good"}}
+    elif how == "unknown field":
+        steps[0]["verdict"] = "passed"
+    elif how == "unknown op":
+        steps.append({"op": "result", "verdict": "passed"})
+    elif how == "dangling reference":
+        steps[-1]["args"][0] = {"ref": 999}
+    elif how == "unknown kernel":
+        steps[-1]["kernel"] = "nowhere"
+    elif how == "too many steps":
+        steps.extend([{"op": "fill", "target": 0, "value": 0}] * (MAX_STEPS + 1))
+    elif how == "short upload":
+        steps.append({"op": "upload", "id": 77, "shape": [1000], "dtype": "<f4", "data": "AAAA"})
+    elif how == "bad dtype":
+        steps[2]["dtype"] = "object"
+    elif how == "extra top-level key":
+        data["speed"] = {"seconds": [0.0001]}
+    elif how == "string grid":
+        steps[-1]["grid"] = ["1", 1, 1]
+    elif how == "kernel global of any module":
+        key = next(iter(data["kernels"]))
+        data["kernels"][key]["globals"]["__builtins__"] = ["module", "os"]
+    return data
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "verdict passed",
+        "unknown field",
+        "unknown op",
+        "dangling reference",
+        "unknown kernel",
+        "too many steps",
+        "short upload",
+        "bad dtype",
+        "extra top-level key",
+        "string grid",
+        "kernel global of any module",
+    ],
+)
+def test_a_malformed_message_is_refused(how):
+    """Is each way a recording child could bend the message a PlanError, never accepted or a crash?"""
+    with pytest.raises(PlanError):
+        Message.from_json(json.dumps(_break(good_message(), how)))
+
+
+@pytest.mark.parametrize("text", ["", "{", "[]", "null", "9" * 5000, "[" * 100000 + "]" * 100000])
+def test_what_is_not_a_message_is_refused(text):
+    with pytest.raises(PlanError):
+        Message.from_json(text)
+
+
+def test_a_failure_can_only_fail():
+    """Can a recording child only report its own submission failing (no 'passed', capped text)?"""
+    data = {"load_failure": {"verdict": "exception", "message": "x" * 100000}, "plans": {}, "kernels": {}}
+    message = Message.from_json(json.dumps(data))
+    assert isinstance(message.load_failure, Failure) and len(message.load_failure.message) <= 4000
+
+
+# -- rebuilding kernels ---------------------------------------------------------------------------
+def describe(source: str, **globals_) -> dict:
+    return {"source": source, "filename": "x.py", "firstline": 1, "globals": globals_, "options": {}}
+
+
+def test_rebuilding_runs_nothing_but_a_def(tmp_path):
+    """Are a description's other statements, decorators and annotations never run?"""
+    marker = tmp_path / "ran"
+    source = (
+        f"open({str(marker)!r}, 'w').write('x')\n"
+        f"@print(open({str(marker)!r}, 'w'))\n"
+        f"def k(a: open({str(marker)!r}, 'w')) -> open({str(marker)!r}, 'w'):\n    a[0] = 1\n"
+    )
+    functions = rebuild({"k0": describe(source)}, "sub.py")
+    assert not marker.exists()
+    assert functions["k0"].__name__ == "k" and functions["k0"].__code__.co_filename == "sub.py"
+
+
+@pytest.mark.parametrize(
+    "source, globals_",
+    [
+        ("def k(a, b=__import__('os').getcwd()):\n    a[0] = b\n", {}),
+        ("def k(a):\n    a[0] = os.getpid()\n", {"os": ["module", "os"]}),
+        ("def k(a):\n    a[0] = f(1)\n", {"f": ["attr", "os", "system"]}),
+        ("def k(a):\n    a[0] = f(1)\n", {"f": ["attr", "math", "_private"]}),
+        ("def k(a):\n    a[0] = T\n", {"T": ["numpy", "load"]}),
+        ("def k(a):\n    a[0] = T\n", {"T": ["literal", "__import__('os')"]}),
+    ],
+)
+def test_a_description_reaches_only_what_a_kernel_may(source, globals_):
+    """Does a global naming another module, a private name or code to evaluate stop the rebuild?"""
+    with pytest.raises(RebuildError):
+        rebuild({"k0": describe(source, **globals_)}, "sub.py")
+
+
+# -- replaying --------------------------------------------------------------------------------------
+def test_a_replayed_plan_computes_on_the_real_inputs():
+    """Does the replay of a plan recorded without data compute the sum of inputs it never saw?"""
+    from grader.doctor.execute import execute_or_simulate
+
+    spec = exercise("reduce_sum").spec
+    plan, kernels = record(load(SCRATCH, "scratch.py")["launch"], {"x": ((300,), "float32"), "out": ((1,), "float32")})
+    x = np.random.default_rng(1).normal(size=300).astype(np.float32)
+    launch = launch_from(plan, rebuild(kernels, "scratch.py"))
+    outcome = execute_or_simulate(spec, launch, {"x": x}, {"n": 300})
+    assert outcome.error is None
+    from grader.sentinels import PAD
+
+    assert outcome.buffers["out"][PAD] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
+
+
+def test_a_value_argument_keeps_its_type():
+    assert Value("<f4", 1.5).dtype == "<f4"
+    assert Plan((Step("param", id=0, name="x"),)).steps[0].name == "x"
+
+
+# -- whole checks ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", sorted(VALID.glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_valid_alternative_passes(path):
+    """Do scratch uploads, partial-sum arrays, device queries, views and streams pass, as on a GPU?"""
+    result = check_file(path.parent.name, path, seed=3)
+    assert result.verdict == "passed", result.message
