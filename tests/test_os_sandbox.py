@@ -495,3 +495,23 @@ def test_a_stage_left_by_a_killed_grader_is_removed_by_the_next(tmp_path):
         (folder / "site-packages" / "numba").mkdir(parents=True)
     view._remove_leftovers(str(tmp_path))
     assert not left.exists() and live.exists()
+
+
+def test_a_spec_staged_by_another_check_meanwhile_is_used(monkeypatch):
+    """Threads of a class grading show the same spec at once: when another one links it between
+    this one's look and its link, this one uses that link."""
+    stage = view.stage()
+    spec = str(ROOT / "kernels" / "saxpy.py")
+    found = os.stat(spec)
+    staged = stage.folder / "files" / f"{found.st_ino}-{found.st_mtime_ns}"
+    if staged.exists():
+        shutil.rmtree(staged)
+    link = os.link
+
+    def another_check_first(source, target, **kwargs):
+        link(source, target, **kwargs)  # the other thread's
+        link(source, target, **kwargs)  # this one's: FileExistsError
+
+    monkeypatch.setattr(view.os, "link", another_check_first)
+    host, inside = stage.shown(spec)
+    assert inside == f"{view.INSIDE}/kernels/saxpy.py" and Path(host).read_text() == Path(spec).read_text()

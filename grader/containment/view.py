@@ -118,6 +118,8 @@ def _link_or_copy(source: str, target: str, copy: bool, made: set) -> None:
         made.add(folder)
     try:
         os.link(source, target, follow_symlinks=False)
+    except FileExistsError:
+        pass  # another thread staged this very file (a spec shown to two checks at once)
     except OSError:
         if not copy:
             raise
