@@ -245,7 +245,7 @@ def main() -> None:
             else make_class(folder, args.students)
         )
         tasks = discover(folder, exercises)
-        handed_in = sum(1 for t in tasks if t.path is not None)
+        handed_in = sum(1 for t in tasks if t.source is not None)
         for repeat in range(args.repeats):
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()

@@ -30,6 +30,8 @@ LAYER_OF = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 
 def module_name(path: Path) -> str:
+    if not path.is_relative_to(ROOT):  # a file a test wrote elsewhere
+        return path.stem
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -38,13 +40,22 @@ GRADER_FILES = sorted((ROOT / "grader").rglob("*.py"))
 MODULES = {module_name(p) for p in GRADER_FILES}
 
 
+DYNAMIC_IMPORTS = {"import_module", "__import__"}
+"""Calls that import a module named by a string (importlib.import_module, __import__)."""
+
+
 def imported_names(path: Path) -> set[str]:
-    """Every grader module `path` names in an import statement, wherever the statement is."""
+    """Every grader module `path` names in an import statement or a dynamic import of a constant
+    name (`importlib.import_module("grader.x")`), wherever it is."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call) and _called_name(node.func) in DYNAMIC_IMPORTS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.add(first.value)
+        elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -55,6 +66,20 @@ def imported_names(path: Path) -> set[str]:
                 full = f"{base}.{alias.name}"
                 found.add(full if full in MODULES else base)
     return {n for n in found if n == "grader" or n.startswith("grader.")}
+
+
+def _called_name(func) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def private_names(path: Path) -> set[str]:
+    """`grader.x._name` for every private name `path` takes from the grader: a module or package
+    behind an underscore, or `from grader.x import _name`."""
+    found = {n for n in imported_names(path) if any(part.startswith("_") for part in n.split(".")[1:])}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("grader"):
+            found |= {f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")}
+    return found
 
 
 def resolve(name: str) -> str:
@@ -137,5 +162,18 @@ def test_kernels_import_only_the_authoring_api(path):
 @pytest.mark.parametrize("path", sorted((ROOT / "bench").glob("*.py")), ids=lambda p: p.stem)
 def test_bench_imports_only_public_names(path):
     """Do the benchmarks use public names only (no `_private` function of the grader)?"""
-    private = {n for n in imported_names(path) if any(part.startswith("_") for part in n.split(".")[1:])}
-    assert private == set()
+    assert private_names(path) == set()
+
+
+def test_the_scans_see_dynamic_imports_and_private_names(tmp_path):
+    """Would the rule notice an import by name (importlib.import_module, __import__) and a
+    private name taken from a grader module (the two ways past it a plain import scan misses)?"""
+    sneaky = tmp_path / "sneaky.py"
+    sneaky.write_text(
+        "import importlib\n"
+        "def f():\n"
+        "    return importlib.import_module('grader.cli'), __import__('grader.report')\n"
+        "from grader.checking.isolate import _spawn\n"
+    )
+    assert {"grader.cli", "grader.report"} <= imported_names(sneaky)
+    assert private_names(sneaky) == {"grader.checking.isolate._spawn"}
