@@ -454,7 +454,7 @@ def test_a_graded_check_under_the_outside_count_passes_an_honest_kernel(monkeypa
 
     monkeypatch.setattr(isolate, "_spawn", spawn_and_note)
     result = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
-    assert watched == [True] and result.passed, result.message
+    assert watched and all(watched) and result.passed, (watched, result.message)  # recording and checking child
 
 
 def test_a_cgroup_still_busy_is_removed_once_its_tasks_are_gone():
