@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,7 @@ from grader.steps.load import SubmissionError
 from grader.exercises import ROOT
 from grader.steps.execute import Outcome
 from grader.containment.guard import scrubbed_env
-from grader.containment import process_cap, sandbox
+from grader.containment import process_cap, sandbox, scratch
 from grader.checking import stuck
 from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
@@ -176,7 +175,7 @@ class _Spare:
     (docs/BENCHMARKS.md, "Several checks per GPU")."""
 
     def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None, turns=None):
-        self.tmp = tempfile.TemporaryDirectory(prefix="zerogpu-")
+        self.tmp = scratch.TemporaryFolder(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
         self.born = next(_births)
         work = self.task_dir / "work"
@@ -515,7 +514,7 @@ def run_in_child(
             track(spare.proc)
         else:
             early.discard()
-    tmp = spare.tmp if spare else tempfile.TemporaryDirectory(prefix="zerogpu-")
+    tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
     work.mkdir(exist_ok=True)
@@ -531,7 +530,7 @@ def run_in_child(
             "time": time_seed is not None,
             "seed": time_seed,
             "check": list(time_check),
-            "private": list(private),
+            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
             "cpu_seconds": cpu,
         }
         for c in cases:

@@ -15,11 +15,11 @@ import json
 import os
 import select
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _kill, _remove_cgroup, _spawn, contained
+from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
 from grader.replay.plan import MAX_MESSAGE_BYTES, Message, PlanError
@@ -46,7 +46,7 @@ def record_in_child(
     """The checked message for `wanted` (plan key -> {"dims", "scalars"}). Raises SubmissionError
     when the file cannot be loaded or the message is not a plan, RecordingStopped when the child
     hangs or dies."""
-    tmp = tempfile.TemporaryDirectory(prefix="zerogpu-record-")
+    tmp = scratch.TemporaryFolder(prefix="zerogpu-record-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
     work.mkdir()
@@ -60,10 +60,10 @@ def record_in_child(
             shutil.copyfile(submission, source)
         task = {
             "exercise": exercise_id,
-            "submission": str(source),
+            "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
             "plans": wanted,
             "device": device,
-            "private": list(private),
+            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
         }
         (task_dir / "task.json").write_text(json.dumps(task))
         cpu = int(STARTUP_SECONDS + seconds * 2)

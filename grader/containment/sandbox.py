@@ -1,11 +1,13 @@
 """The operating system's wall around a graded submission: bubblewrap (`bwrap`).
 
 The child (grader/checking/child.py) runs in new user, PID, network, IPC, UTS and mount
-namespaces, with a read-only root, a fresh /proc (no other process of the host is visible),
-a private /tmp, the task folder the only writable place, the course's private folders and
-the home directory covered by empty tmpfs mounts, no capabilities, an environment of our
-choosing only, and a seccomp filter (grader/containment/seccomp_filter.py). The in-process
-guard (guard.py) stays as a second wall with the learner-facing messages.
+namespaces, as the first process of its PID namespace, with a fresh /proc (no other process of
+the host is visible), in a read-only view built from an allow-list (grader/containment/view.py:
+the interpreter, the packages a check needs, the grader, the exercise's spec), the task folder
+the only host folder it can write, a size-capped tmpfs for everything else it writes, no
+capabilities, an environment whose values name no host place outside the view, and a seccomp
+filter (grader/containment/seccomp_filter.py). The in-process guard (guard.py) stays as a
+second wall with the learner-facing messages.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from grader.containment import view
 
 BWRAP = "bwrap"
 NVIDIA_DEVICES = (
@@ -30,20 +35,35 @@ WALLS = (
     "--unshare-all",
     "--die-with-parent",
     "--new-session",
+    "--as-pid-1",
     "--cap-drop",
     "ALL",
-    "--ro-bind",
-    "/",
-    "/",
     "--dev",
     "/dev",
     "--proc",
     "/proc",
 )
-"""Every graded child's namespaces, read-only root, fresh /dev and /proc (`command`); the
-availability probe makes the same ones."""
-TMPFS_BYTES = 256 << 20
-"""Each empty tmpfs (/tmp, the hidden folders) holds at most this much: memory, not disk."""
+"""Every graded child's namespaces, fresh /dev and /proc (`command`); the availability probe
+makes the same ones. `--as-pid-1`: the child is the namespace's first process, so no bwrap
+process (whose command line names every host path of the view) is visible inside."""
+SCRATCH_BYTES = 240 << 20
+"""All a submission can write inside, besides the task folder: /tmp (its working folder and
+home, temporary files, the compile cache) holds at most this much (memory, not disk)..."""
+SHM_BYTES = 16 << 20
+"""... and /dev/shm this much (POSIX shared memory and semaphores)."""
+TASK = view.TASK
+"""Where the task folder is inside."""
+WORK = "/tmp/work"
+"""The child's working folder and HOME, inside the capped /tmp."""
+COMPILE_CACHE = "/tmp/zerogpu-compiled"
+PATH_VARIABLES = {
+    "HOME": WORK,
+    "TMPDIR": "/tmp",
+    "PYTHONPATH": view.INSIDE,
+    "PATH": f"{view.VENV}/bin",
+    "ZEROGPU_COMPILE_CACHE": COMPILE_CACHE,
+}
+"""Variables whose host values name the project or the home folder: their value inside."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -73,7 +93,7 @@ def unavailable() -> str | None:
             " (or pass --unsandboxed to grade without it)"
         )
     probe = subprocess.run(
-        [BWRAP, *WALLS, "--", "/bin/true"],
+        [BWRAP, *WALLS, "--ro-bind", "/", "/", "--", "/bin/true"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -130,35 +150,120 @@ def seccomp_fd() -> int:
     return fd
 
 
-def _python_paths(env: dict) -> list:
-    """What the child's Python needs to start: its prefixes, the interpreter, PYTHONPATH."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
-    paths.update(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
-    return sorted((os.path.realpath(p) for p in paths if os.path.isdir(p)), key=len)
-
-
 def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=(), fd: int) -> list:
-    """The bwrap command line that runs `inner` contained. `hidden`: folders (or files) covered
-    by nothing; `shown_files`: files made visible again, read-only, inside them."""
-    args = [BWRAP, *WALLS, "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
-    for dev in (*NVIDIA_DEVICES, *sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))):
-        if os.path.exists(dev):
-            args += ["--dev-bind", dev, dev]
-    home = os.path.realpath(os.path.expanduser("~"))
-    if home != "/" and os.path.isdir(home):
-        args += ["--size", str(TMPFS_BYTES), "--tmpfs", home]
-    for path in _python_paths(env):  # the interpreter and the grader, again, if home held them
-        args += ["--ro-bind", path, path]
-    for path in sorted({os.path.realpath(p) for p in hidden}, key=len):
-        if os.path.isdir(path):
-            args += ["--size", str(TMPFS_BYTES), "--tmpfs", path]
-        elif os.path.exists(path):
-            args += ["--ro-bind", "/dev/null", path]
-    for path in shown_files:
-        path = os.path.realpath(path)
-        args += ["--ro-bind", path, path]
+    """The bwrap command line that runs `inner` contained, in the view of grader/containment/view.py.
+    `shown_files`: project files shown read-only (the exercise's spec); `hidden`: private places
+    (the data dir, the course's folders), covered if they lie inside a place the view shows.
+    Host paths in `inner` and `env` become their places inside; other variables naming a host
+    place show it read-only at its own path (a GPU host's CUDA_HOME, LD_LIBRARY_PATH), unless
+    it is private, which drops it."""
+    try:
+        stage = view.stage()
+        shown = {os.path.realpath(path): stage.shown(path) for path in shown_files}
+    except OSError as err:
+        raise SandboxUnavailable(
+            f"the sandbox's view cannot be made in {err.filename or tempfile.gettempdir()} ({err.strerror or err}): "
+            "set TMPDIR to a folder you can write, or pass --unsandboxed"
+        ) from None
     task = os.path.realpath(task_dir)
-    args += ["--bind", task, task, "--chdir", os.path.join(task, "work"), "--clearenv"]
-    for key, value in sorted(env.items()):
+    binds = [*stage.binds, *shown.values()]
+    private = _private_places(hidden)
+    inside_env, named = _inside_env(env, private)
+    args = [BWRAP, *WALLS, "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp", "--dir", WORK]
+    args += [*view.system_binds(), *_gpu_binds()]
+    for source, inside in [*binds, *((path, path) for path in named)]:
+        args += ["--ro-bind", source, inside]
+    at_own_path = [*view.SYSTEM_LIBRARIES, *(source for source, inside in binds if source == inside), *named]
+    args += _covered(private, at_own_path, stage)
+    args += ["--bind", task, view.TASK, "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    args += ["--chdir", WORK, "--clearenv"]
+    for key, value in sorted(inside_env.items()):
         args += ["--setenv", key, value]
-    return args + ["--seccomp", str(fd), "--", *inner]
+    places = {host: inside for host, (_, inside) in shown.items()}
+    places.update({task: view.TASK, os.path.abspath(task_dir): view.TASK})
+    return args + ["--seccomp", str(fd), "--", *(_inside_path(arg, places) for arg in inner)]
+
+
+def _gpu_binds() -> list:
+    """On a GPU host: the NVIDIA device nodes, /sys, which the CUDA driver reads, and the
+    folders of the driver's libraries wherever the loader's cache finds them."""
+    devices = [
+        d for d in (*NVIDIA_DEVICES, *sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))) if os.path.exists(d)
+    ]
+    if not devices:
+        return []
+    args = [arg for dev in devices for arg in ("--dev-bind", dev, dev)]
+    for folder in _driver_folders():
+        args += ["--ro-bind", folder, folder]
+    return args + ["--ro-bind", "/sys", "/sys"]
+
+
+@lru_cache(maxsize=1)
+def _driver_folders() -> tuple:
+    """Folders outside the system's library folders that `ldconfig -p` names for libcuda or a
+    libnvidia-* library (a container's /usr/local/nvidia/lib64, say)."""
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    try:
+        listing = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    folders = set()
+    for line in listing.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if path and name.startswith(("libcuda.", "libnvidia-")):
+            folders.add(os.path.realpath(os.path.dirname(path)))
+    system = [os.path.realpath(p) for p in view.SYSTEM_LIBRARIES]
+    return tuple(sorted(f for f in folders if not _under(f, system)))
+
+
+def _private_places(hidden) -> list:
+    """Host places nothing inside may name: the project, the data dir, home, `hidden`."""
+    from grader.paths import ROOT, data_dir
+
+    places = [ROOT, data_dir(), os.path.expanduser("~"), *hidden]
+    return sorted({os.path.realpath(p) for p in places if os.path.realpath(p) != "/"})
+
+
+def _under(path: str, places) -> bool:
+    return any(path == p or path.startswith(p.rstrip(os.sep) + os.sep) for p in places)
+
+
+def _inside_env(env: dict, private: list) -> tuple:
+    """(the environment inside, host places it names that are shown at their own path)."""
+    inside, named = dict(PATH_VARIABLES), set()
+    for key, value in env.items():
+        if key in PATH_VARIABLES:
+            continue
+        kept = []
+        for part in value.split(os.pathsep):
+            path = os.path.realpath(part) if os.path.isabs(part) else None
+            if path is not None and _under(path, private):
+                continue
+            if path is not None and os.path.exists(path):
+                named.add(path)
+            kept.append(part)
+        if kept or not value:
+            inside[key] = os.pathsep.join(kept)
+    return inside, sorted(named)
+
+
+def _covered(private: list, shown: list, stage) -> list:
+    """An empty folder (or /dev/null) over each private place inside a place shown at its own
+    path: the course's folders, say, under a shown library folder."""
+    args = []
+    for path in private:
+        if os.path.exists(path) and any(_under(path, [s]) and s != path for s in shown):
+            args += ["--ro-bind", str(stage.empty) if os.path.isdir(path) else "/dev/null", path]
+    return args
+
+
+def _inside_path(arg: str, places: dict) -> str:
+    """`arg` with a host path of the view (the interpreter, the task folder, a shown file)
+    replaced by its place inside."""
+    if arg in (sys.executable, os.path.realpath(sys.executable)):
+        return view.PYTHON
+    for host, inside in places.items():
+        if arg == host or arg.startswith(host + os.sep):
+            return inside + arg[len(host) :]
+    return arg
