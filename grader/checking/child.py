@@ -171,15 +171,21 @@ def run_task(task_dir: Path) -> None:
     waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
     with turns.shared():
         try:
-            functions = rebuild(message.kernels, path)
+            functions = rebuild(message.kernels, path, task.get("source"))
         except RebuildError as err:
+            import linecache
+
+            text = linecache.getline(path, err.line).strip() if err.line else ""
             _write_json(
-                task_dir / "load-error.json", {"verdict": "exception", "message": str(err), "line": None, "source": ""}
+                task_dir / "load-error.json",
+                {"verdict": "exception", "message": err.message, "line": err.line, "source": text},
             )
             return
         options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
         launches = {
-            key: launch_from(plan, functions, options) for key, plan in message.plans.items() if hasattr(plan, "steps")
+            key: launch_from(plan, functions, options, path)
+            for key, plan in message.plans.items()
+            if hasattr(plan, "steps")
         }
         with GUARD.writing():
             (task_dir / "ready").touch()  # the parent's per-case clock starts now
@@ -308,7 +314,7 @@ def _arguments(argv: list) -> dict:
     return args
 
 
-def _record(ex, source: str, path: str, wanted: dict, recorder):
+def _record(ex, source: str, path: str, wanted: dict, recorder, phase: list):
     """The message for `wanted` (plan key -> {"dims", "scalars"}): the file's load failure, or a
     plan or a failure per key."""
     from grader.replay.plan import FAILING_VERDICTS, Failure, Message
@@ -319,6 +325,7 @@ def _record(ex, source: str, path: str, wanted: dict, recorder):
         launch = load_launch(ex.spec, source, path)
     except SubmissionError as err:
         return Message(Failure(err.verdict, err.message, err.line, err.source), {}, {})
+    phase[0] = "running"
     plans: dict = {}
     for key, case in wanted.items():
         params = {a.name: (a.shape_for(case["dims"]), a.dtype) for a in ex.spec.arrays}
@@ -336,7 +343,28 @@ def _record(ex, source: str, path: str, wanted: dict, recorder):
     return Message(None, plans, recorder.kernels)
 
 
-def record_task(task_dir: Path, fd: int) -> None:
+def _report_where(fd: int, path: str, phase: list) -> None:
+    """The recording child's lookout: four times a second, one line on `fd` saying which line of
+    the submission each thread is on, and whether the file is still loading. The grading process
+    reads the last line only when time has run out (grader/checking/recording.py); it never
+    decides anything."""
+    import threading
+
+    from grader.checking.stuck import snapshot
+
+    def run():
+        me = threading.get_ident()
+        while True:
+            time.sleep(0.25)
+            try:
+                os.write(fd, (json.dumps({"phase": phase[0], "places": snapshot(path, skip=(me,))}) + "\n").encode())
+            except Exception:  # noqa: BLE001 - a closed or full pipe: the grader says what it knows
+                return
+
+    threading.Thread(target=run, name="zerogpu-where", daemon=True).start()
+
+
+def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     """The recording child (`--record FD`): load the submission, call its `launch` on placeholders
     once per plan the task asks for (grader/replay/record.py), and write the one message
     (grader/replay/plan.py) to FD, a pipe only the grading process reads. Holds no input, no
@@ -355,8 +383,12 @@ def record_task(task_dir: Path, fd: int) -> None:
     private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
     GUARD = Guard(private, task_dir)
     GUARD.install()
+    recorder.filename = path
+    phase = ["loading"]
+    if where is not None:
+        _report_where(where, path, phase)
     with recording(recorder, task.get("device")):  # before the file loads: names it imports are ours
-        message = _record(ex, source, path, task["plans"], recorder)
+        message = _record(ex, source, path, task["plans"], recorder, phase)
     data = message.to_json().encode()
     with os.fdopen(fd, "wb", closefd=True) as pipe:
         pipe.write(data)
@@ -375,7 +407,7 @@ if __name__ == "__main__":
 
         limit_own_processes(args["processes"])
     if "record" in args:
-        record_task(args["task_dir"], args["record"])
+        record_task(args["task_dir"], args["record"], args.get("where"))
         sys.stdout.flush()
         os._exit(0)
     TURNS = turns_from(args, args["task_dir"])

@@ -400,6 +400,7 @@ def _spawn(
     contain: dict | None = None,
     turns: tuple | None = None,
     record_fd: int | None = None,
+    where_fd: int | None = None,
 ):
     """Start a child (a recording child with `record_fd`, the pipe it answers on). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
@@ -412,7 +413,7 @@ def _spawn(
     if spare:
         command += ["--spare", "1"]
     if record_fd is not None:
-        command += ["--record", str(record_fd)]
+        command += ["--record", str(record_fd)] + (["--where", str(where_fd)] if where_fd is not None else [])
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
@@ -435,7 +436,7 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=(*fds, lifeline, *(() if record_fd is None else (record_fd,))),
+            pass_fds=(*fds, lifeline, *(fd for fd in (record_fd, where_fd) if fd is not None)),
         )
     except BaseException:
         if cgroup is not None:
@@ -451,6 +452,14 @@ def _spawn(
     if not spare:
         track(proc)
     return proc
+
+
+def _text_of(submission) -> str | None:
+    """The submission's text, for the lines messages quote (the checking child never runs it)."""
+    try:
+        return Path(submission).read_text(encoding="utf-8", errors="replace")[: 1 << 20]
+    except OSError:
+        return None
 
 
 def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
@@ -525,6 +534,7 @@ def run_in_child(
         task = {
             "exercise": exercise_id,
             "submission": str(submission),
+            "source": _text_of(submission),
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,

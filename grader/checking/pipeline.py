@@ -420,9 +420,12 @@ def check_file(
             worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
             ahead=ahead,
         )
-    except (SubmissionError, RecordingStopped) as err:
-        if isinstance(err, RecordingStopped):
-            err = SubmissionError(err.verdict, f"The run stopped before any case: {err.detail}.")
+    except RecordingStopped as stop:
+        return replace(
+            _stopped_recording(ex, backend, None if graded else seed, stop, path, started),
+            unsandboxed=graded and not sandboxed,
+        )
+    except SubmissionError as err:
         return replace(
             failed_before_running(ex, backend, None if graded else seed, err, started),
             unsandboxed=graded and not sandboxed,
@@ -483,6 +486,28 @@ def check_file(
             }
         result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
     return result
+
+
+def _stopped_recording(ex: Exercise, backend: str, seed, stop, path: Path, started: float) -> CheckResult:
+    """A recording child that ran out of time (said with where the file or `launch` was, as its
+    lookout last told) or died."""
+    if stop.verdict != "timeout":
+        return failed_before_running(
+            ex,
+            backend,
+            seed,
+            SubmissionError(stop.verdict, f"The run stopped before any case: {stop.detail}."),
+            started,
+        )
+    from grader.checking.stuck import timeout_message
+
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        source = ""
+    message, line, text, hint = timeout_message(stop.places, source, stop.limit, stop.phase)
+    result = failed_before_running(ex, backend, seed, SubmissionError("timeout", message, line, text), started)
+    return replace(result, hint=hint or result.hint)
 
 
 def _failed_at_benchmark_size(result: CheckResult, ex: Exercise, failure) -> CheckResult:

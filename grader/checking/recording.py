@@ -27,11 +27,13 @@ from grader.steps.load import SubmissionError
 
 
 class RecordingStopped(Exception):
-    """The recording child did not answer: `verdict` is "timeout" or "crashed"."""
+    """The recording child did not answer: `verdict` is "timeout" or "crashed". `places` and
+    `phase`: where the submission was when time ran out, as its lookout last said (checked place
+    by place, grader/checking/stuck.py), and whether the file was still loading."""
 
-    def __init__(self, verdict: str, detail: str):
+    def __init__(self, verdict: str, detail: str, places=(), phase: str = "running", limit: float = 0.0):
         super().__init__(detail)
-        self.verdict, self.detail = verdict, detail
+        self.verdict, self.detail, self.places, self.phase, self.limit = verdict, detail, list(places), phase, limit
 
 
 def record_in_child(
@@ -51,6 +53,8 @@ def record_in_child(
     work = task_dir / "work"
     work.mkdir()
     read_end, write_end = os.pipe()
+    where_read, where_write = os.pipe()
+    os.set_blocking(where_read, False)
     proc = None
     try:
         source = Path(submission).resolve()
@@ -75,14 +79,18 @@ def record_in_child(
             "simulator",
             contain=contained(exercise_id, private) if sandboxed else None,
             record_fd=write_end,
+            where_fd=where_write,
         )
         os.close(write_end)
-        write_end = -1
-        data = _read_message(read_end, proc, time.monotonic() + STARTUP_SECONDS + seconds)
+        os.close(where_write)
+        write_end = where_write = -1
+        data = _read_message(read_end, proc, time.monotonic() + STARTUP_SECONDS + seconds, where_read, seconds)
     finally:
-        if write_end >= 0:
-            os.close(write_end)
+        for fd in (write_end, where_write):
+            if fd >= 0:
+                os.close(fd)
         os.close(read_end)
+        os.close(where_read)
         if proc is not None and proc.poll() is None:
             _kill(proc)
         _remove_cgroup(proc)
@@ -97,16 +105,43 @@ def record_in_child(
     return message
 
 
-def _read_message(fd: int, proc, deadline: float) -> bytes:
+def _last_said(fd: int) -> tuple:
+    """(phase, places) of the last whole line the recording child's lookout wrote, each place
+    checked (grader/checking/stuck.py); ("running", []) when it said nothing readable."""
+    from grader.checking.stuck import MOST_PLACES, _place
+
+    data = b""
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            data = (data + chunk)[-(1 << 16) :]
+    except (BlockingIOError, OSError):
+        pass
+    lines = data.split(b"\n")[:-1]
+    try:
+        said = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        said = {}
+    if not isinstance(said, dict):
+        said = {}
+    places = [p for p in (_place(p) for p in said.get("places") or [] if isinstance(said.get("places"), list)) if p]
+    return ("loading" if said.get("phase") == "loading" else "running"), places[:MOST_PLACES]
+
+
+def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> bytes:
     """Everything the child writes to the pipe until it closes it, at most MAX_MESSAGE_BYTES,
     before `deadline`."""
     chunks, size = [], 0
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
+            phase, places = _last_said(where)
             _kill(proc)
             raise RecordingStopped(
-                "timeout", "your file and `launch` did not finish in time while the grader recorded them"
+                "timeout",
+                "your file and `launch` did not finish in time while the grader recorded them",
+                places,
+                phase,
+                limit,
             )
         ready, _, _ = select.select([fd], [], [], min(left, 0.5))
         if not ready:

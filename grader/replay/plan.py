@@ -101,7 +101,8 @@ class Step:
     - "write": host data (`data`) copied into buffer `target`;
     - "view": buffer `id` is buffer `source` indexed by `key` or reshaped to `shape`;
     - "launch": kernel `kernel` on `grid` x `block` with `shared` bytes of dynamic shared
-      memory and `args` (Ref, Param, Value or a tuple of those)."""
+      memory and `args` (Ref, Param, Value or a tuple of those), called at `line` of the
+      submission (0: unknown)."""
 
     op: str
     id: int = -1
@@ -118,6 +119,7 @@ class Step:
     block: tuple = ()
     shared: int = 0
     args: tuple = ()
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ def _plan_json(plan) -> dict:
         if s.op == "view" and not s.shape:
             d["key"] = _key_json(s.key)
         if s.op == "launch":
-            d.update(kernel=s.kernel, grid=list(s.grid), block=list(s.block), shared=s.shared)
+            d.update(kernel=s.kernel, grid=list(s.grid), block=list(s.block), shared=s.shared, line=s.line)
             d["args"] = [_arg_json(a) for a in s.args]
         steps.append(d)
     return {"steps": steps}
@@ -414,7 +416,7 @@ def _plan(data, kernels: dict) -> Plan:
             else:
                 step = Step(op, id=new, source=d["source"], key=_key(d.get("key")))
         elif op == "launch":
-            fields |= {"kernel", "grid", "block", "shared", "args"}
+            fields |= {"kernel", "grid", "block", "shared", "args", "line"}
             _expect(d.get("kernel") in kernels, "kernel reference")
             grid, block = _shape(d.get("grid")), _shape(d.get("block"))
             _expect(len(grid) == 3 and len(block) == 3, "launch configuration")
@@ -426,6 +428,7 @@ def _plan(data, kernels: dict) -> Plan:
                 block=block,
                 shared=_int(d.get("shared"), 0, 1 << 32),
                 args=tuple(_arg(a, known) for a in d["args"]),
+                line=_int(d.get("line"), 0, 10**7),
             )
         else:
             _expect(False, f"step `{op[:20]}`")

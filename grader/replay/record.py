@@ -230,6 +230,8 @@ class Recorder:
         self.known: set = set()
         """Buffers of the plan under way (and the file's own, from import time)."""
         self.refs: dict = {}
+        self.filename: str | None = None
+        """The submission's file: a launch step notes the line of it that launched."""
 
     # -- one plan --------------------------------------------------------------------------------
     def start(self, params: dict, scalars: dict) -> dict:
@@ -354,7 +356,17 @@ class Recorder:
             self.keys[id(py_func)] = key
         names = py_func.__code__.co_varnames[: py_func.__code__.co_argcount]
         converted = tuple(self._argument(a, n) for a, n in zip(args, names + ("",) * len(args)))
-        self._add(Step("launch", kernel=key, grid=grid, block=block, shared=shared, args=converted))
+        line = self._line()
+        self._add(Step("launch", kernel=key, grid=grid, block=block, shared=shared, args=converted, line=line))
+
+    def _line(self) -> int:
+        """The line of the submission that is launching (the innermost frame in its file)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return 0
 
     def _argument(self, value, name: str):
         if isinstance(value, DeviceRef):

@@ -22,31 +22,50 @@ from grader.replay.plan import Param, Plan, Ref, Value
 
 
 class RebuildError(Exception):
-    """A kernel's description could not be made into a function (the submission's fault: the
-    recording child sent it)."""
+    """A kernel's description could not be made into a function: a kernel a GPU cannot compile
+    (a default argument, a global that is not a constant), or a description no recording child
+    of ours makes. `line`: the kernel's `def`, when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message, self.line = message, line
 
 
-def rebuild(kernels: dict, filename: str) -> dict:
+def rebuild(kernels: dict, filename: str, source: str | None = None) -> dict:
     """kernel key -> the plain Python function of its `def`, compiled as from `filename` (the
-    submission's name, for messages), with its source registered for tracebacks and the doctor."""
-    from grader.compiler.server import build_function
+    submission's name, for messages), with the file's text (`source`, else the kernels' own lines)
+    registered for tracebacks and the doctor; never executed."""
+    from grader.compiler.server import Opaque, build_function
 
     texts: dict = {}
     functions = {}
     for key, desc in kernels.items():
         desc = _named(desc, filename, texts)
+        name = key.split("_", 1)[-1]
         try:
             functions[key] = build_function(desc)
+        except Opaque as why:
+            fix = f" Fix: {why.fix}." if why.fix else ""
+            raise RebuildError(
+                f"Your kernel `{name}` cannot be compiled the way a GPU compiles it: {why.what}. A GPU "
+                f"refuses such a kernel, and the grader runs only kernels it can compile.{fix}",
+                int(desc["firstline"]),
+            ) from None
         except RecursionError:
-            raise RebuildError(f"kernel `{key}` nests too deeply to be rebuilt") from None
+            raise RebuildError(
+                f"Your kernel `{name}` nests too deeply to be compiled.", int(desc["firstline"])
+            ) from None
         except Exception as exc:  # noqa: BLE001 - whatever the description holds, it is data
             raise RebuildError(
-                f"kernel `{key}` could not be rebuilt ({type(exc).__name__}: {str(exc)[:300]})"
+                f"Kernel `{name}` could not be rebuilt ({type(exc).__name__}: {str(exc)[:300]})."
             ) from None
-    lines = [""] * (max(texts, default=0) + 1)
-    for number, line in texts.items():
-        lines[number] = line
-    linecache.cache[filename] = (0, None, [line + "\n" for line in lines[1:]], filename)
+    if source is not None:
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    else:
+        lines = [""] * (max(texts, default=0) + 1)
+        for number, line in texts.items():
+            lines[number] = line
+        linecache.cache[filename] = (0, None, [line + "\n" for line in lines[1:]], filename)
     return functions
 
 
@@ -64,12 +83,20 @@ def _named(desc: dict, filename: str, texts: dict) -> dict:
     return desc
 
 
-def launch_from(plan: Plan, functions: dict, options: dict | None = None):
-    """`launch(**kwargs)` that does what the plan says on the arrays it is given."""
+def launch_from(plan: Plan, functions: dict, options: dict | None = None, filename: str = "<plan>"):
+    """`launch(**kwargs)` that does what the plan says on the arrays it is given. Each kernel
+    launch runs as a line of `filename` at the line that launched it while recording, so that an
+    error there (a refused launch, a kernel that faults) names the learner's line."""
     import numba.cuda as cuda_module
 
     options = options or {}
     built: dict = {}
+    at_line = {
+        step.line: compile("\n" * (step.line - 1) + "kernel[config](*arguments)", filename, "eval")
+        for step in plan.steps
+        if step.op == "launch" and step.line
+    }
+    plain = compile("kernel[config](*arguments)", "<plan>", "eval")
 
     def launch(**kwargs):
         cuda = cuda_module  # the doctor's own when the doctor runs it (grader/doctor/rebind.py)
@@ -101,7 +128,9 @@ def launch_from(plan: Plan, functions: dict, options: dict | None = None):
                     jit = cuda.jit(_signatures(declared), **jit_options) if declared else cuda.jit(**jit_options)
                     kernel = kernels[step.kernel] = jit(functions[step.kernel])
                 config = (step.grid, step.block) if not step.shared else (step.grid, step.block, 0, step.shared)
-                kernel[config](*(_argument(a, buffers, kwargs) for a in step.args))
+                arguments = tuple(_argument(a, buffers, kwargs) for a in step.args)
+                code = at_line.get(step.line, plain)
+                eval(code, {"kernel": kernel, "config": config, "arguments": arguments})  # noqa: S307 - our own line
 
     return launch
 
