@@ -15,7 +15,7 @@ export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import numba, numba_cuda, numpy; print('numba', numba.__version__, 'numba-cuda', numba_cuda.__version__, 'numpy', numpy.__version__)"
 [ "${PACE:-1}" = 0 ] || python3 bench/class_scale.py --students 10 --all-exercises --only histogram,reduce_sum,warp_reduce \
-  --repeats 1 --timeout 10 --out /tmp/class_scale.json 2>&1 | grep -v "Warning\|warn(" | tail -12
+  --repeats 1 --timeout 10 --out /tmp/class_scale.json 2>&1 | grep -v "Warning\|warn(" | tail -40
 python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore tests/test_gpu.py -k "valid_alternative or benchmark_size" 2>&1 | tail -4
 for f in ${FILES:-solutions/*.py tests/valid/*/*.py}; do
   id=$(basename "$(dirname "$f")"); [ "$id" = solutions ] && id=$(basename "$f" .py)
