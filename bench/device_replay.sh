@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Record, then replay, on a GPU host, about 8 minutes on an H200: `bash bench/device_replay.sh`
 # from the repository root, with .whl/ and .debs/ as bench/device_trust.sh describes.
-# 1. the class pace: 10 students x histogram, reduce_sum, warp_reduce, graded and sandboxed
-#    (PACE=0 skips it);
+# 1. the class pace: 10 students (STUDENTS) x histogram, reduce_sum, warp_reduce, graded and
+#    sandboxed (PACE=0 skips it);
 # 2. the GPU tests of record/replay (valid alternatives correct, a launch refusing the benchmark
 #    size not passed);
 # 3. every bundled solution and valid alternative (tests/valid/) checked as a learner would
@@ -14,7 +14,7 @@ dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
 export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import numba, numba_cuda, numpy; print('numba', numba.__version__, 'numba-cuda', numba_cuda.__version__, 'numpy', numpy.__version__)"
-[ "${PACE:-1}" = 0 ] || python3 bench/class_scale.py --students 10 --all-exercises --only histogram,reduce_sum,warp_reduce \
+[ "${PACE:-1}" = 0 ] || python3 bench/class_scale.py --students "${STUDENTS:-10}" --all-exercises --only histogram,reduce_sum,warp_reduce \
   --repeats 1 --timeout 10 --out /tmp/class_scale.json 2>&1 | grep -v "Warning\|warn(" | tail -40
 python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore tests/test_gpu.py -k "valid_alternative or benchmark_size" 2>&1 | tail -4
 for f in ${FILES:-solutions/*.py tests/valid/*/*.py}; do
@@ -24,4 +24,8 @@ done
 for f in tests/cheats/record_*.py; do
   id=$(sed -n 's/^# exercise: //p' "$f")
   ZEROGPU_SECRET=device-replay python3 -m grader.cli check "$id" "$f" --graded --timeout 10 --json 2>/dev/null | python3 bench/check_row.py "$f"
+done
+for f in ${GRADED:-}; do  # these checked graded too, in the sandbox
+  id=$(basename "$(dirname "$f")"); [ "$id" = solutions ] && id=$(basename "$f" .py)
+  ZEROGPU_SECRET=device-replay python3 -m grader.cli check "$id" "$f" --graded --timeout 10 --json 2>/dev/null | python3 bench/check_row.py "graded $f"
 done

@@ -515,3 +515,24 @@ def test_a_spec_staged_by_another_check_meanwhile_is_used(monkeypatch):
     monkeypatch.setattr(view.os, "link", another_check_first)
     host, inside = stage.shown(spec)
     assert inside == f"{view.INSIDE}/kernels/saxpy.py" and Path(host).read_text() == Path(spec).read_text()
+
+
+def test_a_variable_naming_a_link_names_the_place_it_leads_to(tmp_path):
+    """CUDA_HOME=/usr/local/cuda is a link to /usr/local/cuda-13.0 on GPU hosts: inside, the
+    variable names the place itself, which the view shows (the link is not in the view)."""
+    real = tmp_path / "cuda-13.0"
+    (real / "nvvm").mkdir(parents=True)
+    link = tmp_path / "cuda"
+    link.symlink_to(real)
+    env = scrubbed_env(tmp_path / "task" / "work", ROOT, "simulator")
+    env["CUDA_HOME"] = str(link)
+    done = _contained(
+        tmp_path,
+        ENVIRONMENT.replace("os.listdir(os.path.join(libs, \"course\"))", "[]"),
+        [],
+        contain=contained("vector_add"),
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["env"]["CUDA_HOME"] == str(real) and out["libs"] == ["nvvm"]

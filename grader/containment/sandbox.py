@@ -242,6 +242,7 @@ def _inside_env(env: dict, private: list) -> tuple:
                 continue
             if path is not None and os.path.exists(path):
                 named.add(path)
+                part = path  # the place itself: a link to it (/usr/local/cuda) is not in the view
             kept.append(part)
         if kept or not value:
             inside[key] = os.pathsep.join(kept)
