@@ -123,7 +123,10 @@ def _link_or_copy(source: str, target: str, copy: bool, made: set) -> None:
     except OSError:
         if not copy:
             raise
-        shutil.copy2(source, target, follow_symlinks=False)
+        # whole or not at all: another thread may bind `target` as soon as it exists
+        partial = f"{target}.{os.getpid()}.{threading.get_ident()}.partial"
+        shutil.copy2(source, partial, follow_symlinks=False)
+        os.replace(partial, target)
 
 
 @dataclass(frozen=True)
