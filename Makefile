@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint lab browser-test gpu-test bench clean
+.PHONY: test test-slow lint lab browser-test gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 # kernel must compile to PTX (tests/test_gpucompile.py), which proves the [cu12] pieces work.
 test: $(STAMP)
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --durations=10
+
+# The slow tier (whole classes and courses, checks that wait out a time limit): CI runs it too.
+test-slow: $(STAMP)
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 -m slow --durations=10
 
 # ruff: lint and format check (CI runs it before the tests).
 lint: $(STAMP)

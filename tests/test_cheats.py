@@ -25,7 +25,8 @@ def corpus():
         head = path.read_text().splitlines()[:2]
         exercise = re.fullmatch(r"# exercise: (\w+)", head[0]).group(1)
         expected = re.fullmatch(r"# expect: (\w+)", head[1]).group(1)
-        yield pytest.param(exercise, path, expected, id=path.stem)
+        slow = (pytest.mark.slow,) if expected == "timeout" else ()  # each spends its time limit in full
+        yield pytest.param(exercise, path, expected, id=path.stem, marks=slow)
 
 
 def test_the_corpus_is_large():

@@ -156,6 +156,7 @@ def small_class(root, students=FRESH_CLASS_SIZE, source=ROOT / "solutions/vector
     return root
 
 
+@pytest.mark.slow
 def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatch):
     """With no secret yet, do 4 workers grade 8 students cleanly, 5 times in a row, every
     student's inputs drawn from a secret derived from the one secret file?"""
@@ -235,6 +236,7 @@ def _children_of_this_process() -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_a_child_that_stops_answering_is_ended_by_the_coordinator(tmp_path):
     """With a per-case limit far away, does the task deadline still end an endless loop as
     `timeout`, kill its child and let the rest of the class be graded?"""

@@ -126,6 +126,7 @@ def test_endless_loop_names_the_line_and_thread_it_was_stuck_on(mode, capsys):
     assert all(c["verdict"] == "timeout" for c in data["cases"])
 
 
+@pytest.mark.slow
 def test_endless_loop_at_import_names_its_line(capsys):
     path = ROOT / "tests" / "cheats" / "infinite_loop_at_import.py"
     main(["check", "vector_add", str(path), "--json", "--timeout", "2"])

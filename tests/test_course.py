@@ -182,6 +182,7 @@ def env(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
     timings = {}
     course = tmp_path / "course"
@@ -453,6 +454,7 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
     assert part_scores(None, spec)["correctness"].points == 0.0
 
 
+@pytest.mark.slow
 def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
     """Does a course folder whose notebooks and nbgrader config name the old import paths
     (grader.nbgrader_cells, grader.nbgrader_plugins) still autograde through nbgrader?"""
@@ -497,6 +499,7 @@ def autograded_outputs(course: Path) -> dict:
     return found
 
 
+@pytest.mark.slow
 def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
     """Does nbgrader autograde with ExecuteAutograderCells (no Jupyter kernel: none can start
     here) record the grades and show the summaries that nbgrader's Execute, running our cells
@@ -539,6 +542,7 @@ def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
     assert correctness["ada"] == "10.0" and 0 < float(correctness["dee"]) < 10, correctness
 
 
+@pytest.mark.slow
 def test_all_or_nothing_gives_no_points_for_the_cases_a_kernel_happens_to_pass(tmp_path, env):
     """With `c.ZeroGPU.partial_credit = "all_or_nothing"`, does a kernel that passes 4 of 7 cases
     (a fixed grid: right on the small cases only) earn 0 in nbgrader's gradebook, in autograded

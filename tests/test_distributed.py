@@ -85,6 +85,7 @@ def test_a_task_carries_its_own_secret_never_the_hosts(class_dir, secret):
     assert load_secret() not in {j.secret for j in jobs}
 
 
+@pytest.mark.slow
 def test_a_local_cluster_gives_the_verdicts_of_the_in_process_pool(class_dir, tmp_path, secret, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the workers' copies of hand-ins
     tasks = discover(class_dir, EXERCISES)

@@ -200,6 +200,7 @@ def runtime_cheats():
             yield exercise_id, path, expected
 
 
+@pytest.mark.slow
 def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
     cheats = list(runtime_cheats())
@@ -285,6 +286,7 @@ def test_sandboxed_spares_per_exercise_are_bounded(monkeypatch):
     assert not live_spares()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graded", ["graded", "plain"])
 def test_children_given_gpu_turns_wait_for_them_and_their_clock_stands_still(graded, monkeypatch):
     """Inside gpu_turns every child (started cold, or a spare) gets descriptors of its own and
