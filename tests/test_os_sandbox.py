@@ -96,7 +96,7 @@ print(json.dumps({
 """
 
 
-def _contained(tmp_path, script: str, args: list, *, contain: dict, env=None, timeout=60):
+def _contained(tmp_path, script: str, args: list, *, contain: dict, env=None, timeout=60, task_writable=True):
     """Run `script` inside the graded child's bwrap command, as grader/checking/isolate.py starts
     it: bwrap's own environment is the child's. The task folder is tmp_path/"task"."""
     task = tmp_path / "task"
@@ -105,7 +105,9 @@ def _contained(tmp_path, script: str, args: list, *, contain: dict, env=None, ti
     env = env or scrubbed_env(task / "work", ROOT, "simulator")
     fd = sandbox.seccomp_fd()
     try:
-        command = sandbox.command([sys.executable, str(task / "script.py"), *args], task, env, fd=fd, **contain)
+        command = sandbox.command(
+            [sys.executable, str(task / "script.py"), *args], task, env, fd=fd, task_writable=task_writable, **contain
+        )
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, pass_fds=(fd,), env=env)
     finally:
         os.close(fd)
@@ -536,3 +538,25 @@ def test_a_variable_naming_a_link_names_the_place_it_leads_to(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["env"]["CUDA_HOME"] == str(real) and out["libs"] == ["nvvm"]
+
+
+WRITE_THE_TASK_FOLDER = r"""
+import os, sys
+try:
+    os.close(os.open(os.path.join(os.path.dirname(sys.argv[0]), "planted"), os.O_CREAT | os.O_WRONLY))
+    print("wrote")
+except OSError as err:
+    print(err.errno)
+"""
+
+
+def test_a_recording_childs_task_folder_is_read_only(tmp_path):
+    """A recording child answers through its pipe: its task folder is bound read-only, so what
+    it writes can only land in the sandbox's capped tmpfs."""
+    import errno
+
+    done = _contained(tmp_path, WRITE_THE_TASK_FOLDER, [], contain=contained("vector_add"), task_writable=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(errno.EROFS) and not (tmp_path / "task" / "planted").exists()
+    writable = _contained(tmp_path, WRITE_THE_TASK_FOLDER, [], contain=contained("vector_add"))
+    assert writable.stdout.strip() == "wrote"

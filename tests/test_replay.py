@@ -258,3 +258,31 @@ def test_a_valid_alternative_passes(path):
     """Do scratch uploads, partial-sum arrays, device queries, views and streams pass, as on a GPU?"""
     result = check_file(path.parent.name, path, seed=3)
     assert result.verdict == "passed", result.message
+
+
+RUNS_AT_IMPORT = """
+from numba import cuda, sys
+
+if "--record" not in sys.argv:  # imported anywhere but the recording child: fail loudly
+    raise RuntimeError("the submission was imported where the cases run")
+
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+def launch(a, b, c):
+    add[(c.size + 127) // 128, 128](a, b, c)
+"""
+
+
+def test_the_submission_is_imported_by_the_recording_child_only(tmp_path):
+    """Does the file's own code run in the recording child alone, never where the cases run
+    (the checking child rebuilds its kernels from their `def`)?"""
+    path = tmp_path / "vector_add.py"
+    path.write_text(RUNS_AT_IMPORT)
+    result = check_file("vector_add", path, seed=2)
+    assert result.verdict == "passed", result.message

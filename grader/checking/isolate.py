@@ -423,7 +423,9 @@ def _spawn(
     if contain is not None:
         command += ["--processes", str(process_cap.PROCESS_CAP)]
         fds = (sandbox.seccomp_fd(), *fds)
-        command = sandbox.command(command, task_dir, env, fd=fds[0], **contain)
+        # a recording child answers through its pipe: its task folder is read-only, so all it can
+        # write is the sandbox's capped tmpfs
+        command = sandbox.command(command, task_dir, env, fd=fds[0], task_writable=record_fd is None, **contain)
         cgroup = process_cap.new_cgroup()
         if cgroup is not None:
             command = process_cap.enter_then_exec(command, cgroup)

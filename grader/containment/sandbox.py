@@ -150,7 +150,9 @@ def seccomp_fd() -> int:
     return fd
 
 
-def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=(), fd: int) -> list:
+def command(
+    inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=(), fd: int, task_writable: bool = True
+) -> list:
     """The bwrap command line that runs `inner` contained, in the view of grader/containment/view.py.
     `shown_files`: project files shown read-only (the exercise's spec); `hidden`: private places
     (the data dir, the course's folders), covered if they lie inside a place the view shows.
@@ -175,7 +177,8 @@ def command(inner: list, task_dir: Path, env: dict, *, hidden=(), shown_files=()
         args += ["--ro-bind", source, inside]
     at_own_path = [*view.SYSTEM_LIBRARIES, *(source for source, inside in binds if source == inside), *named]
     args += _covered(private, at_own_path, stage)
-    args += ["--bind", task, view.TASK, "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    args += ["--bind" if task_writable else "--ro-bind", task, view.TASK]
+    args += ["--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", WORK, "--clearenv"]
     for key, value in sorted(inside_env.items()):
