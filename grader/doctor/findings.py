@@ -576,6 +576,14 @@ class Findings:
             "(this doctor, like the simulator here, gives NaN or the most negative integer). Set "
             f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start."
         )
+        fix = (
+            f"Set every element of the local array `{view.name}` before reading it, "
+            f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
+        )
+        return self._uninitialised_local(view, s, index, block, lin, message, fix)
+
+    def _uninitialised_local(self, view, s, index, block, lin, message: str, fix: str, mistake: str = ""):
+        """The finding of a read of a local array's element nothing wrote."""
         return Finding(
             "uninitialised_local",
             SEVERITY_ERROR,
@@ -591,10 +599,8 @@ class Findings:
             None,
             view.name,
             _as_tuple(index),
-            fix=(
-                f"Set every element of the local array `{view.name}` before reading it, "
-                f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
-            ),
+            fix=fix,
+            mistake=mistake,
         )
 
     def _meant_shared(self, view, s) -> bool:
@@ -618,24 +624,7 @@ class Findings:
             f"(line {s.line}), an element of its own cuda.local.array that it never wrote (it "
             "wrote others, as if the threads shared the array). " + fix
         )
-        return Finding(
-            "uninitialised_local",
-            SEVERITY_ERROR,
-            message,
-            self.launch.kernel,
-            s.filename,
-            s.line,
-            s.statement,
-            None,
-            self.launch.thread(lin),
-            block,
-            None,
-            None,
-            view.name,
-            _as_tuple(index),
-            fix=fix,
-            mistake="local_not_shared",
-        )
+        return self._uninitialised_local(view, s, index, block, lin, message, fix, "local_not_shared")
 
     def _divergence(self, at, finished, sites_hit):
         block = self.current_block[: self.launch.rank]
