@@ -225,3 +225,17 @@ def test_a_report_killed_mid_write_leaves_the_old_one_whole_or_none(gradebook, t
     assert code == 0 and not left[0].exists()
     assert page.read_text().rstrip().endswith("</html>")
     assert_whole_or_old(out)
+
+
+def test_a_gradebook_in_a_read_only_folder_is_reported(gradebook, tmp_path, capsys):
+    """A class folder the instructor may only read (a read-only mount): the report reads its
+    gradebook as it stands and writes where --out says."""
+    with tmpfs(tmp_path / "class", "size=4m") as folder:
+        shutil.copy(gradebook, folder / "gradebook.sqlite")
+        remounted = subprocess.run(["mount", "-o", "remount,ro", str(folder)], capture_output=True, text=True)
+        if remounted.returncode:
+            pytest.skip(f"cannot remount read-only here: {remounted.stderr.strip()}")
+        code, err = report(folder / "gradebook.sqlite", tmp_path / "out", capsys)
+        assert code == 0, err
+        assert_whole_or_old(tmp_path / "out")
+        assert sorted(p.name for p in folder.iterdir()) == ["gradebook.sqlite"]

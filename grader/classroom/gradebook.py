@@ -107,8 +107,12 @@ def _cannot_write(path: Path, err: Exception) -> GradebookError:
 
 
 class Gradebook:
-    def __init__(self, path: Path):
-        self.path = Path(path)
+    def __init__(self, path: Path, read_only: bool = False):
+        """`read_only`: for a reader (a report) of a gradebook in a folder it may not write: opened
+        as is, nothing created or changed."""
+        self.path, self.read_only = Path(path), read_only
+        if read_only:
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -122,6 +126,8 @@ class Gradebook:
                     db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
 
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return _read_only(self.path)
         db = sqlite3.connect(self.path, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         return db
@@ -262,3 +268,15 @@ def regrade_summary(row: dict) -> dict:
     """What a regraded row keeps of the row it replaced (and of any it replaced in turn)."""
     keep = ("verdict", "score", "max_score", "graded_at", "graded_on", "seed")
     return {k: row.get(k) for k in keep} | ({"regraded_from": row["regraded_from"]} if row.get("regraded_from") else {})
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A connection that writes nothing, also in a read-only folder, where SQLite cannot make a
+    WAL gradebook's shared-memory file: then the file is read as it stands (immutable)."""
+    uri = Path(path).resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+        db.execute("SELECT 1 FROM results LIMIT 1")
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=30)

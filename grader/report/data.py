@@ -320,7 +320,7 @@ def load_rows(db: Path) -> list[dict]:
     db = Path(db)
     if not db.is_file():
         raise FileNotFoundError(f"no gradebook at {db}")
-    return Gradebook(db).rows()
+    return Gradebook(db, read_only=True).rows()
 
 
 def ladder_order(exercise_ids) -> list[str]:

@@ -205,7 +205,7 @@ def write_report(db: Path, out_dir: Path, title: str | None = None, partial_cred
     rows = load_rows(db)
     if not rows:
         raise ValueError(f"the gradebook {db} has no results yet")
-    report = analyse(rows, source=str(db), notes=Gradebook(db).notes(), partial_credit=partial_credit)
+    report = analyse(rows, source=str(db), notes=Gradebook(db, read_only=True).notes(), partial_credit=partial_credit)
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
