@@ -263,7 +263,7 @@ def target(a, b, c):
 
     On an H200 at 4096³ (2026-12-01, `python3 bench/variants.py --only matmul_tiled`): 2.955
     ms, 46.5 TFLOP/s, 95% of cuBLAS SGEMM (`cupy.matmul`, 2.816 ms) in the same run (the
-    register-tiled target it replaces: 5.50 ms, 49%); docs/BENCHMARKS.md. No warp shuffles, so it also runs on the simulator and on the
+    register-tiled target it replaces: 5.50 ms, 49%); docs/BENCHMARKS-LOG.md. No warp shuffles, so it also runs on the simulator and on the
     kernel doctor."""
     m, n = c.shape
     _sgemm_128x256[((n + BN - 1) // BN, (m + BM - 1) // BM), NT](a, b, c)

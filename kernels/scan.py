@@ -320,6 +320,6 @@ def target(counts, amounts, counts_scan, amounts_scan):
     words at a time, one 64-bit atomic each). On an H200 at n = 2**27 (2026-12-01,
     `python3 bench/variants.py --only scan`): 0.721 ms, 70.3% of the copy ceiling, 2.7x faster
     than cupy.cumsum in the same run; the previous version (flag and total in two words with a
-    fence between, 4-byte accesses, signed indices) took 1.81 ms, 28%. docs/BENCHMARKS.md."""
+    fence between, 4-byte accesses, signed indices) took 1.81 ms, 28%. docs/BENCHMARKS-LOG.md."""
     _single_pass_scan(_scan_ints, counts, counts_scan)
     _single_pass_scan(_scan_floats, amounts, amounts_scan)

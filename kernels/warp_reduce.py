@@ -115,7 +115,7 @@ def target(x, out):
     one shared value per warp, one atomic per block, on one wave of blocks
     (grader/authoring/occupancy.py) so that no SM idles through a last partial wave. On an
     H200 at 2**28 (2026-12-01, `python3 bench/variants.py --only warp_reduce`): 0.2373 ms
-    beside cupy.sum's 0.2396 in the same run; docs/BENCHMARKS.md (the same kernel with 4-byte
+    beside cupy.sum's 0.2396 in the same run; docs/BENCHMARKS-LOG.md (the same kernel with 4-byte
     loads: 0.247 ms against cupy.sum's 0.244)."""
     x2 = pair_view(x, x.size // 2)
     blocks = one_wave(_sum_shuffles, (x, x2, out), TARGET_THREADS)

@@ -100,7 +100,7 @@ def test_an_illegal_address_is_a_crash_verdict_and_the_grader_lives_on(tmp_path)
 
 def test_a_grading_process_holds_no_cuda_context():
     """Only the child touches the GPU: a CUDA context in the grading process while its child
-    was timed moved reduce_sum's time by 6% (docs/BENCHMARKS.md)."""
+    was timed moved reduce_sum's time by 6% (docs/BENCHMARKS-LOG.md)."""
     import subprocess
     import sys
 

@@ -5,7 +5,7 @@ Each is a Numba intrinsic on a GPU and a plain device function with the same mea
 simulator, so a target that uses them is checked there like any other kernel. Import this
 module after the back end is chosen (as kernels/<id>.py are).
 
-Measured on an H200 (docs/BENCHMARKS.md, eighth session): the histogram target counts 2**28
+Measured on an H200 (2026-11-30, docs/BENCHMARKS-LOG.md): the histogram target counts 2**28
 bytes through count_bytes in 0.068-0.070 ms, about 4.4 instructions a byte, half of them on the
 FMA pipe; the same lane-column table indexed through Numba's cuda.atomic.add took 0.130 ms
 (512 threads a block, against 0.072 through count_bytes): its 64-bit index arithmetic and

@@ -44,7 +44,7 @@ METHOD = {
 def identity() -> dict:
     """GPU 0's model, driver, SM count and compute capability, from the driver alone: numba's
     device objects would create a CUDA context, and a grading process holding one while its
-    child was timed is what docs/BENCHMARKS.md's reduce_sum note is about."""
+    child was timed is what docs/BENCHMARKS-LOG.md's reduce_sum note is about."""
     libcuda = driver_library()
     if libcuda is None:
         raise RuntimeError("no usable CUDA driver")

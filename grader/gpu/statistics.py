@@ -15,7 +15,7 @@ FLOOR_MARGIN = 0.5
 """A time under half of bytes/bandwidth (or flops/FMA peak) is rejected as impossible. Half,
 because our measured ceilings come from simple kernels and sit below the hardware's peak: on
 an H200 a read-only stream reached 3.76 TB/s against a 3.33 TB/s copy, and cuBLAS 51 TFLOP/s
-against our FMA loop's 30.6 (docs/BENCHMARKS.md). The floor exists to catch times that are
+against our FMA loop's 30.6 (docs/BENCHMARKS-LOG.md). The floor exists to catch times that are
 far too fast (work hidden from the clock), not to split hairs."""
 TARGET_WARNING = 1.5
 """Faster than our target kernel by more than this: suspicious, so we say so."""
