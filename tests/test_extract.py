@@ -194,3 +194,38 @@ def test_functions_from_cells_that_overlap_are_mapped_back_and_named(tmp_path):
     assert result.verdict == "out_of_bounds"
     assert "(line 4 of `later.py`: c[i] = a[i] + b[i])" in result.message, result.message
     assert result.cases[0].line == 4
+
+
+def test_a_lambda_is_recorded_here_and_replayed_in_a_child(tmp_path):
+    """A `launch` that cannot be copied into a file is recorded in the notebook's process and
+    replayed in a checking child, like any check: a right kernel passes, host code that reads
+    the inputs is forbidden, a device array the notebook made beforehand is uploaded."""
+    import numpy as np
+    from numba import cuda
+
+    ns = define(
+        tmp_path,
+        """
+        from numba import cuda
+
+        @cuda.jit
+        def add(a, b, c):
+            i = cuda.grid(1)
+            if i < c.size:
+                c[i] = a[i] + b[i]
+
+        @cuda.jit
+        def add_offset(a, b, c, offset):
+            i = cuda.grid(1)
+            if i < c.size:
+                c[i] = a[i] + b[i] + offset[0]
+    """,
+    )
+    add, add_offset = ns["add"], ns["add_offset"]
+    passed = check("vector_add", lambda a, b, c: add[(c.size + 127) // 128, 128](a, b, c), seed=1)
+    assert passed.verdict == "passed", passed.message
+    reads = check("vector_add", lambda a, b, c: c.copy_to_device(a.copy_to_host() + b.copy_to_host()), seed=1)
+    assert reads.verdict == "forbidden" and "kernel" in reads.message, reads.message
+    zero = cuda.to_device(np.zeros(1, np.float32))  # made before the check, outside `launch`
+    uses_it = check("vector_add", lambda a, b, c: add_offset[(c.size + 127) // 128, 128](a, b, c, zero), seed=1)
+    assert uses_it.verdict == "passed", uses_it.message

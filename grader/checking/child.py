@@ -171,7 +171,7 @@ def run_task(task_dir: Path) -> None:
     waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
     with turns.shared():
         try:
-            functions = rebuild(message.kernels, path, task.get("source"))
+            functions = rebuild(message.kernels, None if task.get("kernel_files") else path, task.get("source"))
         except RebuildError as err:
             import linecache
 
@@ -317,8 +317,8 @@ def _arguments(argv: list) -> dict:
 def _record(ex, source: str, path: str, wanted: dict, recorder, phase: list):
     """The message for `wanted` (plan key -> {"dims", "scalars"}): the file's load failure, or a
     plan or a failure per key."""
-    from grader.replay.plan import FAILING_VERDICTS, Failure, Message
-    from grader.steps.explain import explain_exception
+    from grader.replay.plan import Failure, Message
+    from grader.replay.record import record_cases
     from grader.steps.load import SubmissionError, load_launch
 
     try:
@@ -326,21 +326,7 @@ def _record(ex, source: str, path: str, wanted: dict, recorder, phase: list):
     except SubmissionError as err:
         return Message(Failure(err.verdict, err.message, err.line, err.source), {}, {})
     phase[0] = "running"
-    plans: dict = {}
-    for key, case in wanted.items():
-        params = {a.name: (a.shape_for(case["dims"]), a.dtype) for a in ex.spec.arrays}
-        scalars = {p.name: np.dtype(p.dtype).type(case["scalars"][p.name]) for p in ex.spec.scalars}
-        try:
-            launch(**recorder.start(params, scalars))
-            plans[key] = recorder.finish()
-        except BaseException as exc:  # noqa: BLE001 - a learner's bug becomes their verdict
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            recorder.finish()
-            info = explain_exception(exc, (path,))
-            verdict = info.verdict if info.verdict in FAILING_VERDICTS else "exception"
-            plans[key] = Failure(verdict, info.message, info.line, info.source, info.error_type, info.hint)
-    return Message(None, plans, recorder.kernels)
+    return Message(None, record_cases(recorder, launch, ex.spec, wanted, (path,)), recorder.kernels)
 
 
 def _report_where(fd: int, path: str, phase: list) -> None:

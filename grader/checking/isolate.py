@@ -508,13 +508,15 @@ def run_in_child(
     progress=None,
     worth_timing=None,
     ahead=None,
+    kernel_files: bool = False,
 ) -> ChildRun:
     """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
     inputs. `submission` only names the file in messages: the child never reads it. Raises
     SubmissionError when a kernel cannot be rebuilt. `sandboxed`: in bubblewrap.
     `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
     child may go on to time (every case passed); None: it always may. `ahead`: what
-    `start_ahead` gave, used as this check's child (or discarded)."""
+    `start_ahead` gave, used as this check's child (or discarded). `kernel_files`: the kernels
+    keep the files they name (recorded in a notebook's own process), not `submission`'s."""
     key = _key(exercise_id, private, device, sandboxed)
     backend, turns = key[0], key[3]
     spare = _take_spare(key) if env is None else None
@@ -537,6 +539,7 @@ def run_in_child(
             "exercise": exercise_id,
             "submission": str(submission),
             "source": _text_of(submission),
+            "kernel_files": kernel_files,  # kernels recorded in the learner's process keep their files
             "cases": [c.index for c in cases],
             "dims": {str(c.index): dict(c.case.dims) for c in cases},
             "time": time_seed is not None,
@@ -596,6 +599,7 @@ def _follow(
     progress=None,
     worth_timing=None,
     ahead=None,
+    kernel_files: bool = False,
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the

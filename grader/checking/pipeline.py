@@ -283,9 +283,48 @@ def check(
     (grader.check, the notebook's facade, records the learner's progress). `progress(line)`
     hears the case under way, as in `check_file`."""
     result = _check_isolated(exercise_id, launch, seed, case_timeout, progress) if isolate else None
+    if result is None and isolate and _backend.current() != _backend.GPU:
+        result = _check_recorded_here(exercise_id, launch, seed, case_timeout, progress)
     if result is None:
         result = _check_in_process(exercise_id, launch, seed)
     return result
+
+
+def _check_recorded_here(exercise_id: str, launch, seed, case_timeout, progress=None) -> CheckResult:
+    """A notebook's `launch` that cannot be copied into a file (a lambda, a global array):
+    recorded in this process, on placeholders as the recording child records a file, then
+    replayed in a checking child like any check (a time limit, no host access to the inputs)."""
+    ex = exercise(exercise_id)
+    try:
+        check_signature(ex.spec, launch)
+    except SubmissionError as err:
+        return failed_before_running(ex, _backend.current(), seed, err, time.perf_counter())
+    where = getattr(getattr(launch, "__code__", None), "co_filename", "<notebook>")
+    return check_file(
+        exercise_id,
+        where,
+        seed=seed,
+        case_timeout=case_timeout,
+        progress=progress,
+        recorded=lambda wanted: record_here(ex, launch, wanted),
+    )
+
+
+def record_here(ex: Exercise, launch, wanted: dict):
+    """The checked message of `launch` recorded in this process (grader/replay/record.py), held
+    to the same schema as a recording child's."""
+    from grader.replay.plan import Message, PlanError
+    from grader.replay.record import Recorder, record_cases, recording
+
+    recorder = Recorder(own_arrays=True)
+    recorder.filename = getattr(getattr(launch, "__code__", None), "co_filename", None)
+    with recording(recorder):
+        plans = record_cases(recorder, launch, ex.spec, wanted)
+    outputs = [a.name for a in ex.spec.outputs]
+    try:
+        return Message.from_json(Message(None, plans, recorder.kernels).to_json(), outputs=outputs)
+    except PlanError as why:
+        raise SubmissionError("exception", f"The grader could not record what your `launch` did: {why}.") from None
 
 
 def _check_isolated(exercise_id: str, launch, seed, case_timeout, progress=None) -> CheckResult | None:
@@ -367,8 +406,11 @@ def check_file(
     secret: int | None = None,
     unsandboxed: bool = False,
     progress=None,
+    recorded=None,
 ) -> CheckResult:
-    """Check a submission file in a child process (what the CLI calls). Graded mode mixes
+    """Check a submission file in a child process (what the CLI calls). `recorded`: the
+    message of a `launch` recorded in this process (`record_here`), replayed instead of
+    recording the file (which then only names it in messages). Graded mode mixes
     the grading host's secret into every input (`secret`: a task's own, derived by a class
     coordinator on another machine); the child only ever sees derived values, and runs in
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
@@ -399,8 +441,11 @@ def check_file(
     ahead = start_ahead(ex.id, private, device, sandboxed)  # imports while the recording child records
     try:
         try:
-            message = record_in_child(
-                ex.id, path, plans_wanted(ex, prepared, timed), case_timeout, private=private, sandboxed=sandboxed
+            wanted = plans_wanted(ex, prepared, timed)
+            message = (
+                recorded(wanted)
+                if recorded is not None
+                else record_in_child(ex.id, path, wanted, case_timeout, private=private, sandboxed=sandboxed)
             )
         except BaseException:
             discard_ahead(ahead)
@@ -419,6 +464,7 @@ def check_file(
             progress=_case_progress(prepared, case_timeout, progress) if progress else None,
             worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
             ahead=ahead,
+            kernel_files=recorded is not None,
         )
     except RecordingStopped as stop:
         return replace(
@@ -439,6 +485,7 @@ def check_file(
             message,
             twins,
             case_timeout,
+            kernel_files=recorded is not None,
             private=private,
             device=device,
             sandboxed=sandboxed,

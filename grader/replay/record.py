@@ -20,7 +20,8 @@ import numpy as np
 from grader.backend.simulator import SIGNATURES
 from grader.compiler.describe import describe_function, jit_python_function
 from grader.compiler.dispatch import signature_types
-from grader.replay.plan import MAX_STEPS, MAX_UPLOAD_BYTES, Param, Plan, Ref, Step, Value
+from grader.replay.plan import FAILING_VERDICTS, MAX_STEPS, MAX_UPLOAD_BYTES, Failure, Param, Plan, Ref, Step, Value
+from grader.steps.explain import explain_exception
 
 H200 = {
     "name": "NVIDIA H200",
@@ -217,7 +218,10 @@ class Recorder:
     """The steps of one plan, as `launch` makes them. Buffers made at import time (the file's
     own module-level device arrays) are steps of every plan, recorded once before the first."""
 
-    def __init__(self):
+    def __init__(self, own_arrays: bool = False):
+        self.own_arrays = own_arrays
+        """Recording in the learner's own process (a notebook): its device arrays made before
+        the check (a global table) are uploaded as they are. Never in a recording child."""
         self.module_steps: list = []
         self.steps: list | None = None
         self.next_id = 0
@@ -389,6 +393,8 @@ class Recorder:
         if isinstance(value, complex):
             return Value("<c16", value)
         kind = type(value)
+        if self.own_arrays and hasattr(value, "copy_to_host") and kind.__module__.startswith("numba"):
+            return Ref(self.upload(value.copy_to_host())._id)
         if kind.__module__.startswith("numba"):
             raise RefusedArgument(
                 f"a kernel argument ({name or 'an argument'}) made by numba's internals ({kind.__name__})"
@@ -542,3 +548,23 @@ def _refusal(name: str, what: str):
         raise NotImplementedError(f"`cuda.{name}` ({what}) cannot be graded: use device arrays and kernels")
 
     return refused
+
+
+def record_cases(recorder: Recorder, launch, spec, wanted: dict, learner_files=()) -> dict:
+    """Plan key -> the Plan of one call of `launch` per wanted case ({"dims", "scalars"}), or
+    the Failure it met, in a learner's words (only a failing verdict). Inside `recording`."""
+    plans: dict = {}
+    for key, case in wanted.items():
+        params = {a.name: (a.shape_for(case["dims"]), a.dtype) for a in spec.arrays}
+        scalars = {p.name: np.dtype(p.dtype).type(case["scalars"][p.name]) for p in spec.scalars}
+        try:
+            launch(**recorder.start(params, scalars))
+            plans[key] = recorder.finish()
+        except BaseException as exc:  # noqa: BLE001 - a learner's bug becomes their verdict
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            recorder.finish()
+            info = explain_exception(exc, learner_files)
+            verdict = info.verdict if info.verdict in FAILING_VERDICTS else "exception"
+            plans[key] = Failure(verdict, info.message, info.line, info.source, info.error_type, info.hint)
+    return plans

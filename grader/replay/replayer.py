@@ -31,10 +31,11 @@ class RebuildError(Exception):
         self.message, self.line = message, line
 
 
-def rebuild(kernels: dict, filename: str, source: str | None = None) -> dict:
+def rebuild(kernels: dict, filename: str | None, source: str | None = None) -> dict:
     """kernel key -> the plain Python function of its `def`, compiled as from `filename` (the
     submission's name, for messages), with the file's text (`source`, else the kernels' own lines)
-    registered for tracebacks and the doctor; never executed."""
+    registered for tracebacks and the doctor; never executed. `filename` None: each kernel keeps
+    the file it names (a notebook's cells, recorded in the learner's own process)."""
     from grader.compiler.server import Opaque, build_function
 
     texts: dict = {}
@@ -59,26 +60,28 @@ def rebuild(kernels: dict, filename: str, source: str | None = None) -> dict:
             raise RebuildError(
                 f"Kernel `{name}` could not be rebuilt ({type(exc).__name__}: {str(exc)[:300]})."
             ) from None
-    if source is not None:
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    else:
-        lines = [""] * (max(texts, default=0) + 1)
-        for number, line in texts.items():
-            lines[number] = line
-        linecache.cache[filename] = (0, None, [line + "\n" for line in lines[1:]], filename)
+    for file, lines in texts.items():
+        if file == filename and source is not None:
+            linecache.cache[file] = (len(source), None, source.splitlines(True), file)
+        else:
+            text = [lines.get(number, "") + "\n" for number in range(1, max(lines, default=0) + 1)]
+            linecache.cache[file] = (0, None, text, file)
     return functions
 
 
-def _named(desc: dict, filename: str, texts: dict) -> dict:
+def _named(desc: dict, filename: str | None, texts: dict) -> dict:
     """The description with the grader's file name in place of the one it came with (device
-    functions too), its lines noted at their places in the file."""
+    functions too; kept when `filename` is None), its lines noted at their places in their file
+    (`texts`: file -> line number -> text)."""
     desc = copy.deepcopy(desc)
     todo = [desc]
     while todo:
         d = todo.pop()
-        d["filename"] = filename
+        if filename is not None:
+            d["filename"] = filename
+        lines = texts.setdefault(d["filename"], {})
         for offset, line in enumerate(str(d["source"]).splitlines()):
-            texts.setdefault(int(d["firstline"]) + offset, line)
+            lines.setdefault(int(d["firstline"]) + offset, line)
         todo += [v[1] for v in d["globals"].values() if v[0] == "device"]
     return desc
 
