@@ -105,36 +105,47 @@ def record_in_child(
     return message
 
 
-def _last_said(fd: int) -> tuple:
-    """(phase, places) of the last whole line the recording child's lookout wrote, each place
-    checked (grader/checking/stuck.py); ("running", []) when it said nothing readable."""
-    from grader.checking.stuck import MOST_PLACES, _place
+class _Lookout:
+    """What the recording child's lookout says on its pipe, drained as it comes (so that the
+    child never waits on a full pipe and the last line is the latest): only the last 64 KiB kept."""
 
-    data = b""
-    try:
-        while chunk := os.read(fd, 1 << 16):
-            data = (data + chunk)[-(1 << 16) :]
-    except (BlockingIOError, OSError):
-        pass
-    lines = data.split(b"\n")[:-1]
-    try:
-        said = json.loads(lines[-1]) if lines else {}
-    except ValueError:
-        said = {}
-    if not isinstance(said, dict):
-        said = {}
-    places = [p for p in (_place(p) for p in said.get("places") or [] if isinstance(said.get("places"), list)) if p]
-    return ("loading" if said.get("phase") == "loading" else "running"), places[:MOST_PLACES]
+    def __init__(self, fd: int):
+        self.fd, self.data = fd, b""
+
+    def drain(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                self.data = (self.data + chunk)[-(1 << 16) :]
+        except (BlockingIOError, OSError):
+            pass
+
+    def last_said(self) -> tuple:
+        """(phase, places) of the last whole line, each place checked (grader/checking/stuck.py);
+        ("running", []) when it said nothing readable."""
+        from grader.checking.stuck import MOST_PLACES, _place
+
+        self.drain()
+        lines = self.data.split(b"\n")[:-1]
+        try:
+            said = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            said = {}
+        said = said if isinstance(said, dict) else {}
+        found = said.get("places") if isinstance(said.get("places"), list) else []
+        places = [p for p in (_place(p) for p in found) if p]
+        return ("loading" if said.get("phase") == "loading" else "running"), places[:MOST_PLACES]
 
 
 def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> bytes:
     """Everything the child writes to the pipe until it closes it, at most MAX_MESSAGE_BYTES,
     before `deadline`."""
     chunks, size = [], 0
+    lookout = _Lookout(where)
     while True:
+        lookout.drain()
         left = deadline - time.monotonic()
         if left <= 0:
-            phase, places = _last_said(where)
+            phase, places = lookout.last_said()
             _kill(proc)
             raise RecordingStopped(
                 "timeout",
