@@ -88,6 +88,21 @@ def test_reading_device_data_on_the_host_teaches(body, says):
     assert "kernel" in str(caught.value)
 
 
+def test_a_fill_of_any_number_survives_the_message():
+    """Are fills with a bool, an int, a float and a NaN carried through the checked message?"""
+
+    def launch(x, out):
+        out[:] = False
+        out[:] = 3
+        out[:] = 0.5
+        out[:] = float("nan")
+
+    plan, kernels = record(launch, {"x": ((4,), "float32"), "out": ((4,), "float32")})
+    again = Message.from_json(Message(None, {"0": plan}, kernels).to_json()).plans["0"]
+    values = [s.value for s in again.steps if s.op == "fill"]
+    assert values[:3] == [False, 3, 0.5] and values[3] != values[3]
+
+
 def test_placeholders_know_their_shape_and_views():
     """Do shape, size, dtype, slices and reshape work on a placeholder, as on a device array?"""
     seen = {}

@@ -403,7 +403,8 @@ def _plan(data, kernels: dict) -> Plan:
             _expect(d.get("target") in known, "buffer reference")
             value = d.get("value")
             _expect(isinstance(value, (int, float, bool, str)), "fill value")
-            step = Step(op, target=d["target"], value=_number(value, "<f8" if not isinstance(value, int) else "<i8"))
+            kind = "|b1" if isinstance(value, bool) else "<i8" if isinstance(value, int) else "<f8"
+            step = Step(op, target=d["target"], value=_number(value, kind))
         elif op == "copy":
             fields |= {"target", "source"}
             _expect(d.get("target") in known and d.get("source") in known, "buffer reference")
