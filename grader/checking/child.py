@@ -145,7 +145,6 @@ def run_task(task_dir: Path) -> None:
     if task.get("cpu_seconds"):
         _lower_cpu_limit(task["cpu_seconds"])
     from grader.exercises import exercise  # importing grader chose the back end before numba loaded
-    from grader.paths import ROOT, data_dir
     from grader.doctor.integration import case_executor, outcome_fields
     from grader.containment.guard import Guard
     from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the kernels run
@@ -160,8 +159,7 @@ def run_task(task_dir: Path) -> None:
     path = task["submission"]
     message = Message.from_json((task_dir / "plans.json").read_text())
     inputs = _read_inputs(task_dir, task["cases"])
-    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
-    GUARD = Guard(private, task_dir)
+    GUARD = Guard(_private(task_dir, task), task_dir)
     start_helper()  # the GPU compile check's process; the guard forbids starting it later
     lookout = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
     (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
@@ -224,6 +222,13 @@ def run_task(task_dir: Path) -> None:
 
 RERUN_STRIDE = 1000
 """A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/pipeline.py)."""
+
+
+def _private(task_dir: Path, task: dict) -> list:
+    """What the guard keeps a child from reading: the course's private folders and the task's."""
+    from grader.paths import ROOT, data_dir
+
+    return [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
 
 
 def _kernel_options(desc: dict) -> dict:
@@ -358,7 +363,6 @@ def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     global GUARD
     task = json.loads((task_dir / "task.json").read_text())
     from grader.exercises import exercise  # importing grader chose the simulator: no GPU here
-    from grader.paths import ROOT, data_dir
     from grader.containment.guard import Guard
     from grader.replay.record import Recorder, recording
 
@@ -366,8 +370,7 @@ def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     path = task["submission"]
     source = Path(path).read_bytes()  # decoded by load_launch: a byte that is not text is a verdict
     recorder = Recorder()
-    private = [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
-    GUARD = Guard(private, task_dir)
+    GUARD = Guard(_private(task_dir, task), task_dir)
     GUARD.install()
     recorder.filename = path
     phase = ["loading"]
