@@ -198,3 +198,39 @@ def test_a_launch_that_refuses_the_benchmark_size_is_not_passed(tmp_path):
     result = check_file("vector_add", path, seed=3)
     assert result.verdict == "exception" and "benchmark" in result.message, result.message
     assert result.score == 0
+
+
+NOTEBOOK_CELL = """
+from numba import cuda
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+@cuda.jit("void(float32[:], float32[:], float32[:])")
+def add_declared(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+"""
+
+
+def test_a_notebook_launch_that_cannot_be_copied_is_recorded_not_run_in_the_notebook(tmp_path):
+    """On a GPU host, a lambda `launch` is recorded in the notebook's process on placeholders and
+    replayed in a checking child: the kernel is never compiled nor launched in the notebook, host
+    reads are forbidden, and the pass is timed like any other."""
+    cell = tmp_path / "cell.py"
+    cell.write_text(NOTEBOOK_CELL)
+    namespace = {"__name__": "cell"}
+    exec(compile(cell.read_text(), str(cell), "exec"), namespace)
+    add, declared = namespace["add"], namespace["add_declared"]
+    result = check("vector_add", lambda a, b, c: add[(c.size + 127) // 128, 128](a, b, c), seed=1)
+    assert result.verdict == "passed", result.message
+    assert result.speed is not None and result.speed.measured
+    assert not add.overloads  # compiled and launched in the checking child only
+    result = check("vector_add", lambda a, b, c: declared[(c.size + 127) // 128, 128](a, b, c), seed=1)
+    assert result.verdict == "passed", result.message
+    reads = check("vector_add", lambda a, b, c: c.copy_to_device(a.copy_to_host() + b.copy_to_host()), seed=1)
+    assert reads.verdict == "forbidden", reads.message

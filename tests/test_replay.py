@@ -301,3 +301,67 @@ def test_the_submission_is_imported_by_the_recording_child_only(tmp_path):
     path.write_text(RUNS_AT_IMPORT)
     result = check_file("vector_add", path, seed=2)
     assert result.verdict == "passed", result.message
+
+
+NUMBA_CUDA_LAUNCH = """
+import json, os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+from numba import cuda
+import numpy as np
+from grader.exercises import exercise
+from grader.replay.record import Recorder, record_cases, recording
+
+@cuda.jit(device=True)
+def twice(x):
+    return 2 * x
+
+@cuda.jit(fastmath=True)
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = twice(a[i]) + b[i]
+
+def launch(a, b, c):
+    add[(c.size + 127) // 128, 128](a, b, c)
+    add.forall(c.size)(a, b, c)
+    add.configure(1, 32)(a, b, c)
+    if c.size == 7:
+        add(a, b, c)
+
+recorder = Recorder()
+recorder.filename = __file__
+with recording(recorder):
+    wanted = {"0": {"dims": {"n": 1000}, "scalars": {}}, "1": {"dims": {"n": 7}, "scalars": {}}}
+    plans = record_cases(recorder, launch, exercise("vector_add").spec, wanted)
+print(json.dumps({
+    "kernels": recorder.kernels,
+    "grids": [[list(s.grid), list(s.block)] for s in plans["0"].steps if s.op == "launch"],
+    "failure": plans["1"].message,
+    "compiled": len(add.overloads),
+    "put_back": type(add).__getitem__.__module__,
+}))
+"""
+
+
+def test_numba_cudas_own_kernels_record_without_reaching_a_gpu(tmp_path):
+    """On a GPU host a notebook's kernels are numba-cuda's dispatchers, not the simulator's: a
+    `launch` that cannot be copied into a file is recorded in the notebook's process
+    (grader/checking/pipeline.py `record_here`), so their launches must record too, device
+    functions and fastmath described, and nothing compiled or launched here. A launch without
+    a configuration stops the recording with the learner's message."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "notebook.py"
+    script.write_text(NUMBA_CUDA_LAUNCH)
+    env = {**__import__("os").environ, "ZEROGPU_BACKEND": "gpu", "NUMBA_ENABLE_CUDASIM": "0"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["compiled"] == 0  # nothing reached numba-cuda's compiler, let alone a GPU
+    add = seen["kernels"]["k0_add"]
+    assert add["options"] == {"fastmath": True}
+    assert add["globals"]["twice"][0] == "device"
+    assert seen["grids"] == [[[8, 1, 1], [128, 1, 1]], [[8, 1, 1], [128, 1, 1]], [[1, 1, 1], [32, 1, 1]]]
+    assert "launched without a configuration" in seen["failure"]
+    assert seen["put_back"].startswith("numba")  # the dispatcher's own launch method again

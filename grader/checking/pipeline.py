@@ -283,7 +283,7 @@ def check(
     (grader.check, the notebook's facade, records the learner's progress). `progress(line)`
     hears the case under way, as in `check_file`."""
     result = _check_isolated(exercise_id, launch, seed, case_timeout, progress) if isolate else None
-    if result is None and isolate and _backend.current() != _backend.GPU:
+    if result is None and isolate:
         result = _check_recorded_here(exercise_id, launch, seed, case_timeout, progress)
     if result is None:
         result = _check_in_process(exercise_id, launch, seed)

@@ -49,13 +49,14 @@ def opaque(what: str, fix: str = CONSTANT_FIX) -> list:
 
 
 def jit_python_function(value):
-    """(py_func, is_device, options) of a numba-jitted object (simulator or doctor), or None."""
+    """(py_func, is_device, options) of a numba-jitted object (simulator, doctor or numba-cuda), or None."""
     if type(value).__name__ == "DoctorKernel":  # by name: the doctor builds on this package
         return value.py_func, value.device, {}
     fn = getattr(value, "fn", None) or getattr(value, "py_func", None)
     if isinstance(fn, types.FunctionType) and type(value).__module__.startswith("numba"):
-        device = bool(getattr(value, "_device", False) or getattr(value, "device", False))
-        return fn, device, {"fastmath": bool(getattr(value, "_fastmath", False))}
+        options = getattr(value, "targetoptions", None) or {}  # numba-cuda's CUDADispatcher on a GPU host
+        device = bool(getattr(value, "_device", False) or getattr(value, "device", False) or options.get("device"))
+        return fn, device, {"fastmath": bool(getattr(value, "_fastmath", False) or options.get("fastmath"))}
     return None
 
 

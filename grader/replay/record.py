@@ -354,7 +354,7 @@ class Recorder:
         if key is None:
             key = f"k{len(self.kernels)}_{py_func.__name__}"[:100]
             self.kernels[key] = describe_function(py_func, options)
-            declared = getattr(kernel, SIGNATURES, ())
+            declared = getattr(kernel, SIGNATURES, ()) or _compiled_only(kernel)
             if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
                 self.kernels[key]["signatures"] = [list(signature_types(s)) for s in declared]
             self.keys[id(py_func)] = key
@@ -402,6 +402,14 @@ class Recorder:
         raise TypeError(
             f"a kernel argument ({name or 'an argument'}) of type {kind.__name__}: pass device arrays and numbers"
         )
+
+
+def _compiled_only(kernel) -> tuple:
+    """The argument types of a numba-cuda kernel jitted with signatures (on a GPU host: it
+    compiled them at decoration and compiles nothing else), else ()."""
+    if getattr(kernel, "_can_compile", True):
+        return ()
+    return tuple(getattr(kernel, "overloads", {}))
 
 
 def _refs(args) -> list:
@@ -482,8 +490,9 @@ REFUSED = {
 def recording(recorder: Recorder, device: dict | None = None):
     """While inside, Numba's CUDA API is `recorder`'s for the whole process: entered before the
     submission is loaded, so that names it imports (`from numba.cuda import to_device`) are
-    ours. Kernels stay numba's own objects (the simulator's, in this process), whose launches
-    record. Everything is put back on leaving."""
+    ours. Kernels stay numba's own objects, whose launches record: the simulator's in a
+    recording child, and numba-cuda's too in a notebook on a GPU host (`record_here`), where
+    nothing then reaches the GPU. Everything is put back on leaving."""
     import numba.cuda as cuda
     from numba.cuda.simulator.kernel import FakeCUDAKernel
 
@@ -512,9 +521,10 @@ def recording(recorder: Recorder, device: dict | None = None):
         config = config if isinstance(config, tuple) else (config,)
         return lambda *args: recorder.launch(kernel, config, args)
 
-    def call(kernel, *args):
-        name = kernel.fn.__name__
-        if kernel._device:
+    def call(kernel, *args, **kwargs):
+        name, device, _ = jit_python_function(kernel)
+        name = name.__name__
+        if device:
             raise TypeError(f"`{name}` is a device function: a kernel calls it, the host cannot")
         raise TypeError(f"kernel `{name}` launched without a configuration: write {name}[blocks, threads](...)")
 
@@ -525,8 +535,9 @@ def recording(recorder: Recorder, device: dict | None = None):
     simulator = sys.modules.get("numba.cuda.simulator")
     if simulator is not None and simulator is not cuda:
         targets += [(simulator, name, value) for name, value in api.items()]
-    targets += [(FakeCUDAKernel, "__getitem__", configure), (FakeCUDAKernel, "__call__", call)]
-    targets += [(FakeCUDAKernel, "forall", forall)]
+    for kind in _kernel_classes(FakeCUDAKernel):
+        targets += [(kind, "__getitem__", configure), (kind, "__call__", call), (kind, "forall", forall)]
+        targets += [(kind, "configure", lambda kernel, *config: configure(kernel, config))]
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
     for owner, name, value in targets:
         setattr(owner, name, value)
@@ -541,6 +552,17 @@ def recording(recorder: Recorder, device: dict | None = None):
 
 
 _ABSENT = object()
+
+
+def _kernel_classes(simulated) -> list:
+    """The kernel types whose launches record: the simulator's, and numba-cuda's dispatcher when
+    this process loaded it (a GPU host)."""
+    kinds = [simulated]
+    dispatcher = sys.modules.get("numba.cuda.dispatcher")
+    real = getattr(dispatcher, "CUDADispatcher", None)
+    if isinstance(real, type):
+        kinds.append(real)
+    return kinds
 
 
 def _refusal(name: str, what: str):
