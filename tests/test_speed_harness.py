@@ -11,7 +11,7 @@ from numba import cuda
 from grader.exercises import exercise
 from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
 from grader.steps.load import load_launch
-from grader.gpu.speed import collect, evaluate
+from grader.gpu.speed import collect, evaluate, expected_for_check
 
 CEILINGS = {"name": "simulated", "copy_bandwidth": 1e9, "fp32_flops": 1e9}
 
@@ -198,3 +198,27 @@ def test_a_grading_childs_timing_takes_its_turns_and_its_parent_reads_them_back(
     assert samples.turns and [k for k, _ in turns.log] == ["shared", "shared", "exclusive", "exclusive"]
     assert list(samples.phases)[:2] == list(before) and WAITING_EXCLUSIVE in samples.phases
     assert [(name, r) for name, r, _, _ in samples.checked] == [("yours", 1)]
+
+
+def test_a_kept_arena_times_every_check_in_the_same_buffers_and_restores_them():
+    """A replayer keeps the benchmark's buffers for the run (grader/gpu/harness.py `kept_arena`):
+    the next check gets the very same buffers, with the inputs and the poisoned outputs the
+    grader made, whatever a kernel of the check before wrote there; and its timed output is
+    judged against the inputs drawn from the run's shared seed."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    first = collect(ex, solution(ex), seed=5, base_seed=11, keep=True, min_rounds=2, cap_seconds=0.0)
+    arena = harness._kept[(ex.id, 11)]
+    kept_inputs = {name: buf.copy_to_host() for name, buf in arena.base[0].items()}
+    for buf in (*arena.base[0].values(), *arena.pristine.values()):
+        buf.copy_to_device(np.full(buf.size, 7, buf.dtype))  # scribbled on out of bounds
+    second = collect(ex, solution(ex), seed=6, base_seed=11, keep=True, min_rounds=2, cap_seconds=0.0)
+    assert harness._kept[(ex.id, 11)] is arena, "the same buffers"
+    assert all(np.array_equal(arena.base[0][n].copy_to_host(), kept_inputs[n]) for n in kept_inputs)
+    for samples, seed in ((first, 5), (second, 6)):
+        round_index, set_index = samples.checked[0][1:3]
+        want = ((round_index, set_index), expected_for_check(ex, seed, (round_index, set_index), base_seed=11))
+        speed, wrong = evaluate(ex, seed, samples, CEILINGS, expected=want)
+        assert wrong is None, wrong
+    harness._kept.clear()

@@ -35,6 +35,8 @@ import numpy as np
 GUARD = None
 TURNS = None
 """This child's GPU turns (grader/gpu/turns.py), NO_TURNS unless the parent passed some."""
+LOOKOUT = [None]
+"""The lookout of the task under way (grader/checking/stuck.py), stopped by a replayer after it."""
 TIME_GO, TIME_SKIP = "time-go", "time-skip"
 """What the parent leaves in TASK_DIR once every case's outcome is in and judged: a child asked
 to time waits for one of them, and times only a submission that passed every case (a failing
@@ -135,14 +137,15 @@ def _lower_cpu_limit(seconds: int) -> None:
     )
 
 
-def run_task(task_dir: Path) -> None:
+def run_task(task_dir: Path, served: bool = False) -> None:
     """Replay the recorded plans (plans.json, written and checked by the grading process) on the
     task's inputs: the cases, then (on a GPU) the timing. No code of the submission's runs here:
-    its kernels are rebuilt from their `def` (grader/replay/replayer.py)."""
+    its kernels are rebuilt from their `def` (grader/replay/replayer.py). `served`: one task of a
+    replayer that serves many (`serve`), whose guard is installed already."""
     global GUARD
     clock = {}
     task = json.loads((task_dir / "task.json").read_text())
-    if task.get("cpu_seconds"):
+    if task.get("cpu_seconds") and not served:
         _lower_cpu_limit(task["cpu_seconds"])
     from grader.exercises import exercise  # importing grader chose the back end before numba loaded
     from grader.doctor.integration import case_executor, outcome_fields
@@ -159,11 +162,14 @@ def run_task(task_dir: Path) -> None:
     path = task["submission"]
     message = Message.from_json((task_dir / "plans.json").read_text())
     inputs = _read_inputs(task_dir, task["cases"])
-    GUARD = Guard(_private(task_dir, task), task_dir)
-    start_helper()  # the GPU compile check's process; the guard forbids starting it later
-    lookout = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
-    (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
-    GUARD.install()
+    if not served:
+        GUARD = Guard(_private(task_dir, task), task_dir)
+        start_helper()  # the GPU compile check's process; the guard forbids starting it later
+    lookout = LOOKOUT[0] = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
+    with GUARD.writing():
+        (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
+    if not served:
+        GUARD.install()
     # A shared GPU turn from here to the last case.
     turns = TURNS if TURNS is not None else NO_TURNS
     waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
@@ -217,7 +223,47 @@ def run_task(task_dir: Path) -> None:
         }
         if turns:
             before = {"child: waiting for the GPU": waits["cases run"] - waits["start"], **before}
-        _time_submission(task_dir, task, ex, launches["bench"], before, turns)
+        _time_submission(task_dir, task, ex, launches["bench"], before, turns, keep=served)
+
+
+def serve(inbox: Path, fd: int) -> None:
+    """A replayer that serves one GPU for a whole grading run (`--serve FD`,
+    grader/checking/replayers.py): it reads task folder names, one per line, from FD and runs
+    each task in its folder under `inbox` as a child of its own would, then leaves DONE there.
+    What it keeps from one task to the next is grader code's alone: the reference kernels
+    compiled once, the benchmark inputs and the buffers they are timed in (grader/gpu/harness.py).
+    No code of a submission's runs here on the host: on a GPU its kernels run on the device."""
+    global GUARD
+    from grader.compiler.client import start_helper
+    from grader.containment.guard import Guard
+    from grader.gpu.turns import settle
+
+    from grader.exercises import LADDER, exercise
+
+    for exercise_id in LADDER:  # the reference kernels' files, read before the guard hides them
+        exercise(exercise_id)
+    GUARD = Guard(_private(None, {}), inbox)
+    start_helper()
+    GUARD.install()
+    with os.fdopen(fd, "r", closefd=True) as names:
+        for line in names:
+            name = line.strip()
+            if not name.isidentifier():  # only names the grading process made: task_<n>
+                continue
+            task_dir = inbox / name
+            try:
+                run_task(task_dir, served=True)
+            except Exception as exc:  # noqa: BLE001 - this task's failure, said to its parent
+                _write_json(task_dir / "served-error.json", {"error": f"{type(exc).__name__}: {exc}"[:2000]})
+            if LOOKOUT[0] is not None:
+                LOOKOUT[0].stop()
+            settle()  # no launch of this task's runs on into the next
+            with GUARD.writing():
+                (task_dir / DONE).touch()
+
+
+DONE = "done"
+"""What a replayer leaves in a task's folder once it has finished with it (`serve`)."""
 
 
 RERUN_STRIDE = 1000
@@ -228,7 +274,8 @@ def _private(task_dir: Path, task: dict) -> list:
     """What the guard keeps a child from reading: the course's private folders and the task's."""
     from grader.paths import ROOT, data_dir
 
-    return [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), task_dir, *task.get("private", [])]
+    own = [task_dir] if task_dir is not None else []  # a replayer reads the folders it is handed
+    return [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), *own, *task.get("private", [])]
 
 
 def _kernel_options(desc: dict) -> dict:
@@ -264,12 +311,21 @@ def _parent_says_time(task_dir: Path) -> bool:
         time.sleep(0.002)
 
 
-def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns) -> None:
-    """GPU only: paired timings; the learner's sampled timed outputs go back as files."""
+def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns, keep: bool = False) -> None:
+    """GPU only: paired timings; the learner's sampled timed outputs go back as files. `keep`:
+    the benchmark's inputs and buffers stay for the next task (a replayer, `serve`)."""
     from grader.gpu.speed import collect
 
     try:
-        samples = collect(ex, launch, task["seed"], check=tuple(task["check"]), turns=turns)
+        samples = collect(
+            ex,
+            launch,
+            task["seed"],
+            check=tuple(task["check"]),
+            turns=turns,
+            base_seed=task.get("base_seed"),
+            keep=keep,
+        )
     except Exception as exc:  # noqa: BLE001 - reported as a speed failure, not a crash
         _write_json(task_dir / "speed.json", {"error": f"{type(exc).__name__}: {exc}"})
         return
@@ -310,8 +366,8 @@ def follow_lifeline(fd: int) -> None:
 
 
 def _arguments(argv: list) -> dict:
-    """TASK_DIR [--spare 1] [--cpu SECONDS] [--address-space BYTES] [--processes N]
-    [--lifeline FD] [--turn-gate FD --turn-gpu FD]"""
+    """TASK_DIR [--spare 1 | --serve FD | --record FD [--where FD]] [--cpu SECONDS]
+    [--address-space BYTES] [--processes N] [--lifeline FD] [--turn-gate FD --turn-gpu FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
         name = flag.lstrip("-").replace("-", "_")
@@ -400,9 +456,12 @@ if __name__ == "__main__":
         sys.stdout.flush()
         os._exit(0)
     TURNS = turns_from(args, args["task_dir"])
-    if "spare" in args:
-        wait_as_spare(args["task_dir"])
-    run_task(args["task_dir"])
+    if "serve" in args:
+        serve(args["task_dir"], args["serve"])
+    else:
+        if "spare" in args:
+            wait_as_spare(args["task_dir"])
+        run_task(args["task_dir"])
     from grader.gpu.turns import close_gpu
 
     close_gpu(TURNS)  # under a shared turn: closing the context is GPU work too

@@ -91,7 +91,17 @@ class TaskProcesses:
     def __init__(self):
         self._lock = threading.Lock()
         self._procs: list = []
+        self._on_cancel: list = []
         self.cancelled = False
+
+    def on_cancel(self, stop) -> None:
+        """Call `stop()` if the task is cancelled: what ends work done for it by a process it does
+        not own (a replayer, grader/checking/replayers.py)."""
+        with self._lock:
+            self._on_cancel.append(stop)
+            cancelled = self.cancelled
+        if cancelled:
+            stop()
 
     def add(self, proc: subprocess.Popen) -> None:
         with self._lock:
@@ -103,9 +113,11 @@ class TaskProcesses:
     def cancel(self) -> None:
         with self._lock:
             self.cancelled = True
-            procs = list(self._procs)
+            procs, stops = list(self._procs), list(self._on_cancel)
         for proc in procs:
             _kill(proc)
+        for stop in stops:
+            stop()
 
 
 _task = threading.local()
@@ -125,6 +137,13 @@ def track(proc: subprocess.Popen) -> None:
     processes = getattr(_task, "processes", None)
     if processes is not None:
         processes.add(proc)
+
+
+def on_cancel(stop) -> None:
+    """`stop()` is called if this thread's task is cancelled (`TaskProcesses.on_cancel`)."""
+    processes = getattr(_task, "processes", None)
+    if processes is not None:
+        processes.on_cancel(stop)
 
 
 def _read_outcome(task_dir: Path, index: int) -> Outcome:
@@ -336,13 +355,15 @@ def _over_the_bound(key) -> list:
 atexit.register(lambda: [s.discard() for pool in list(_spares.values()) for s in list(pool)])
 
 
-def contained(exercise_id: str, private=(), also_shown=()) -> dict:
+def contained(exercise_id: str | None, private=(), also_shown=()) -> dict:
     """What the sandbox hides (the course's private folders, the data dir with the secret,
     the home directory) and the only files it shows again inside them: the exercise's spec,
     kernels/<id>.py (with any exercise it reuses: `reference("other")`), and `also_shown`. The
     submission itself is copied into the task folder (`run_in_child`), so the same mounts
-    serve every submission of an exercise: a spare's."""
-    shown, todo = [], [exercise_id]
+    serve every submission of an exercise: a spare's. `exercise_id` None: every exercise's (a
+    replayer serves them all)."""
+    shown = []
+    todo = [exercise_id] if exercise_id else [p.stem for p in sorted((ROOT / "kernels").glob("*.py"))]
     while todo:
         path = ROOT / "kernels" / f"{todo.pop()}.py"
         if path.is_file() and path not in shown:
@@ -401,6 +422,7 @@ def _spawn(
     turns: tuple | None = None,
     record_fd: int | None = None,
     where_fd: int | None = None,
+    serve_fd: int | None = None,
 ):
     """Start a child (a recording child with `record_fd`, the pipe it answers on). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
@@ -414,6 +436,8 @@ def _spawn(
         command += ["--spare", "1"]
     if record_fd is not None:
         command += ["--record", str(record_fd)] + (["--where", str(where_fd)] if where_fd is not None else [])
+    if serve_fd is not None:  # a replayer (grader/checking/replayers.py): tasks' names come on serve_fd
+        command += ["--serve", str(serve_fd)]
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
     command += ["--lifeline", str(lifeline)]
     fds, cgroup = (), None
@@ -438,7 +462,7 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=(*fds, lifeline, *(fd for fd in (record_fd, where_fd) if fd is not None)),
+            pass_fds=(*fds, lifeline, *(fd for fd in (record_fd, where_fd, serve_fd) if fd is not None)),
         )
     except BaseException:
         if cgroup is not None:
@@ -451,7 +475,7 @@ def _spawn(
     # where the kernel caps nothing (root without a pids cgroup), _follow counts for it
     proc.watch = None if contain is None or process_cap.enforced(cgroup) else process_cap.NamespaceWatch(proc.pid)
     proc.output = CappedOutput(proc.stdout)
-    if not spare:
+    if not spare and serve_fd is None:  # a replayer outlives the task that started it
         track(proc)
     return proc
 
@@ -509,6 +533,7 @@ def run_in_child(
     worth_timing=None,
     ahead=None,
     kernel_files: bool = False,
+    bench_seed: int | None = None,
 ) -> ChildRun:
     """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
     inputs. `submission` only names the file in messages: the child never reads it. Raises
@@ -516,7 +541,8 @@ def run_in_child(
     `progress`: see `_follow`. `worth_timing(outcomes) -> bool`, with `time_seed`: whether the
     child may go on to time (every case passed); None: it always may. `ahead`: what
     `start_ahead` gave, used as this check's child (or discarded). `kernel_files`: the kernels
-    keep the files they name (recorded in a notebook's own process), not `submission`'s."""
+    keep the files they name (recorded in a notebook's own process), not `submission`'s.
+    `bench_seed`: what the benchmark's base inputs are drawn from (default `time_seed`)."""
     key = _key(exercise_id, private, device, sandboxed)
     backend, turns = key[0], key[3]
     spare = _take_spare(key) if env is None else None
@@ -534,25 +560,22 @@ def run_in_child(
     proc = spare.proc if spare else None
     cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
     try:
-        (task_dir / "plans.json").write_text(message.to_json())  # checked, written anew by this process
-        task = {
-            "exercise": exercise_id,
-            "submission": str(submission),
-            "source": _text_of(submission),
-            "kernel_files": kernel_files,  # kernels recorded in the learner's process keep their files
-            "cases": [c.index for c in cases],
-            "dims": {str(c.index): dict(c.case.dims) for c in cases},
-            "time": time_seed is not None,
-            "seed": time_seed,
-            "check": list(time_check),
-            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
-            "cpu_seconds": cpu,
-        }
-        for c in cases:
-            np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
-        # task.json last, whole: a spare starts on it as soon as it exists
-        (task_dir / "task.tmp").write_text(json.dumps(task))
-        os.replace(task_dir / "task.tmp", task_dir / "task.json")
+        write_task(
+            task_dir,
+            {
+                "exercise": exercise_id,
+                "submission": str(submission),
+                "kernel_files": kernel_files,
+                "time": time_seed is not None,
+                "seed": time_seed,
+                "base_seed": bench_seed,
+                "check": list(time_check),
+                "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
+                "cpu_seconds": cpu,
+            },
+            message,
+            cases,
+        )
         spawned = time.monotonic()
         if proc is None:
             proc = _spawn(
@@ -585,6 +608,23 @@ def run_in_child(
         tmp.cleanup()
 
 
+def write_task(task_dir: Path, task: dict, message, cases: list[PreparedCase]) -> None:
+    """A checking child's task folder: the plans (checked, written anew by this process), each
+    case's inputs, then task.json, last and whole: a waiting child starts on it as soon as it
+    exists. `task` gets the submission's text (for the lines messages quote) and the cases."""
+    (task_dir / "plans.json").write_text(message.to_json())
+    task = {
+        **task,
+        "source": _text_of(task["submission"]),  # kernels recorded in a learner's process keep their files
+        "cases": [c.index for c in cases],
+        "dims": {str(c.index): dict(c.case.dims) for c in cases},
+    }
+    for c in cases:
+        np.savez(task_dir / f"inputs-{c.index}.npz", **c.inputs)
+    (task_dir / "task.tmp").write_text(json.dumps(task))
+    os.replace(task_dir / "task.tmp", task_dir / "task.json")
+
+
 PROGRESS_SECONDS = 0.5
 """How often `progress` hears how long the case under way has taken."""
 
@@ -598,14 +638,17 @@ def _follow(
     spawned: float,
     progress=None,
     worth_timing=None,
-    ahead=None,
-    kernel_files: bool = False,
+    served: bool = False,
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the
     case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts. The clock
     stands still while the child waits for a GPU turn (other checks' use of the GPU is not its
-    own lack of progress); the class's task deadline still bounds the whole check."""
+    own lack of progress); the class's task deadline still bounds the whole check. `served`:
+    `proc` is a replayer that serves other tasks after this one: it is done with this one when
+    it leaves DONE in `task_dir` (a replayer stopped for a timeout or a crash is the caller's to
+    replace)."""
+    finished = _Finished(proc, task_dir, served)
     outcomes: dict = {}
     startup = None
     shown = 0.0
@@ -631,13 +674,11 @@ def _follow(
             deadline = time.monotonic() + case_timeout
             continue
         if (task_dir / "load-error.json").exists():
-            _wait_or_kill(proc, KILL_WAIT_SECONDS)
+            finished.wait()
             err = json.loads((task_dir / "load-error.json").read_text())
             raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
-        if proc.poll() is not None and not (task_dir / f"outcome-{pending[0]}.json").exists():
-            proc.output.wait(1.0)
-            tail = proc.output.text()[-2000:]
-            return ChildRun(outcomes, "crashed", _crash_detail(proc.returncode, tail))
+        if finished.failed() and not (task_dir / f"outcome-{pending[0]}.json").exists():
+            return ChildRun(outcomes, "crashed", finished.detail())
         if time.monotonic() > deadline:
             places = stuck.ask(task_dir, proc) if imported else []
             _kill(proc)
@@ -653,24 +694,64 @@ def _follow(
     samples = None
     if time_seed is not None:
         if not _tell_whether_to_time(task_dir, outcomes, worth_timing):
-            _wait_or_kill(proc, KILL_WAIT_SECONDS)  # it ends on its own, its context closed as always
+            finished.wait()  # it ends on its own, its context closed as always
             return ChildRun(outcomes, startup_seconds=startup)
         if progress is not None:
             progress(None, 0.0)
         deadline = time.monotonic() + SPEED_TIMEOUT
         turn.paused()
-        while proc.poll() is None:
+        while not finished.done():
             deadline += turn.paused()
             if time.monotonic() > deadline:
                 _kill(proc)
-                return ChildRun(outcomes, None, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+                return ChildRun(
+                    outcomes,
+                    "timeout" if served else None,
+                    samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s",
+                )
             time.sleep(0.02)
         if (task_dir / "speed.json").exists():
             samples = _read_samples(task_dir)
         else:
-            samples = _crash_detail(proc.returncode, "")
-    _wait_or_kill(proc, KILL_WAIT_SECONDS)  # every outcome is in: a child slow to exit costs nothing
+            samples = finished.detail()
+    finished.wait()  # every outcome is in: a child slow to exit costs nothing
     return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+
+
+class _Finished:
+    """When a checking child is done with its task: a child of its own when it exits, a
+    replayer when it leaves DONE (grader/checking/child.py `serve`)."""
+
+    def __init__(self, proc, task_dir: Path, served: bool):
+        self.proc, self.served = proc, served
+        self.flag, self.error = task_dir / "done", task_dir / "served-error.json"
+
+    def done(self) -> bool:
+        return self.proc.poll() is not None or (self.served and self.flag.exists())
+
+    def failed(self) -> bool:
+        """Gone without finishing: the process died, or a replayer met an error of its own."""
+        return self.proc.poll() is not None or (self.served and self.error.exists())
+
+    def detail(self) -> str:
+        if self.served and self.error.exists():
+            try:
+                said = json.loads(self.error.read_text()[:4000]).get("error", "")
+            except (OSError, ValueError, AttributeError):
+                said = ""
+            return f"the grader's replayer failed on this task ({str(said)[:200]})"
+        self.proc.output.wait(1.0)
+        return _crash_detail(self.proc.returncode, self.proc.output.text()[-2000:])
+
+    def wait(self) -> None:
+        if not self.served:
+            _wait_or_kill(self.proc, KILL_WAIT_SECONDS)
+            return
+        end = time.monotonic() + KILL_WAIT_SECONDS
+        while not self.done() and time.monotonic() < end:
+            time.sleep(0.005)
+        if not self.done():
+            _kill(self.proc)
 
 
 def _tell_whether_to_time(task_dir: Path, outcomes: dict, worth_timing) -> bool:

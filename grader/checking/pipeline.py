@@ -26,6 +26,8 @@ from grader.result import CaseResult, CheckResult, Speed
 from grader.steps.execute import Outcome
 
 DEFAULT_CASE_TIMEOUT = 60.0
+BENCH_SEED = 0
+"""Graded checks draw the benchmark's base inputs from this and the secret (`check_file`)."""
 
 
 NOT_ON_SIMULATOR = Speed(
@@ -417,6 +419,7 @@ def check_file(
     then says). `progress(text)`, if given, hears what is under way, about twice a second."""
     from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
     from grader.checking.recording import RecordingStopped, record_in_child
+    from grader.checking.replayers import runner
     from grader.checking.stuck import engine_of
     from grader.containment import sandbox
     from grader.doctor.report import DOCTOR, DoctorReport
@@ -436,9 +439,14 @@ def check_file(
     prepared = prepare(ex, seed, secret)
     preparing = time.perf_counter() - clock
     time_seed = derived_seed(seed, secret)
+    # graded checks share the benchmark's base inputs (each varies them its own way, round by
+    # round): a replayer makes them and their buffers once per run (grader/checking/replayers.py)
+    bench_seed = derived_seed(BENCH_SEED, secret) if graded else time_seed
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
-    expected = _expected_in_background(ex, time_seed, secret) if timed else None
-    ahead = start_ahead(ex.id, private, device, sandboxed)  # imports while the recording child records
+    expected = _expected_in_background(ex, time_seed, bench_seed if graded else None) if timed else None
+    run_checks = runner(device, sandboxed, private)  # a child of its own, or the GPU's replayer
+    # the checking child imports while the recording child records
+    ahead = start_ahead(ex.id, private, device, sandboxed) if run_checks is run_in_child else None
     try:
         try:
             wanted = plans_wanted(ex, prepared, timed)
@@ -450,13 +458,14 @@ def check_file(
         except BaseException:
             discard_ahead(ahead)
             raise
-        run = run_in_child(
+        run = run_checks(
             ex.id,
             path,
             message,
             prepared,
             case_timeout,
             time_seed=time_seed if timed else None,
+            bench_seed=bench_seed,
             private=private,
             device=device,
             time_check=expected[0] if timed else (0, 0),
@@ -479,7 +488,7 @@ def check_file(
 
     def rerun(p: PreparedCase):
         twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
-        again = run_in_child(
+        again = run_checks(
             ex.id,
             path,
             message,
@@ -625,10 +634,11 @@ def _stopped_case(p: PreparedCase, run, path: Path) -> CaseResult:
     return CaseResult(p.case.name, dict(p.case.dims), "timeout", message, line=line, source=text, hint=hint)
 
 
-def _expected_in_background(ex: Exercise, seed: int, secret):
+def _expected_in_background(ex: Exercise, seed: int, base_seed: int | None):
     """((round, set), future of expected_for_check): the grading process picks the timed launch
     to check and computes its expected output while the child runs (seconds at 2^28 elements).
-    A daemon thread: when the submission fails before timing, nobody waits for it at exit."""
+    A daemon thread: when the submission fails before timing, nobody waits for it at exit.
+    `base_seed`: a graded run's shared benchmark seed (its base inputs are kept)."""
     import threading
     from concurrent.futures import Future
 
@@ -638,7 +648,7 @@ def _expected_in_background(ex: Exercise, seed: int, secret):
 
     def compute():
         try:
-            future.set_result(expected_for_check(ex, seed, check_at, None))
+            future.set_result(expected_for_check(ex, seed, check_at, None, base_seed))
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
             future.set_exception(exc)
 

@@ -101,9 +101,11 @@ _worker_ready: dict = {}
 def _prepare_worker() -> str:
     """Once per worker process: choose the back end before numba loads and measure a GPU's
     ceilings (in a child) before the first deadline starts; once per grade, keep a spare child
-    warm for the next task (until `release_spares`; spares exit with the worker too)."""
+    warm for the next task, or on a GPU the GPU's replayer (until `release_spares`; both exit
+    with the worker too)."""
     from grader.backend import activate
     from grader.checking.isolate import keep_warm
+    from grader.checking.replayers import replayers
 
     with _worker_lock:
         if "backend" not in _worker_ready:
@@ -113,8 +115,8 @@ def _prepare_worker() -> str:
 
                 ceilings()
             _worker_ready["backend"] = backend
-        if "warm" not in _worker_ready:
-            _worker_ready["warm"] = keep_warm()
+        if "warm" not in _worker_ready:  # on a GPU: the worker's GPU replayer (grader/checking/replayers.py)
+            _worker_ready["warm"] = replayers() if _worker_ready["backend"] == "gpu" else keep_warm()
             _worker_ready["warm"].__enter__()
         return _worker_ready["backend"]
 

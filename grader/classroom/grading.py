@@ -195,11 +195,10 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
     return [t for t in tasks if (t.student, t.exercise) not in done or done[(t.student, t.exercise)] != t.sha256]
 
 
-CHECKS_PER_GPU = 1
-"""The most checks one GPU runs at once by default. One: checks sharing a GPU by turns grade
-about twice as fast, but one solution's speedup then moves between students (measured on an
-H200: reduce_sum's 235.9x or 248.8x, max/min 1.055, scan's 1.37; 1.003 one check per GPU;
-docs/BENCHMARKS.md, "Several checks per GPU"). `--workers` asks for more, with `sharing_warning`'s warning."""
+CHECKS_PER_GPU = 4
+"""Checks under way at once per GPU by default: each records its submission on a core of its
+own while the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so
+every check is still timed alone on its GPU, in the same buffers as the others."""
 
 
 def gpu_total() -> int:
@@ -210,28 +209,13 @@ def gpu_total() -> int:
 
 
 def default_workers(backend: str) -> int:
-    """On a GPU host, `CHECKS_PER_GPU` checks per GPU (at most one per CPU core); with several,
-    while one check's timed rounds have the GPU alone, the others start, load, run their cases,
-    copy inputs and compile. Without a GPU, one per CPU core."""
+    """On a GPU host, `CHECKS_PER_GPU` checks per GPU (at most one per CPU core); without a GPU,
+    one per CPU core."""
     cores = max(os.cpu_count() or 1, 1)
     if backend == "gpu":
         gpus = gpu_total()
         return gpus * max(1, min(CHECKS_PER_GPU, cores // gpus))
     return cores
-
-
-def sharing_warning(backend: str, workers: int) -> str | None:
-    """What an instructor must know before grading with more checks than GPUs, else None."""
-    gpus = gpu_total() if backend == "gpu" else 0
-    if not gpus or workers <= gpus:
-        return None
-    return (
-        f"{workers} checks will share {gpus} GPU(s), their timed rounds taking turns. Verdicts are "
-        "judged as always, but speed figures move from one student to the next: on an H200, the "
-        "same reduce_sum solution timed 235.9x or 248.8x its baseline (max/min 1.003 with one "
-        "check per GPU; docs/BENCHMARKS.md, \"Several checks per GPU\"). For speed grades, leave "
-        "--workers out: one check per GPU."
-    )
 
 
 def device_slots(backend: str, workers: int) -> list:
@@ -374,14 +358,6 @@ def _work(task: Task, device, processes, results: queue.Queue, backend: str, **o
     results.put((task, result))
 
 
-def uses_turns(backend: str, sharing: int) -> bool:
-    """Checks take GPU turns (grader/gpu/turns.py) on a GPU that several checks share at once:
-    the CPU engines share nothing whose timing matters, and a check alone on its GPU has nothing
-    to take turns with (it grades as it did before turns, the way the figures of
-    docs/BENCHMARKS.md were measured)."""
-    return backend == "gpu" and sharing > 1
-
-
 @dataclass
 class _Running:
     device: int | None
@@ -415,14 +391,12 @@ def grade_class(
     gradebook). `task_timeout`: seconds a task may take from hand-out (default:
     `check.time_limit`). `replaying`: {(student, exercise): stored row} of tasks regraded with
     their stored seed, each new row marked as a regrade of that one."""
-    from contextlib import nullcontext
-
     from grader.checking.pipeline import time_limit
-    from grader.checking.isolate import TaskProcesses, gpu_turns, keep_warm
+    from grader.checking.isolate import TaskProcesses, keep_warm
+    from grader.checking.replayers import replayers
 
     load_secret()  # made here once, before any worker could race to create it
     slots = device_slots(backend, workers)
-    sharing = max(slots.count(d) for d in set(slots)) if slots else 1  # checks at once on one device
     todo, running, results, graded = deque(in_exercise_order(tasks)), {}, queue.Queue(), 0
     options = {"case_timeout": case_timeout, "private": private, "unsandboxed": unsandboxed}
     here = machine_name(backend)
@@ -437,10 +411,10 @@ def grade_class(
         if on_done:
             on_done(task, result)
 
-    # On a GPU shared by several checks, every child takes turns on its device; spares: as many
-    # per exercise as checks run at once on a device
-    turns = gpu_turns() if uses_turns(backend, sharing) else nullcontext()
-    with turns, keep_warm(spares=sharing if backend == "gpu" else 1):
+    # On a GPU host each GPU's replayer replays one check at a time while the workers record
+    # the next ones on every core (grader/checking/replayers.py); elsewhere a spare child waits
+    serving = replayers() if backend == "gpu" else keep_warm()
+    with serving:
         while todo or running:
             while todo and slots:
                 task = todo.popleft()

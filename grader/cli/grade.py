@@ -68,13 +68,10 @@ def grade_all(out, todo, book, args, private, heading: str, replaying=None) -> N
         "replaying": replaying,
     }
     if not args.scheduler:
-        from grader.classroom.grading import grade_class, sharing_warning
+        from grader.classroom.grading import grade_class
 
         backend, workers = grading_backend(args.workers)
         out.print(f"{heading} on the {backend} with {workers} worker(s); results in {book.path}")
-        warning = sharing_warning(backend, workers)
-        if warning:
-            out.print(f"[yellow]warning:[/] {warning}")
         grade_with_progress(
             out, todo, lambda done: grade_class(todo, book, workers=workers, backend=backend, on_done=done, **options)
         )

@@ -9,6 +9,7 @@ points against this device's measured ceilings.
 from __future__ import annotations
 
 import random
+import threading
 import time
 
 import numpy as np
@@ -43,9 +44,27 @@ ALONE = (
 """What METHOD adds when the timing took GPU turns (grader/gpu/turns.py)."""
 
 
-def benchmark_inputs(ex, seed: int, secret=None) -> list[dict]:
+def benchmark_inputs(ex, seed: int, secret=None, keep: bool = False) -> list[dict]:
+    """The benchmark's base input sets drawn from `seed`. `keep`: made once per process and
+    seed (a class's checks share one benchmark seed, `check_file`'s `bench_seed`; each check
+    still varies them its own way, round by round)."""
+    key = (ex.id, seed, secret)
+    if key in _kept_inputs:
+        return _kept_inputs[key]
     dims = dict(ex.spec.benchmark.dims)
-    return [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret)) for k in range(INPUT_SETS)]
+    inputs = [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret)) for k in range(INPUT_SETS)]
+    if keep:
+        with _kept_lock:
+            _kept_inputs[key] = inputs
+            while len(_kept_inputs) > KEPT_INPUTS:
+                _kept_inputs.pop(next(iter(_kept_inputs)))
+    return inputs
+
+
+KEPT_INPUTS = 3
+"""Benchmark inputs kept per process (the exercise under way and the ones just before)."""
+_kept_inputs: dict = {}
+_kept_lock = threading.Lock()
 
 
 def new_check() -> tuple[int, int]:
@@ -53,10 +72,15 @@ def new_check() -> tuple[int, int]:
     return choose_check(INPUT_SETS, rng=random.SystemRandom())
 
 
-def collect(ex, launch, seed: int, secret=None, check=None, turns=None, **options) -> Samples:
-    """Time `launch` against the exercise's baseline and target (`turns`: see harness.measure)."""
+def collect(
+    ex, launch, seed: int, secret=None, check=None, turns=None, base_seed=None, keep: bool = False, **options
+) -> Samples:
+    """Time `launch` against the exercise's baseline and target (`turns`: see harness.measure).
+    `seed` varies the inputs round by round; `base_seed` (default `seed`) draws them. `keep`:
+    the inputs and their buffers stay for the next check of this process (a replayer)."""
+    base_seed = seed if base_seed is None else base_seed
     clock = time.perf_counter()
-    inputs = benchmark_inputs(ex, seed, secret)
+    inputs = benchmark_inputs(ex, base_seed, secret, keep=keep)
     built = time.perf_counter() - clock
     contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
     samples = measure(
@@ -67,17 +91,20 @@ def collect(ex, launch, seed: int, secret=None, check=None, turns=None, **option
         flush=ex.spec.benchmark.bound == "memory",
         check=check or new_check(),
         turns=turns,
+        keep=(ex.id, base_seed) if keep else None,
         **options,
     )
     samples.phases = {"benchmark inputs": built, **samples.phases}
     return samples
 
 
-def expected_for_check(ex, seed: int, check, secret=None):
+def expected_for_check(ex, seed: int, check, secret=None, base_seed=None):
     """(inputs, expected, tolerance) of the timed launch at `check` = (round, input set),
-    rebuilt exactly; the grading process computes it while the child is still timing."""
+    rebuilt exactly; the grading process computes it while the child is still timing. With a
+    `base_seed` the base inputs are kept for the run's next checks, as the replayer keeps them."""
     round_index, set_index = check
-    inputs = dict(benchmark_inputs(ex, seed, secret)[set_index])
+    base = benchmark_inputs(ex, seed if base_seed is None else base_seed, secret, keep=base_seed is not None)
+    inputs = dict(base[set_index])
     for array in ex.spec.inputs:
         variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
         inputs[array.name] = vary_on_host(inputs[array.name], variant)

@@ -1,0 +1,221 @@
+"""One replayer per GPU for a whole grading run (`replayers()`), instead of a checking child per check.
+
+A check's checking child spends most of its time on work that is the same for every student:
+starting Python and numba, compiling the exercise's baseline and target, drawing the benchmark's
+inputs (docs/BENCHMARKS.md, "Class pace"). A replayer is a checking child that stays: it runs
+one task after another (grader/checking/child.py `serve`), each in a folder of its inbox, and
+keeps what grader code made: the compiled reference kernels, the benchmark's inputs and the
+buffers they are timed in (grader/gpu/harness.py `kept_arena`), so every submission of a run is
+timed in the very buffers its baseline and target are. Recording stays a process of its own per
+check (grader/checking/recording.py), run by the class's workers on every core while the GPU's
+replayer replays one check at a time.
+
+Only on a GPU: there a submission's kernels run on the device, and no code of the submission's
+runs in the replayer's Python (its kernels are rebuilt from their `def`). On the CPU engines the
+kernel doctor runs kernels as Python, so each check keeps a fresh child of its own. A replayer
+that met a timeout, a crash or a GPU fault is stopped; the next check starts a new one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from grader.checking.isolate import (
+    ChildRun,
+    _faulted,
+    _follow,
+    _kill,
+    _remove_cgroup,
+    _spawn,
+    contained,
+    on_cancel,
+    run_in_child,
+    write_task,
+)
+from grader.containment import scratch
+from grader.containment.guard import scrubbed_env
+from grader.exercises import ROOT
+
+REPLAYER_CPU_SECONDS = 7 * 24 * 3600
+"""A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
+
+
+class Replayer:
+    """A checking child serving one GPU (`device`), started on first use and again after it was
+    stopped. One check at a time (`lock`); its tasks' folders live in its inbox. `backend`: "gpu"
+    (a CPU engine only where tests drive the protocol itself)."""
+
+    def __init__(self, device, sandboxed: bool, private: tuple, backend: str = "gpu"):
+        self.device, self.sandboxed, self.private, self.backend = device, sandboxed, private, backend
+        self.lock = threading.Lock()
+        self.proc = None
+        self._inbox = None
+        self._names = None
+        self._serving = None
+        """The name of the task under way, for `abandon`."""
+        self._state = threading.Lock()
+        self._count = itertools.count()
+
+    def _start(self) -> None:
+        self._inbox = scratch.TemporaryFolder(prefix="zerogpu-replayer-")
+        inbox = Path(self._inbox.name)
+        work = inbox / "work"
+        work.mkdir()
+        read, write = os.pipe()
+        try:
+            self.proc = _spawn(
+                inbox,
+                work,
+                scrubbed_env(work, ROOT, self.backend, self.device),
+                REPLAYER_CPU_SECONDS,
+                self.backend,
+                contain=contained(None, self.private) if self.sandboxed else None,
+                serve_fd=read,
+            )
+        except BaseException:
+            os.close(write)
+            raise
+        finally:
+            os.close(read)
+        self._names = os.fdopen(write, "w", buffering=1)
+
+    def stop(self) -> None:
+        """End the replayer now (a timeout, a crash, a GPU fault, or the run's end)."""
+        with self._state:
+            proc, names, inbox = self.proc, self._names, self._inbox
+            self.proc = self._names = self._inbox = None
+        if names is not None:
+            try:
+                names.close()  # end-of-file: a replayer between tasks exits on its own
+            except OSError:
+                pass
+        if proc is not None:
+            try:
+                proc.wait(timeout=2.0 if names is not None else 0)
+            except Exception:  # noqa: BLE001 - still running: killed below
+                pass
+            _kill(proc)
+            _remove_cgroup(proc)
+        if inbox is not None:
+            inbox.cleanup()
+
+    def abandon(self, name: str) -> None:
+        """Stop the replayer if it is still on task `name` (that task was cancelled)."""
+        with self._state:
+            mine = self._serving == name
+        if mine:
+            self.stop()
+
+    def run(self, exercise_id, submission, message, cases, case_timeout, **options) -> ChildRun:
+        """`run_in_child`'s work, done by this replayer (the same arguments and result)."""
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self.stop()
+                self._start()
+            name = f"task_{next(self._count)}"
+            task_dir = Path(self._inbox.name) / name
+            task_dir.mkdir()
+            time_seed = options.get("time_seed")
+            try:
+                write_task(
+                    task_dir,
+                    {
+                        "exercise": exercise_id,
+                        "submission": str(submission),
+                        "kernel_files": options.get("kernel_files", False),
+                        "time": time_seed is not None,
+                        "seed": time_seed,
+                        "base_seed": options.get("bench_seed"),
+                        "check": list(options.get("time_check", (0, 0))),
+                        "private": [] if self.sandboxed else list(self.private),
+                    },
+                    message,
+                    cases,
+                )
+                with self._state:
+                    self._serving = name
+                on_cancel(lambda: self.abandon(name))
+                proc = self.proc
+                self._names.write(name + "\n")
+                run = _follow(
+                    proc,
+                    task_dir,
+                    [c.index for c in cases],
+                    case_timeout,
+                    time_seed,
+                    time.monotonic(),
+                    options.get("progress"),
+                    options.get("worth_timing"),
+                    served=True,
+                )
+                if _faulted(run):  # stopped, or a GPU error that may have broken its CUDA context
+                    self.stop()
+                return run
+            except BaseException:
+                self.stop()
+                raise
+            finally:
+                with self._state:
+                    self._serving = None
+                scratch.remove_tree(task_dir)
+
+
+_serving: dict = {}
+"""(device, sandboxed, private) -> its Replayer, inside `replayers()`."""
+_serving_lock = threading.Lock()
+_active = 0
+
+
+@contextmanager
+def replayers():
+    """While inside, graded checks on a GPU are replayed by one replayer per GPU (and sandbox
+    view) instead of a child each: what `zerogpu grade` does on a GPU host. Each is stopped on leaving."""
+    global _active
+    with _serving_lock:
+        _active += 1
+    try:
+        yield
+    finally:
+        with _serving_lock:
+            _active -= 1
+            leftovers = list(_serving.values()) if not _active else []
+            if not _active:
+                _serving.clear()
+        for replayer in leftovers:
+            replayer.stop()
+
+
+def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
+    """The replayer serving `device` inside `replayers()` on a GPU host, else None."""
+    from grader.backend import current
+
+    if not _active or (os.environ.get("ZEROGPU_BACKEND") or current()) != "gpu":
+        return None
+    key = (device, sandboxed, tuple(str(p) for p in private))
+    with _serving_lock:
+        if key not in _serving:
+            _serving[key] = Replayer(*key)
+        return _serving[key]
+
+
+def runner(device, sandboxed: bool, private):
+    """What runs a check's replay: its device's replayer inside `replayers()`, else a child of
+    its own (`run_in_child`); both take run_in_child's arguments."""
+    replayer = replayer_for(device, sandboxed, private)
+    if replayer is None:
+        return run_in_child
+
+    def run(exercise_id, submission, message, cases, case_timeout, ahead=None, **options):
+        if ahead is not None:
+            ahead.result().discard()
+        options.pop("env", None)
+        for name in ("private", "device", "sandboxed"):
+            options.pop(name, None)
+        return replayer.run(exercise_id, submission, message, cases, case_timeout, **options)
+
+    return run

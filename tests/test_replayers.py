@@ -1,0 +1,139 @@
+"""A replayer: one checking child that serves a GPU for a whole grading run (grader/checking/replayers.py).
+
+On a GPU host `replayers()` routes graded checks to it; here (no GPU) the tests drive a
+Replayer directly on a CPU engine, which exercises the same task protocol: one process, many
+tasks, each in a folder of its own, a timeout or crash that stops it and a new one after.
+"""
+
+import textwrap
+
+import pytest
+
+from grader.checking import replayers
+from grader.checking.pipeline import all_passed, plans_wanted
+from grader.checking.recording import record_in_child
+from grader.exercises import exercise
+from grader.steps.cases import prepare
+from grader.steps.judge import judge_case
+
+ENDLESS = textwrap.dedent(
+    """
+    from numba import cuda
+
+    @cuda.jit
+    def add(a, b, c):
+        i = cuda.grid(1)
+        while i < c.size:
+            c[i] = a[i] + b[i]
+
+    def launch(a, b, c):
+        add[(c.size + 127) // 128, 128](a, b, c)
+    """
+)
+
+
+def replay(replayer, path, prepared, timeout=30.0):
+    ex = exercise("vector_add")
+    message = record_in_child("vector_add", path, plans_wanted(ex, prepared, timed=False), timeout)
+    return replayer.run("vector_add", path, message, prepared, timeout)
+
+
+def verdicts(prepared, run):
+    ex = exercise("vector_add")
+    return [
+        judge_case(ex.spec, p.case, run.outcomes[p.index], p.expected, p.tolerance, p.inputs).verdict
+        for p in prepared
+        if p.index in run.outcomes
+    ]
+
+
+@pytest.fixture
+def replayer():
+    from grader.backend import current
+
+    serving = replayers.Replayer(None, False, (), backend=current())
+    yield serving
+    serving.stop()
+
+
+def test_one_replayer_serves_check_after_check(replayer, tmp_path):
+    """Several submissions, right and wrong, replayed by the same process, each judged as a
+    child of its own would judge it; the task folders are gone after each."""
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:3]
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(ex.solution_file.read_text().replace("a[i] + b[i]", "a[i] - b[i]"))
+    first = replay(replayer, ex.solution_file, prepared)
+    pid = replayer.proc.pid
+    second = replay(replayer, wrong, prepared)
+    third = replay(replayer, ex.solution_file, prepared)
+    assert replayer.proc.pid == pid, "the same process replayed all three"
+    assert all_passed(ex, prepared, first.outcomes) and all_passed(ex, prepared, third.outcomes)
+    assert set(verdicts(prepared, second)) == {"wrong_result"}
+    assert [p.name for p in replayer_inbox(replayer).iterdir() if p.name.startswith("task_")] == []
+
+
+def replayer_inbox(replayer):
+    from pathlib import Path
+
+    return Path(replayer._inbox.name)
+
+
+def test_a_replayer_that_ran_out_of_time_is_replaced(replayer, tmp_path):
+    """A kernel that never ends: its check times out, the replayer is stopped, and the next
+    check gets a new one that grades it right."""
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:1]
+    endless = tmp_path / "endless.py"
+    endless.write_text(ENDLESS)
+    stuck = replay(replayer, endless, prepared, timeout=3.0)
+    assert stuck.stopped == "timeout"
+    assert replayer.proc is None, "stopped"
+    after = replay(replayer, ex.solution_file, prepared)
+    assert all_passed(ex, prepared, after.outcomes)
+
+
+def test_a_cancelled_task_stops_its_replayer_only_while_it_serves_it(replayer, tmp_path):
+    """The class's deadline ends a task: its replayer is stopped if it is still on that task,
+    and left alone once it has moved on to another."""
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:1]
+    replay(replayer, ex.solution_file, prepared)
+    pid = replayer.proc.pid
+    replayer.abandon("task_0")  # finished already: nothing happens
+    assert replayer.proc is not None and replayer.proc.pid == pid
+    replayer._serving = "task_7"
+    replayer.abandon("task_7")
+    assert replayer.proc is None
+
+
+def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
+    """In bubblewrap (graded mode) the replayer sees its inbox as its task folder and every
+    exercise's reference kernels, and nothing of the class's folders."""
+    from grader.backend import current
+    from grader.containment import sandbox
+
+    if sandbox.unavailable() is not None:
+        pytest.skip("bubblewrap is not installed")
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:2]
+    serving = replayers.Replayer(None, True, (str(tmp_path),), backend=current())
+    try:
+        for path in (ex.solution_file, exercise("saxpy").solution_file):
+            exercise_id = path.stem
+            ex = exercise(exercise_id)
+            prepared = prepare(ex, 3)[:2]
+            message = record_in_child(exercise_id, path, plans_wanted(ex, prepared, timed=False), 30)
+            run = serving.run(exercise_id, path, message, prepared, 30)
+            assert all_passed(ex, prepared, run.outcomes), (run.stopped, run.detail)
+    finally:
+        serving.stop()
+
+
+def test_replayers_serve_only_on_a_gpu_host():
+    """On the CPU engines the kernel doctor runs kernels as Python: every check keeps a child
+    of its own, inside `replayers()` too."""
+    from grader.checking.isolate import run_in_child
+
+    with replayers.replayers():
+        assert replayers.runner(None, True, ()) is run_in_child
