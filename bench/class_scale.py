@@ -183,6 +183,11 @@ def print_details(rows: list, kinds: dict, wall: float) -> dict:
         print(f"  the GPU held alone (timed rounds): {alone:.1f} s of {wall:.1f} s", flush=True)
     else:
         print("  no timed checks (no GPU): no phases", flush=True)
+    crashed = Counter(
+        f"{r['exercise']}: {(r['result'] or {}).get('message', '')[:300]}" for r in rows if r["verdict"] == "crashed"
+    )
+    for said, count in crashed.most_common(5):  # the grader's own failures, to be looked into
+        print(f"  crashed x{count}: {said}", flush=True)
     for exercise_id, (count, low, high, ratio) in spreads.items():
         print(
             f"  {exercise_id}: {count} solutions timed, speedup {low:.3f}–{high:.3f}x, max/min {ratio:.4f}",

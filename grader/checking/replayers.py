@@ -32,6 +32,7 @@ from grader.checking.isolate import (
     _kill,
     _remove_cgroup,
     _spawn,
+    _spawner,
     contained,
     on_cancel,
     run_in_child,
@@ -68,7 +69,10 @@ class Replayer:
         work.mkdir()
         read, write = os.pipe()
         try:
-            self.proc = _spawn(
+            # started by the one long-lived spawning thread: bwrap's --die-with-parent ends a
+            # sandbox with the thread that started it, and this task's thread ends with the task
+            self.proc = _spawner().submit(
+                _spawn,
                 inbox,
                 work,
                 scrubbed_env(work, ROOT, self.backend, self.device),
@@ -76,7 +80,7 @@ class Replayer:
                 self.backend,
                 contain=contained(None, self.private) if self.sandboxed else None,
                 serve_fd=read,
-            )
+            ).result()
         except BaseException:
             os.close(write)
             raise
