@@ -118,7 +118,6 @@ def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
     if sandbox.unavailable() is not None:
         pytest.skip("bubblewrap is not installed")
     ex = exercise("vector_add")
-    prepared = prepare(ex, 3)[:2]
     serving = replayers.Replayer(None, True, (str(tmp_path),), backend=current())
 
     def check(path):

@@ -71,16 +71,20 @@ class Replayer:
         try:
             # started by the one long-lived spawning thread: bwrap's --die-with-parent ends a
             # sandbox with the thread that started it, and this task's thread ends with the task
-            self.proc = _spawner().submit(
-                _spawn,
-                inbox,
-                work,
-                scrubbed_env(work, ROOT, self.backend, self.device),
-                REPLAYER_CPU_SECONDS,
-                self.backend,
-                contain=contained(None, self.private) if self.sandboxed else None,
-                serve_fd=read,
-            ).result()
+            self.proc = (
+                _spawner()
+                .submit(
+                    _spawn,
+                    inbox,
+                    work,
+                    scrubbed_env(work, ROOT, self.backend, self.device),
+                    REPLAYER_CPU_SECONDS,
+                    self.backend,
+                    contain=contained(None, self.private) if self.sandboxed else None,
+                    serve_fd=read,
+                )
+                .result()
+            )
         except BaseException:
             os.close(write)
             raise
