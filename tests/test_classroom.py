@@ -272,10 +272,10 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
     real = classroom.grade_task
     never = threading.Event()
 
-    def sometimes_stuck(task, device, **options):
+    def sometimes_stuck(task, options):
         if task.student == "s1":
             never.wait()  # the thread is abandoned; it never returns
-        return real(task, device, **options)
+        return real(task, options)
 
     monkeypatch.setattr(classroom, "grade_task", sometimes_stuck)
     book = Gradebook(tmp_path / "b.sqlite")
