@@ -1,6 +1,6 @@
 """What a course notebook's hidden autograder cells call, one line per cell:
 
-    from grader.course.cells import grade_cell; grade_cell("vector_add", "correctness")
+    from grader.course.grade_cell import grade_cell; grade_cell("vector_add", "correctness")
 
 `grade_cell` finds the exercise cell (its nbgrader grade id is the exercise id) in the
 notebook file being graded, grades its text in graded mode (the host's secret mixed into
@@ -29,10 +29,12 @@ import warnings
 from contextlib import closing
 from pathlib import Path
 
+from grader import settings
 from grader.result import CheckResult
+from grader.settings import CheckOptions
 
 MIME = "application/vnd.zerogpu.grade+json"
-"""Output data for grader/course/plugins.py: which part, its points, whether it was graded."""
+"""Output data for grader/course/preprocessors.py: which part, its points, whether it was graded."""
 
 _RESULTS: dict = {}
 """(exercise id, sha256 of the cell) -> result dict, for this kernel's lifetime."""
@@ -55,7 +57,7 @@ def grade_cell(exercise_id: str, part: str) -> float:
 
 def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, student: str, assignment: str) -> list:
     """The outputs the autograder cell `grade_cell(exercise_id, part)` of `nb` gives when run
-    by `nbgrader autograde` for `student`, computed in this process (grader/course/plugins.py
+    by `nbgrader autograde` for `student`, computed in this process (grader/course/preprocessors.py
     ExecuteAutograderCells): a stored result of this very submission is shown, anything else
     is graded in the sandbox and stored, as the cell would. nbformat output dicts: our summary,
     then the points as the cell's value, which nbgrader records."""
@@ -158,7 +160,7 @@ def _find_submission(exercise_id: str) -> str | None:
 def _autograde_context() -> tuple[Path, str, str] | None:
     """(course folder, student, assignment) during `nbgrader autograde`, which runs each
     notebook in COURSE/autograded/<student>/<assignment>/."""
-    course = os.environ.get("ZEROGPU_COURSE_DIR")
+    course = settings.course_dir()
     if os.environ.get("NBGRADER_EXECUTION") != "autograde" or not course:
         return None
     try:
@@ -188,8 +190,7 @@ def stored_result(
 def _check(exercise_id: str, path: Path):
     from grader.checking.pipeline import check_file
 
-    timeout = float(os.environ.get("ZEROGPU_CASE_TIMEOUT") or 60)
-    return check_file(exercise_id, path, graded=True, case_timeout=timeout)
+    return check_file(exercise_id, path, options=CheckOptions(graded=True, case_timeout=settings.case_timeout()))
 
 
 def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str, assignment: str) -> dict:
@@ -208,9 +209,9 @@ def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, stu
         path = extracted_path(course, assignment, student, exercise_id)  # for the instructor to read
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
-        timeout, seed = float(os.environ.get("ZEROGPU_CASE_TIMEOUT") or 60), new_seed()
+        seed = new_seed()
         task = Task(student, exercise_id, source.encode("utf-8"))
-        checked = grade_task(task, None, case_timeout=timeout, private=(), seed=seed)
+        checked = grade_task(task, CheckOptions(case_timeout=settings.case_timeout(), seed=seed))
         Gradebook(book).record(student, exercise_id, sha, checked, seed=seed)
         result = json.loads(checked.to_json())
     return result
@@ -238,7 +239,7 @@ def _scores(exercise_id: str):
     spec = exercise(exercise_id).spec
     source = _find_submission(exercise_id)
     result = None if source is None else _grade(exercise_id, source)
-    return part_scores(result, spec, partial_credit_of(os.environ.get("ZEROGPU_COURSE_DIR"))), result
+    return part_scores(result, spec, partial_credit_of(settings.course_dir())), result
 
 
 @functools.lru_cache(maxsize=None)
@@ -254,7 +255,7 @@ def partial_credit_of(course_dir: str | None) -> str:
 
 
 def _bundle(html_text: str, text: str, marker: dict) -> dict:
-    """What an autograder cell displays, by MIME type (grader/course/plugins.py reads `MIME`)."""
+    """What an autograder cell displays, by MIME type (grader/course/preprocessors.py reads `MIME`)."""
     return {"text/html": html_text, "text/plain": text, MIME: marker}
 
 

@@ -15,7 +15,7 @@
   kernel-side endless loop in a lesson cell cannot stall the run.
 - ExecuteAutograderCells (in place of nbgrader's Execute): when every cell left to run is one
   of our autograder cells, their outputs are made in this process, with no Jupyter kernel
-  (grader/course/cells.py outputs_without_kernel): results `zerogpu grade` stored are shown,
+  (grader/course/grade_cell.py outputs_without_kernel): results `zerogpu grade` stored are shown,
   anything else is graded in the sandbox as the cell would. Starting a kernel per notebook
   was most of autograde's time (about 3.7 s a notebook on a 2-core machine). A notebook with
   any other cell to run (an instructor's own test cell) runs in a kernel as before.
@@ -36,7 +36,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
-from grader.course.cells import MIME
+from grader.course.grade_cell import MIME
+from grader.settings import course_dir
 
 SKIP_TAG = "skip-execution"
 
@@ -68,14 +69,13 @@ class RestoreHiddenTests(NbGraderPreprocessor):
 def _note_changes(nb, info: dict, originals: dict, points: dict) -> None:
     """Our autograder cells of this notebook that were edited or deleted, noted in the course's
     gradebook of results (grader/classroom/gradebook.py) per exercise."""
-    import os
     from pathlib import Path
 
     from grader.classroom.gradebook import AUTOGRADER_CELLS, Gradebook as Results
     from grader.course.scores import part_of
     from grader.paths import gradebook_file
 
-    course = os.environ.get("ZEROGPU_COURSE_DIR")
+    course = course_dir()
     ours = {g: part_of(g) for g in points if part_of(g)}
     if not course or not ours:
         return
@@ -102,7 +102,10 @@ class RunOnlyAutograderCells(NbGraderPreprocessor):
         return cell, resources
 
 
-_CALL = re.compile(r'from grader\.course\.cells import grade_cell; grade_cell\("(\w+)", "(\w+)"\)')
+_CALL = re.compile(
+    r'from grader\.(?:course\.grade_cell|course\.cells|nbgrader_cells) import grade_cell; grade_cell\("(\w+)", "(\w+)"\)'
+)
+"""Our autograder cell's one line, under the module name it has now or had in courses made before."""
 
 
 def autograder_call(source: str) -> tuple[str, str] | None:
@@ -124,14 +127,13 @@ class ExecuteAutograderCells(Execute):
     """nbgrader's Execute, without a kernel when only our autograder cells are to run."""
 
     def preprocess(self, nb, resources):
-        import os
         from pathlib import Path
 
-        from grader.course.cells import outputs_without_kernel
+        from grader.course.grade_cell import outputs_without_kernel
 
         to_run = [c for c in nb.cells if c.cell_type == "code" and SKIP_TAG not in c.metadata.get("tags", [])]
         calls = [autograder_call(c.source) for c in to_run]
-        course = os.environ.get("ZEROGPU_COURSE_DIR")
+        course = course_dir()
         info = resources.get("nbgrader", {})
         if not course or not to_run or None in calls or not {"student", "assignment"} <= set(info):
             return super().preprocess(nb, resources)
@@ -174,17 +176,16 @@ class MarkStaleFeedback(NbGraderPreprocessor):
     """Feedback from an out-of-date autograded notebook opens with a note saying so."""
 
     def preprocess(self, nb, resources):
-        import os
         from pathlib import Path
 
         from nbformat.v4 import new_markdown_cell
 
         from grader.classroom.gradebook import Gradebook as Results
-        from grader.course.cells import partial_credit_of
+        from grader.course.grade_cell import partial_credit_of
         from grader.course.feedback import BANNER_ID, outdated, warning
         from grader.paths import gradebook_file
 
-        course = os.environ.get("ZEROGPU_COURSE_DIR")
+        course = course_dir()
         book = gradebook_file(Path(course)) if course else None
         if book is None or not book.is_file():
             return nb, resources
