@@ -455,18 +455,24 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
 
 
 @pytest.mark.slow
-def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
-    """Does a course folder whose notebooks and nbgrader config name the old import paths
-    (grader.nbgrader_cells, grader.nbgrader_plugins) still autograde through nbgrader?"""
+@pytest.mark.parametrize(
+    ("cells", "preprocessors"),
+    [("grader.nbgrader_cells", "grader.nbgrader_plugins"), ("grader.course.cells", "grader.course.plugins")],
+    ids=["before the relayout", "before the renames"],
+)
+def test_a_course_made_before_still_autogrades(tmp_path, env, cells, preprocessors):
+    """Does a course folder whose notebooks and nbgrader config name an older generation's
+    import paths still autograde through nbgrader?"""
     course = tmp_path / "course"
     run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
-    old_names = {"grader.course.cells": "grader.nbgrader_cells", "grader.course.plugins": "grader.nbgrader_plugins"}
+    old_names = {"grader.course.grade_cell": cells, "grader.course.preprocessors": preprocessors}
     for path in [course / "nbgrader_config.py", *course.rglob("*.ipynb")]:
         text = path.read_text()
         for new, old in old_names.items():
             text = text.replace(new, old)
         path.write_text(text)
-    assert "grader.nbgrader_cells" in (course / "source" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    assert f"from {cells} import" in (course / "source" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    assert f"{preprocessors}.ExecuteAutograderCells" in (course / "nbgrader_config.py").read_text()
     nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
     folder = course / "submitted" / "ada" / ASSIGNMENT
     folder.mkdir(parents=True)
