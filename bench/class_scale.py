@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from contextlib import nullcontext
 from pathlib import Path
 
 os.environ.setdefault("ZEROGPU_SECRET", "class-scale-bench")
@@ -41,11 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401 - chooses the back end before numba loads
 
-from grader.backend import current  # noqa: E402
 from grader.classroom.gradebook import Gradebook  # noqa: E402
-from grader.classroom.grading import default_workers, discover, grade_class  # noqa: E402
+from grader.classroom.grading import discover  # noqa: E402
+from grader.classroom.run import graders  # noqa: E402
 from grader.exercises import LADDER  # noqa: E402
 from grader.paths import ROOT  # noqa: E402
+from grader.settings import CASE_TIMEOUT, CheckOptions  # noqa: E402
 
 GRID_STRIDE_ADD = '''from numba import cuda
 
@@ -203,15 +203,6 @@ def print_details(rows: list, kinds: dict, wall: float) -> dict:
     }
 
 
-def cluster(args, workers: int, backend: str):
-    """A Dask client for --scheduler, else nothing (the in-process pool)."""
-    if not args.scheduler:
-        return nullcontext()
-    from grader.classroom.distributed import dask_client
-
-    return dask_client(args.scheduler, workers, backend)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=24)
@@ -224,25 +215,21 @@ def main() -> None:
     )
     parser.add_argument("--all-exercises", action="store_true", help="every exercise of the ladder, for every student")
     parser.add_argument("--only", default="", help="with --all-exercises: these exercises of the ladder, the same mix")
-    parser.add_argument("--timeout", type=float, default=60, help="seconds per case (zerogpu grade's default: 60)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=CASE_TIMEOUT,
+        help=f"seconds per case (zerogpu grade's default: {CASE_TIMEOUT:g})",
+    )
     args = parser.parse_args()
     exercises = args.exercises.split(",")
     if args.all_exercises:
         exercises = [e for e in LADDER if not args.only or e in args.only.split(",")]
         if not exercises or args.only and len(exercises) != len(args.only.split(",")):
             parser.error(f"--only: exercises of the ladder, of {', '.join(LADDER)}")
-    backend = current()
-    workers = args.workers or default_workers(backend)
-    if backend == "gpu" and not args.scheduler:  # a cluster's workers measure their own
-        from grader.gpu.ceilings import ceilings
-
-        ceilings()
     runs = []
-    with tempfile.TemporaryDirectory(prefix="zerogpu-class-") as tmp, cluster(args, workers, backend) as client:
-        if client is not None:
-            from grader.classroom.distributed import worker_count
-
-            workers = worker_count(client)
+    # the graders `zerogpu grade` uses: this machine's pool, or the Dask cluster, started once
+    with tempfile.TemporaryDirectory(prefix="zerogpu-class-") as tmp, graders(args.workers, args.scheduler) as where:
         folder = Path(tmp) / "class"
         kinds = (
             make_full_class(folder, args.students, exercises)
@@ -251,15 +238,11 @@ def main() -> None:
         )
         tasks = discover(folder, exercises)
         handed_in = sum(1 for t in tasks if t.source is not None)
-        for repeat in range(args.repeats):
+        options = CheckOptions(case_timeout=args.timeout, private=(str(folder),))
+        for repeat in range(args.repeats):  # the main loop: one grade of the whole class per repeat
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()
-            if client is None:
-                grade_class(tasks, book, workers=workers, case_timeout=args.timeout, backend=backend, private=[folder])
-            else:
-                from grader.classroom.distributed import grade_class_on
-
-                grade_class_on(client, tasks, book, case_timeout=args.timeout, backend=backend, private=[folder])
+            where.grade(tasks, book, options)
             wall = time.perf_counter() - started
             rows = book.rows()
             verdicts = Counter(r["verdict"] for r in rows)
@@ -285,8 +268,8 @@ def main() -> None:
         shutil.rmtree(folder)
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "backend": backend,
-        "workers": workers,
+        "backend": where.backend,
+        "workers": where.workers,
         "scheduler": args.scheduler or "in-process pool",
         "students": args.students,
         "exercises": exercises,

@@ -19,6 +19,7 @@ from grader import render as _render  # noqa: E402,F401 - results show themselve
 from grader.checking import pipeline as _pipeline  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402
+from grader.settings import CASE_TIMEOUT  # noqa: E402
 
 
 def check(exercise_id: str, launch, **options):
@@ -28,7 +29,7 @@ def check(exercise_id: str, launch, **options):
     from grader.notebook.progress import progress_line
 
     cases = len(exercise(exercise_id).spec.cases) + 1  # the last one again, with fresh inputs
-    limit = options.get("case_timeout", _pipeline.DEFAULT_CASE_TIMEOUT)
+    limit = options.get("case_timeout", CASE_TIMEOUT)
     with progress_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
         result = _pipeline.check(exercise_id, launch, progress=progress, **options)
     _progress.record(result)

@@ -1,1 +1,1 @@
-from grader.course.cells import *  # noqa: F401,F403 - the path generated course folders name
+from grader.course.grade_cell import *  # noqa: F401,F403 - the path course notebooks made before name

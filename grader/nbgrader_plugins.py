@@ -1,1 +1,1 @@
-from grader.course.plugins import *  # noqa: F401,F403 - the path nbgrader configs of older courses name
+from grader.course.preprocessors import *  # noqa: F401,F403 - the path nbgrader configs made before name

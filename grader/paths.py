@@ -2,8 +2,8 @@
 threads touching a file for the first time together is safe.
 
 - `ROOT`: the project folder (exercises/, solutions/, kernels/, curriculum/).
-- `data_dir()`: the user's grader data (progress, the grading secret, GPU ceilings):
-  `$ZEROGPU_HOME`, else `$XDG_DATA_HOME/zerogpu`, else `~/.local/share/zerogpu`.
+- `data_dir()`: the user's grader data (progress, the grading secret, GPU ceilings), as
+  grader/settings.py reads it.
 - `write_atomically`: a reader sees the old file or the new one, never a part, even after a
   crash or a full disk.
 - `create_once`: the first writer wins; everyone, the losers too, reads the winner's text.
@@ -19,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from grader.settings import compile_cache_dir, data_dir  # noqa: F401 - read here by most modules
+
 ROOT = Path(__file__).resolve().parent.parent
 GRADEBOOK = "gradebook.sqlite"
 """Our gradebook's name inside a class or course folder (nbgrader's own is gradebook.db)."""
@@ -29,24 +31,8 @@ def gradebook_file(folder: Path, db: str | Path | None = None) -> Path:
     return Path(db) if db else Path(folder) / GRADEBOOK
 
 
-def compile_cache_dir() -> Path:
-    """Where kernels compiled by Numba's CUDA compiler are remembered (grader/compiler/)."""
-    found = os.environ.get("ZEROGPU_COMPILE_CACHE")
-    if found:
-        return Path(found)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "zerogpu" / "compiled"
-
-
 class DataDirError(RuntimeError):
     """A file the grader needs could not be written: the message says which and what to do."""
-
-
-def data_dir() -> Path:
-    if os.environ.get("ZEROGPU_HOME"):
-        return Path(os.environ["ZEROGPU_HOME"])
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "zerogpu"
 
 
 def cannot_write(path: Path, err: Exception, elsewhere: str | None = None) -> DataDirError:

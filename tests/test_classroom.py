@@ -262,10 +262,10 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
     real = classroom.grade_task
     never = threading.Event()
 
-    def sometimes_stuck(task, device, **options):
+    def sometimes_stuck(task, options):
         if task.student == "s1":
             never.wait()  # the thread is abandoned; it never returns
-        return real(task, device, **options)
+        return real(task, options)
 
     monkeypatch.setattr(classroom, "grade_task", sometimes_stuck)
     book = Gradebook(tmp_path / "b.sqlite")
@@ -374,3 +374,70 @@ def test_tasks_are_handed_out_exercise_by_exercise(class_dir):
     assert sorted(ordered, key=str) == sorted(tasks, key=str)
     assert [t.exercise for t in ordered] == ["vector_add"] * len(CLASS) + ["saxpy"] * len(CLASS)
     assert [t.student for t in ordered[: len(CLASS)]] == sorted(CLASS)
+
+
+class Heard:
+    """A grading run's Listener that keeps what it was told."""
+
+    def __init__(self):
+        self.strays, self.starts, self.finished = [], [], []
+
+    def not_graded(self, what, why):
+        self.strays.append((what, why))
+
+    def starting(self, heading, total):
+        self.starts.append((heading, total))
+
+    def done(self, task, result):
+        self.finished.append((task.student, task.exercise, result.verdict if result else None))
+
+
+def test_grade_folder_is_a_library_call_that_tells_its_listener_and_prints_nothing(tmp_path, monkeypatch, capsys):
+    """Does grading a class folder without the command grade every task, tell a Listener what
+    it leaves out, how many it grades and each result, print nothing itself, and skip on a
+    second run what is graded already?"""
+    from grader.classroom.run import GradeRequest, grade_folder
+    from grader.settings import CheckOptions
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "class-secret")
+    for student, source in (("ann", ROOT / "solutions/vector_add.py"), ("ben", ROOT / "exercises/vector_add.py")):
+        (tmp_path / "class" / student).mkdir(parents=True)
+        shutil.copy(source, tmp_path / "class" / student / "vector_add.py")
+    (tmp_path / "class" / "ann" / "notes.txt").write_text("hi")
+    request = GradeRequest(
+        check=CheckOptions(case_timeout=30, unsandboxed=True), workers=2, db=str(tmp_path / "b.sqlite")
+    )
+    heard = Heard()
+    run = grade_folder(tmp_path / "class", request, heard)
+    assert heard.strays == [("ann/notes.txt", "not a .py file")]
+    assert heard.starts[0][1] == 2 and heard.starts[0][0].startswith("2 tasks, 0 already graded, 2 to grade on the")
+    assert sorted(heard.finished) == [("ann", "vector_add", "passed"), ("ben", "vector_add", "unwritten_output")]
+    assert (run.rows, run.book, run.regraded, run.lost) == (2, tmp_path / "b.sqlite", [], [])
+    assert capsys.readouterr().out == ""
+    again = Heard()
+    grade_folder(tmp_path / "class", request, again)
+    assert again.starts[0][1] == 0 and again.finished == []
+
+
+@pytest.mark.parametrize(
+    ("make", "regrade", "says"),
+    [
+        (lambda tmp: tmp / "nowhere", None, "no such folder"),
+        (lambda tmp: tmp, "zed/vector_add", "no hand-in 'zed/vector_add' here"),
+        (lambda tmp: tmp, "ann/vector_add", "has no stored seed to replay"),
+    ],
+    ids=["missing folder", "unknown row", "never graded"],
+)
+def test_a_run_that_cannot_start_raises_one_line_and_grades_nothing(tmp_path, make, regrade, says):
+    """Is a run refused before anything is graded (GradingError, one line that says what to
+    do), whether the folder is missing or the row to regrade cannot be replayed?"""
+    from grader.classroom.run import GradeRequest, GradingError, grade_folder
+    from grader.settings import CheckOptions
+
+    (tmp_path / "ann").mkdir()
+    shutil.copy(ROOT / "solutions/vector_add.py", tmp_path / "ann" / "vector_add.py")
+    heard = Heard()
+    request = GradeRequest(check=CheckOptions(unsandboxed=True), regrade=regrade, db=str(tmp_path / "b.sqlite"))
+    with pytest.raises(GradingError, match=says) as raised:
+        grade_folder(make(tmp_path), request, heard)
+    assert "\n" not in str(raised.value) and heard.starts == heard.finished == []

@@ -281,3 +281,52 @@ def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
 def test_make_lab_puts_the_venv_on_path():
     lab = (ROOT / "Makefile").read_text().split("\nlab:")[1].split("\n\n")[0]
     assert 'PATH="$(CURDIR)/$(VENV)/bin:$$PATH"' in lab and "jupyter lab" in lab
+
+
+USE_CASES = {
+    # command module: the grader modules it may import (its use case, how results look, limits)
+    "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.course.config", "grader.settings"},
+    "doctor": {"grader.doctor.checkup", "grader.doctor.report", "grader.settings"},
+    "course": {"grader.course.build", "grader.course.config"},
+}
+
+
+@pytest.mark.parametrize("command", sorted(USE_CASES))
+def test_a_command_calls_its_use_case_and_holds_no_grading_logic(command):
+    """Does `zerogpu grade`, `doctor` or `course` import only the one use case it calls (and
+    what it prints with), rather than the grading machinery below it?"""
+    import ast
+
+    tree = ast.parse((ROOT / "grader" / "cli" / f"{command}.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    grader = {m for m in imported if m.startswith("grader.") and not m.startswith("grader.cli")}
+    assert grader <= USE_CASES[command]
+
+
+def test_grade_refuses_a_missing_folder_with_one_line(tmp_path, capsys):
+    """Does `zerogpu grade` on a folder that is not there say so in one line, exit 2, and write
+    no gradebook?"""
+    code = main(["grade", str(tmp_path / "nowhere"), "--unsandboxed", "--db", str(tmp_path / "b.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [f"error: no such folder: {tmp_path / 'nowhere'}"]
+    assert not (tmp_path / "b.sqlite").exists()
+
+
+@pytest.mark.parametrize("how", ["library", "command"])
+def test_the_doctors_checkup_stops_an_endless_kernel_at_its_limit(how, capsys):
+    """Does the doctor's checkup, called as a library function or through `zerogpu doctor`,
+    end an endless kernel's case at the limit asked for, as `timeout`, and run no case after it?"""
+    from grader.doctor.checkup import diagnose
+
+    endless = ROOT / "tests/submissions/saxpy/forgets_stride.py"
+    started = time.monotonic()
+    if how == "library":
+        rows, _, seed = diagnose("saxpy", endless, seed=1, timeout=1)
+        assert seed == 1
+    else:
+        assert main(["doctor", "saxpy", str(endless), "--json", "--seed", "1", "--timeout", "1"]) == 1
+        rows = json.loads(capsys.readouterr().out)["cases"]
+    assert time.monotonic() - started < 30
+    assert rows[-1]["verdict"] == "timeout" and "no result within 1 s" in rows[-1]["message"]
+    assert all(r["verdict"] != "timeout" for r in rows[:-1])

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from grader.course.build import answer_source, plan, released_source
-from grader.course.cells import MIME
+from grader.course.grade_cell import MIME
 from grader.course.scores import part_scores, speed_status
 from grader.exercises import LADDER, ROOT, exercise
 from grader.classroom.gradebook import NOT_SUBMITTED
@@ -455,18 +455,24 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
 
 
 @pytest.mark.slow
-def test_a_course_made_before_the_relayout_still_autogrades(tmp_path, env):
-    """Does a course folder whose notebooks and nbgrader config name the old import paths
-    (grader.nbgrader_cells, grader.nbgrader_plugins) still autograde through nbgrader?"""
+@pytest.mark.parametrize(
+    ("cells", "preprocessors"),
+    [("grader.nbgrader_cells", "grader.nbgrader_plugins"), ("grader.course.cells", "grader.course.plugins")],
+    ids=["before the relayout", "before the renames"],
+)
+def test_a_course_made_before_still_autogrades(tmp_path, env, cells, preprocessors):
+    """Does a course folder whose notebooks and nbgrader config name an older generation's
+    import paths still autograde through nbgrader?"""
     course = tmp_path / "course"
     run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
-    old_names = {"grader.course.cells": "grader.nbgrader_cells", "grader.course.plugins": "grader.nbgrader_plugins"}
+    old_names = {"grader.course.grade_cell": cells, "grader.course.preprocessors": preprocessors}
     for path in [course / "nbgrader_config.py", *course.rglob("*.ipynb")]:
         text = path.read_text()
         for new, old in old_names.items():
             text = text.replace(new, old)
         path.write_text(text)
-    assert "grader.nbgrader_cells" in (course / "source" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    assert f"from {cells} import" in (course / "source" / ASSIGNMENT / f"{NB['thread_ids']}.ipynb").read_text()
+    assert f"{preprocessors}.ExecuteAutograderCells" in (course / "nbgrader_config.py").read_text()
     nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
     folder = course / "submitted" / "ada" / ASSIGNMENT
     folder.mkdir(parents=True)
@@ -512,7 +518,7 @@ def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
         if how == "kernels":
             config.write_text(
                 config.read_text().replace(
-                    '"grader.course.plugins.ExecuteAutograderCells"', '"nbgrader.preprocessors.Execute"'
+                    '"grader.course.preprocessors.ExecuteAutograderCells"', '"nbgrader.preprocessors.Execute"'
                 )
             )
         nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
@@ -587,7 +593,7 @@ def test_all_or_nothing_gives_no_points_for_the_cases_a_kernel_happens_to_pass(t
 def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypatch):
     """The hidden grader cell grades the exercise cell's text as a file of its own: a line in
     the verdict is the learner's line in that cell, below the exercise's docstring."""
-    from grader.course import cells
+    from grader.course import grade_cell as cells
 
     source = (
         (ROOT / "exercises" / "saxpy.py")
@@ -616,7 +622,7 @@ def test_hand_ins_of_a_course_are_read_as_regular_files_and_nbgraders_files_are_
     /etc, an assignment folder linked to another student's are refused and named, never read;
     nbgrader's own timestamp.txt, submission_secret.txt and checkpoints are no "files not
     graded"; a notebook handed in as released counts as not attempted."""
-    from grader.course.grading import course_tasks, files_not_graded, load_course, students
+    from grader.course.submissions import course_tasks, files_not_graded, load_course, students
 
     course = tmp_path / "course"
     run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
@@ -650,3 +656,45 @@ def test_hand_ins_of_a_course_are_read_as_regular_files_and_nbgraders_files_are_
         ("cat", f"{ASSIGNMENT}/"): "cat is a symbolic link, which is never followed: nothing in it was read",
         ("dan", f"{ASSIGNMENT}/"): f"{ASSIGNMENT} is a symbolic link, which is never followed: nothing in it was read",
     }
+
+
+@pytest.mark.parametrize("module", ["grader.course.grade_cell", "grader.course.cells", "grader.nbgrader_cells"])
+def test_an_autograder_cell_is_ours_under_each_name_it_was_written_with(module):
+    """Is an autograder cell recognised (so autograde needs no Jupyter kernel) whether its line
+    names the module as courses are built now or as older courses named it?"""
+    from grader.course.build import autograder_source, without_hidden_tests
+    from grader.course.preprocessors import autograder_call
+
+    source = autograder_source("vector_add", "speed", 2).replace("grader.course.grade_cell", module)
+    assert autograder_call(source) == ("vector_add", "speed")
+    assert autograder_call(without_hidden_tests(source)) is None  # the released cell, line gone
+    assert autograder_call(source.replace(module, "grader.elsewhere")) is None
+
+
+def test_the_old_import_paths_name_the_same_objects():
+    """Do the names older course configs and notebooks import (grader.course.plugins,
+    grader.course.cells, grader.nbgrader_*) give the very classes and functions of today's modules?"""
+    import grader.course.cells
+    import grader.course.plugins
+    import grader.nbgrader_cells
+    import grader.nbgrader_plugins
+    from grader.course import grade_cell, preprocessors
+
+    for old in (grader.course.plugins, grader.nbgrader_plugins):
+        for name in ("RestoreHiddenTests", "RunOnlyAutograderCells", "ExecuteAutograderCells", "FlagUngradedSpeed"):
+            assert getattr(old, name) is getattr(preprocessors, name)
+        assert old.MarkStaleFeedback is preprocessors.MarkStaleFeedback
+    for old in (grader.course.cells, grader.nbgrader_cells):
+        assert old.grade_cell is grade_cell.grade_cell
+
+
+def test_a_new_course_config_names_todays_modules_and_the_one_limit(tmp_path):
+    """Does `zerogpu course init`'s nbgrader_config.py name grader.course.preprocessors (no
+    shim) and default each case to settings.CASE_TIMEOUT?"""
+    from grader.course.config import CONFIG, write_config
+    from grader.settings import CASE_TIMEOUT
+
+    write_config(tmp_path, "c", None)
+    text = (tmp_path / CONFIG).read_text()
+    assert "grader.course.preprocessors.ExecuteAutograderCells" in text and "grader.course.plugins" not in text
+    assert f'setdefault("ZEROGPU_CASE_TIMEOUT", "{CASE_TIMEOUT:.0f}")' in text

@@ -19,6 +19,7 @@ from grader.classroom.distributed import RemoteTask, dask_client, grade_class_on
 from grader.classroom.gradebook import NOT_SUBMITTED, WORKER_LOST, Gradebook
 from grader.classroom.grading import discover, grade_class
 from grader.exercises import ROOT
+from grader.settings import CheckOptions
 
 DASK = [sys.executable, "-m", "dask"]
 """Dask's command line, run by this interpreter (never another one a script's first line names)."""
@@ -78,11 +79,11 @@ def test_a_task_carries_its_own_secret_never_the_hosts(class_dir, secret):
     from grader.steps.cases import load_secret
 
     tasks = [t for t in discover(class_dir, EXERCISES) if t.source]
-    jobs = [remote_task(t, load_secret(), case_timeout=30, task_timeout=None) for t in tasks]
+    jobs = [remote_task(t, load_secret(), CheckOptions(case_timeout=30)) for t in tasks]
     on_disk = [(class_dir / t.student / f"{t.exercise}.py").read_bytes() for t in tasks]
     assert all(isinstance(j, RemoteTask) and j.source == b for j, b in zip(jobs, on_disk))
-    assert len({j.secret for j in jobs}) == len(jobs)
-    assert load_secret() not in {j.secret for j in jobs}
+    assert len({j.options.secret for j in jobs}) == len(jobs)
+    assert load_secret() not in {j.options.secret for j in jobs}
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = [
-    {"grader.paths", "grader.sentinels", "grader.textsafe"},
-    {"grader.backend"},
+    {"grader.settings", "grader.sentinels", "grader.textsafe"},  # defaults, limits, ZEROGPU_ variables
+    {"grader.backend", "grader.paths"},
     {"grader.authoring"},
     {"grader.exercises", "grader.result"},
     {"grader.containment"},

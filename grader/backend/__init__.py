@@ -11,6 +11,8 @@ import ctypes
 import os
 import sys
 
+from grader.settings import forced_backend
+
 GPU = "gpu"
 SIMULATOR = "simulator"
 
@@ -43,7 +45,7 @@ def gpu_count() -> int:
 
 
 def decide() -> str:
-    forced = os.environ.get("ZEROGPU_BACKEND", "").strip().lower()
+    forced = forced_backend()
     if forced in (GPU, SIMULATOR):
         return forced
     if forced:

@@ -33,6 +33,7 @@ from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
 from grader.gpu.turns import WAITING_FILE, TurnFolder
 from grader.paths import data_dir
+from grader.settings import forced_backend
 
 
 STARTUP_SECONDS = 30.0
@@ -490,7 +491,7 @@ def _text_of(submission) -> str | None:
 
 def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
     """Which spares can serve a check: back end, device, sandbox mounts, GPU turns."""
-    backend = os.environ.get("ZEROGPU_BACKEND") or current()
+    backend = forced_backend() or current()
     return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, _turn_folder)
 
 

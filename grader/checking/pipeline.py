@@ -24,11 +24,10 @@ from grader.steps.judge import judge_case
 from grader.steps.load import SubmissionError, check_signature
 from grader.result import CaseResult, CheckResult, Speed
 from grader.steps.execute import Outcome
+from grader.settings import CASE_TIMEOUT, CheckOptions
 
-DEFAULT_CASE_TIMEOUT = 60.0
 BENCH_SEED = 0
 """Graded checks draw the benchmark's base inputs from this and the secret (`check_file`)."""
-
 
 NOT_ON_SIMULATOR = Speed(
     measured=False,
@@ -275,7 +274,7 @@ def check(
     *,
     seed: int | None = None,
     isolate: bool = True,
-    case_timeout: float = DEFAULT_CASE_TIMEOUT,
+    case_timeout: float = CASE_TIMEOUT,
     progress=None,
 ) -> CheckResult:
     """Check a `launch` function (what a notebook's check cell calls). With `isolate`, the
@@ -400,15 +399,10 @@ def check_file(
     exercise_id: str,
     path,
     *,
-    seed: int | None = None,
-    case_timeout: float = DEFAULT_CASE_TIMEOUT,
-    graded: bool = False,
-    device: int | None = None,
-    private=(),
-    secret: int | None = None,
-    unsandboxed: bool = False,
+    options: CheckOptions = CheckOptions(),
     progress=None,
     recorded=None,
+    **fields,
 ) -> CheckResult:
     """Check a submission file in a child process (what the CLI calls). `recorded`: the
     message of a `launch` recorded in this process (`record_here`), replayed instead of
@@ -416,7 +410,8 @@ def check_file(
     the grading host's secret into every input (`secret`: a task's own, derived by a class
     coordinator on another machine); the child only ever sees derived values, and runs in
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
-    then says). `progress(text)`, if given, hears what is under way, about twice a second."""
+    then says). `progress(text)`, if given, hears what is under way, about twice a second.
+    `options` (grader/settings.py), any of whose `fields` may also be given by name."""
     from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
     from grader.checking.recording import RecordingStopped, record_in_child
     from grader.checking.replayers import runner
@@ -424,6 +419,9 @@ def check_file(
     from grader.containment import sandbox
     from grader.doctor.report import DOCTOR, DoctorReport
 
+    options = replace(options, **fields)
+    seed, case_timeout, graded, device = options.seed, options.case_timeout, options.graded, options.device
+    private, secret, unsandboxed = options.private, options.secret, options.unsandboxed
     sandboxed = graded and not (unsandboxed or sandbox.forced_off())
     if sandboxed:
         sandbox.require()

@@ -41,6 +41,7 @@ from grader.checking.isolate import (
 from grader.containment import scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT
+from grader.settings import forced_backend
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -202,7 +203,7 @@ def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
     """The replayer serving `device` inside `replayers()` on a GPU host, else None."""
     from grader.backend import current
 
-    if not _active or (os.environ.get("ZEROGPU_BACKEND") or current()) != "gpu":
+    if not _active or (forced_backend() or current()) != "gpu":
         return None
     key = (device, sandboxed, tuple(str(p) for p in private))
     with _serving_lock:

@@ -24,11 +24,12 @@ import os
 import threading
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grader.classroom.gradebook import WORKER_LOST, Gradebook
 from grader.classroom.grading import Task, grade_before_deadline, machine_name, seed_for
 from grader.exercises import exercise
+from grader.settings import CheckOptions
 from grader.steps.cases import load_secret, task_secret
 
 RETRIES = 2
@@ -45,19 +46,13 @@ class RemoteTask:
     exercise: str
     source: bytes
     sha256: str
-    secret: int
-    """sha256(host secret, student, exercise): this task's inputs only."""
-    case_timeout: float
+    options: CheckOptions
+    """How it is checked: its `secret` is sha256(host secret, student, exercise), this task's
+    inputs only; its `seed`, drawn by the coordinator and stored in the gradebook, so a task
+    Dask runs again draws the same inputs; its `private` folders exist on the worker only
+    where it shares the coordinator's disk (a LocalCluster: the class folder, the gradebook)."""
     limit: float
     """Seconds the task may take once a worker starts it (grading.py's deadline)."""
-    private: tuple
-    """Folders no submission may read, where they exist on the worker (a LocalCluster's
-    workers share the coordinator's disk: the class folder and the gradebook)."""
-    unsandboxed: bool = False
-    """Graded without bubblewrap (`--unsandboxed`); every result says so."""
-    seed: int = 0
-    """The seed its inputs are drawn from (with `secret`), drawn by the coordinator and stored
-    in the gradebook: a task Dask runs again draws the same inputs."""
     run: str = ""
     """This grading run's id, in the events the worker logs (`STARTED`)."""
 
@@ -67,16 +62,10 @@ STARTED = "zerogpu-task-started"
 
 
 def remote_task(
-    task: Task,
-    secret: int,
-    *,
-    case_timeout: float,
-    task_timeout: float | None,
-    private=(),
-    unsandboxed: bool = False,
-    seed: int = 0,
-    run: str = "",
+    task: Task, secret: int, options: CheckOptions, *, task_timeout: float | None = None, run: str = ""
 ) -> RemoteTask:
+    """What travels to a worker for `task`: `options` with the task's own secret (from the
+    host's `secret`)."""
     from grader.checking.pipeline import time_limit
 
     return RemoteTask(
@@ -84,12 +73,12 @@ def remote_task(
         task.exercise,
         task.source,
         hashlib.sha256(task.source).hexdigest(),
-        task_secret(secret, task.student, task.exercise),
-        case_timeout,
-        task_timeout or time_limit(exercise(task.exercise), case_timeout),
-        tuple(str(p) for p in private),
-        unsandboxed,
-        seed,
+        replace(
+            options,
+            secret=task_secret(secret, task.student, task.exercise),
+            private=tuple(str(p) for p in options.private),
+        ),
+        task_timeout or time_limit(exercise(task.exercise), options.case_timeout),
         run,
     )
 
@@ -143,17 +132,7 @@ def grade_on_worker(job: RemoteTask):
         STARTED, {"run": job.run, "student": job.student, "exercise": job.exercise, "worker": worker.address}
     )
     backend = _prepare_worker()
-    result = grade_before_deadline(
-        Task(job.student, job.exercise, job.source),
-        None,
-        backend,
-        job.limit,
-        case_timeout=job.case_timeout,
-        private=job.private,
-        secret=job.secret,
-        seed=job.seed,
-        unsandboxed=job.unsandboxed,
-    )
+    result = grade_before_deadline(Task(job.student, job.exercise, job.source), backend, job.limit, job.options)
     return result, machine_name(backend), worker.address
 
 
@@ -179,21 +158,18 @@ def grade_class_on(
     tasks: list[Task],
     book: Gradebook,
     *,
-    case_timeout: float,
     backend: str,
+    options: CheckOptions = CheckOptions(),
     on_done=None,
-    private=(),
     task_timeout: float | None = None,
-    unsandboxed: bool = False,
     replaying: dict | None = None,
+    **fields,
 ) -> int:
     """grading.grade_class on a Dask cluster: the same rows, written here only, as tasks
     finish. `backend` names results the workers could not give (a task lost for good). Tasks
     started on a worker that was lost get a WORKER_LOST note; spares go when it ends."""
     try:
-        return _grade_on(
-            client, tasks, book, case_timeout, backend, on_done, private, task_timeout, unsandboxed, replaying
-        )
+        return _grade_on(client, tasks, book, backend, replace(options, **fields), on_done, task_timeout, replaying)
     finally:
         try:
             client.run(release_spares)
@@ -201,9 +177,7 @@ def grade_class_on(
             pass
 
 
-def _grade_on(
-    client, tasks, book, case_timeout, backend, on_done, private, task_timeout, unsandboxed, replaying
-) -> int:
+def _grade_on(client, tasks, book, backend, options, on_done, task_timeout, replaying) -> int:
     from distributed import as_completed
 
     from grader.checking.pipeline import stopped_by_grader
@@ -219,7 +193,7 @@ def _grade_on(
             job and job.sha256,
             result,
             graded_on=graded_on,
-            seed=job and job.seed,
+            seed=job and job.options.seed,
             regrade_of=(replaying or {}).get(key),
         )
         graded += 1
@@ -231,14 +205,7 @@ def _grade_on(
             finish(task, None, None, None)
             continue
         job = remote_task(
-            task,
-            secret,
-            case_timeout=case_timeout,
-            task_timeout=task_timeout,
-            private=private,
-            unsandboxed=unsandboxed,
-            seed=seed_for(task, replaying),
-            run=run,
+            task, secret, replace(options, seed=seed_for(task, replaying)), task_timeout=task_timeout, run=run
         )
         key = f"zerogpu-grade-{task.student}-{task.exercise}-{uuid.uuid4().hex[:8]}"
         futures[client.submit(grade_on_worker, job, key=key, pure=False, retries=RETRIES)] = (task, job)

@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from grader.steps.cases import load_secret, new_seed, task_secret
 from grader.exercises import LADDER, exercise
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.handins import Refused, entries, opened, not_read, read_file, what_it_is
+from grader.settings import CheckOptions
 
 
 @dataclass(frozen=True)
@@ -250,35 +251,18 @@ def machine_name(backend: str) -> str:
     return f"{engine} on {socket.gethostname()}"
 
 
-def grade_task(
-    task: Task,
-    device,
-    *,
-    case_timeout: float,
-    private,
-    seed: int,
-    secret: int | None = None,
-    unsandboxed: bool = False,
-):
+def grade_task(task: Task, options: CheckOptions):
     """One task in graded mode: a CheckResult, or None for a missing file. Its inputs are drawn
-    from `seed` and the task's own secret (`secret`, else derived from the host's here, as a
-    worker on another machine is given it), so the gradebook's seed replays them."""
+    from `options.seed` and the task's own secret (`options.secret`, else derived from the
+    host's here, as a worker on another machine is given it), so the gradebook's seed replays them."""
     from grader.checking.pipeline import check_file
 
     if task.source is None:
         return None
     path = submission_file(task.source, task.exercise)
-    return check_file(
-        task.exercise,
-        path,
-        seed=seed,
-        graded=True,
-        case_timeout=case_timeout,
-        device=device,
-        private=(*private, str(path.parent.parent)),  # other hand-ins copied beside it
-        secret=task_secret(load_secret(), task.student, task.exercise) if secret is None else secret,
-        unsandboxed=unsandboxed,
-    )
+    secret = task_secret(load_secret(), task.student, task.exercise) if options.secret is None else options.secret
+    private = (*options.private, str(path.parent.parent))  # other hand-ins copied beside it
+    return check_file(task.exercise, path, options=replace(options, graded=True, private=private, secret=secret))
 
 
 def submission_file(source: bytes, exercise_id: str) -> Path:
@@ -312,13 +296,13 @@ def timed_out(task: Task, backend: str, limit: float):
     )
 
 
-def grade_before_deadline(task: Task, device, backend: str, limit: float, **options):
+def grade_before_deadline(task: Task, backend: str, limit: float, options: CheckOptions):
     """One task in a thread of its own, ended as `timeout` (its children killed) if it has no
     result within `limit` seconds: what a grading worker on another machine runs."""
     from grader.checking.isolate import TaskProcesses
 
     processes, results = TaskProcesses(), queue.Queue()
-    _start_work(task, device, processes, results, backend, options)
+    _start_work(task, processes, results, backend, options)
     try:
         return results.get(timeout=limit)[1]
     except queue.Empty:
@@ -326,25 +310,24 @@ def grade_before_deadline(task: Task, device, backend: str, limit: float, **opti
         return timed_out(task, backend, limit)
 
 
-def _start_work(task: Task, device, processes, results: queue.Queue, backend: str, options: dict) -> None:
+def _start_work(task: Task, processes, results: queue.Queue, backend: str, options: CheckOptions) -> None:
     """A daemon thread for one task: one that never returns cannot hold up the run or its exit."""
     threading.Thread(
         target=_work,
         name=f"zerogpu-grade-{task.student}-{task.exercise}",
-        args=(task, device, processes, results, backend),
-        kwargs=options,
+        args=(task, processes, results, backend, options),
         daemon=True,
     ).start()
 
 
-def _work(task: Task, device, processes, results: queue.Queue, backend: str, **options) -> None:
+def _work(task: Task, processes, results: queue.Queue, backend: str, options: CheckOptions) -> None:
     """A worker thread: grade one task, its children tracked, and hand the result back."""
     from grader.checking.pipeline import stopped_by_grader
     from grader.checking.isolate import tracked
 
     try:
         with tracked(processes):
-            result = grade_task(task, device, **options)
+            result = grade_task(task, options)
     except Exception as exc:  # noqa: BLE001 - the grader's failure costs this task only
         result = stopped_by_grader(
             exercise(task.exercise),
@@ -378,19 +361,19 @@ def grade_class(
     book: Gradebook,
     *,
     workers: int,
-    case_timeout: float,
     backend: str,
+    options: CheckOptions = CheckOptions(),
     on_done=None,
-    private=(),
     task_timeout: float | None = None,
-    unsandboxed: bool = False,
     replaying: dict | None = None,
+    **fields,
 ) -> int:
     """Grade `tasks` (graded mode), recording each with its seed; returns how many were graded.
-    `private`: folders no submission may read (the class folder: other students' work, the
-    gradebook). `task_timeout`: seconds a task may take from hand-out (default:
-    `check.time_limit`). `replaying`: {(student, exercise): stored row} of tasks regraded with
-    their stored seed, each new row marked as a regrade of that one."""
+    `options` (any of its `fields` also by name): `case_timeout`, `unsandboxed`, and `private`:
+    folders no submission may read (the class folder: other students' work, the gradebook).
+    `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`).
+    `replaying`: {(student, exercise): stored row} of tasks regraded with their stored seed,
+    each new row marked as a regrade of that one."""
     from grader.checking.pipeline import time_limit
     from grader.checking.isolate import TaskProcesses, keep_warm
     from grader.checking.replayers import replayers
@@ -398,7 +381,7 @@ def grade_class(
     load_secret()  # made here once, before any worker could race to create it
     slots = device_slots(backend, workers)
     todo, running, results, graded = deque(in_exercise_order(tasks)), {}, queue.Queue(), 0
-    options = {"case_timeout": case_timeout, "private": private, "unsandboxed": unsandboxed}
+    options = replace(options, **fields)
     here = machine_name(backend)
 
     def finish(task: Task, result) -> None:
@@ -418,12 +401,14 @@ def grade_class(
         while todo or running:
             while todo and slots:
                 task = todo.popleft()
-                limit = task_timeout or time_limit(exercise(task.exercise), case_timeout)
+                limit = task_timeout or time_limit(exercise(task.exercise), options.case_timeout)
                 state = _Running(
                     slots.pop(0), time.monotonic() + limit, limit, TaskProcesses(), seed_for(task, replaying)
                 )
                 running[task] = state
-                _start_work(task, state.device, state.processes, results, backend, {**options, "seed": state.seed})
+                _start_work(
+                    task, state.processes, results, backend, replace(options, seed=state.seed, device=state.device)
+                )
             wait = min(r.deadline for r in running.values()) - time.monotonic()
             try:
                 task, result = results.get(timeout=min(max(wait, 0.0), 1.0))

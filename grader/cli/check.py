@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
+from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_check(args) -> int:
@@ -21,6 +22,7 @@ def cmd_check(args) -> int:
     path = Path(args.file)
     if not path.is_file():
         return error(f"no such file: {path}")
+    options = CheckOptions(seed=args.seed, case_timeout=args.timeout, graded=args.graded, unsandboxed=args.unsandboxed)
     cases = len(exercise(args.exercise).spec.cases) + 1  # the last one again, with fresh inputs
     talk = None if args.json else console(stderr=True)
     if talk is not None:  # the limit first: a learner waiting knows how long it may take
@@ -31,13 +33,7 @@ def cmd_check(args) -> int:
     try:
         with talk.status("starting the check") if talk is not None else nullcontext() as status:
             result = check_file(
-                args.exercise,
-                path,
-                seed=args.seed,
-                case_timeout=args.timeout,
-                graded=args.graded,
-                unsandboxed=args.unsandboxed,
-                progress=status.update if status is not None else None,
+                args.exercise, path, options=options, progress=status.update if status is not None else None
             )
     except SandboxUnavailable as err:
         return error(str(err))
@@ -66,6 +62,9 @@ def register(sub) -> None:
         help="graded mode without bubblewrap (the result says so); see docs/SECURITY.md",
     )
     check.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds allowed per case before the run is stopped (default 60)"
+        "--timeout",
+        type=float,
+        default=CASE_TIMEOUT,
+        help=f"seconds allowed per case before the run is stopped (default {CASE_TIMEOUT:g})",
     )
     check.set_defaults(func=cmd_check)

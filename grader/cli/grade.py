@@ -1,271 +1,115 @@
 """`zerogpu grade DIR [ASSIGNMENT]`: a class folder (DIR/<student>/<exercise>.py) or an nbgrader
-course's submissions, graded in parallel and resumably (grader/classroom/)."""
+course's submissions, graded in parallel and resumably. The run is grader/classroom/run.py
+`grade_folder` or grader/course/grade_course.py `grade_course`; this prints what it says."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from grader.cli.console import EXIT_PASSED, console, error
-from grader.paths import gradebook_file
-
-
-def grading_backend(requested_workers):
-    """(back end, worker count) for class grading; a GPU's ceilings are measured first,
-    before any worker competes for it."""
-    from grader.backend import current
-    from grader.classroom.grading import default_workers
-
-    backend = current()
-    if backend == "gpu":
-        from grader.gpu.ceilings import ceilings
-
-        ceilings()
-    return backend, requested_workers or default_workers(backend)
-
-
-def grade_with_progress(out, todo, grade) -> None:
-    """`grade(on_done)` (grading.grade_class or distributed.grade_class_on) with a progress
-    bar (count, ETA, the latest verdict) in a terminal; one plain line per finished task when
-    the output goes to a file or a pipe (a log stays readable)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    if not out.is_terminal:
-        count = [0]
-
-        def line(task, result):
-            count[0] += 1
-            verdict = result.verdict if result else "not submitted" + (f" ({task.note})" if task.note else "")
-            out.print(
-                f"[{count[0]}/{len(todo)}] {task.student}/{task.exercise}: {verdict}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
-
-        grade(line)
-        return
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=out, transient=False) as progress:
-        bar = progress.add_task("grading", total=len(todo))
-
-        def done(task, result):
-            verdict = result.verdict if result else "not submitted"
-            progress.update(bar, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
-
-        grade(done)
-
-
-def grade_all(out, todo, book, args, private, heading: str, replaying=None) -> None:
-    """Grade `todo` here (a pool of worker threads) or, with --scheduler, on a Dask cluster;
-    `heading` starts the line that says how many tasks, where, and with how many workers.
-    `replaying`: {(student, exercise): stored row} regraded on that row's inputs."""
-    options = {
-        "case_timeout": args.timeout,
-        "private": private,
-        "task_timeout": args.task_timeout,
-        "unsandboxed": args.unsandboxed,
-        "replaying": replaying,
-    }
-    if not args.scheduler:
-        from grader.classroom.grading import grade_class
-
-        backend, workers = grading_backend(args.workers)
-        out.print(f"{heading} on the {backend} with {workers} worker(s); results in {book.path}")
-        grade_with_progress(
-            out, todo, lambda done: grade_class(todo, book, workers=workers, backend=backend, on_done=done, **options)
-        )
-        return
-    from grader.backend import current
-    from grader.classroom.distributed import dask_client, grade_class_on, worker_count
-
-    backend = current()
-    with dask_client(args.scheduler, args.workers, backend) as client:
-        out.print(
-            f"{heading} on the Dask cluster at {client.scheduler.address} with "
-            f"{worker_count(client)} worker(s) now; results in {book.path}"
-        )
-        grade_with_progress(
-            out, todo, lambda done: grade_class_on(client, todo, book, backend=backend, on_done=done, **options)
-        )
-    say_lost_workers(out, book, todo)
-
-
-def say_lost_workers(out, book, todo) -> None:
-    """One line for each task of this run that a lost Dask worker had started."""
-    from grader.classroom.gradebook import WORKER_LOST
-
-    ran = {(t.student, t.exercise) for t in todo}
-    for note in book.notes():
-        if note["kind"] == WORKER_LOST and (note["student"], note["about"]) in ran:
-            out.print(f"note: {note['student']}/{note['about']} {note['text']}", markup=False, highlight=False)
-
-
-UNTOUCHED_NOTE = "handed in as given out (the starter, unchanged): counted as not attempted"
-
-
-def keep_notes(book, tasks, files: dict, prefix: str) -> None:
-    """What the results cannot say, into the gradebook's notes: why a task has nothing to
-    grade, which autograder cells a hand-in changed, which hand-ins are the untouched starter,
-    the files no exercise reads."""
-    from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED, UNTOUCHED
-
-    book.set_notes(NOT_GRADED, {(t.student, t.exercise): t.note for t in tasks})
-    book.set_notes(AUTOGRADER_CELLS, {(t.student, t.exercise): t.autograder_cells for t in tasks})
-    book.set_notes(UNTOUCHED, {(t.student, t.exercise): UNTOUCHED_NOTE if t.untouched else "" for t in tasks})
-    book.replace_file_notes(prefix, files)
+from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_grade(args) -> int:
-    from grader.containment.sandbox import forced_off, unavailable
+    from grader.classroom.run import GradeRequest, GradingError, grade_folder
+    from grader.course.config import is_course
 
-    missing = None if args.unsandboxed or forced_off() else unavailable()
-    if missing:  # refused before anything runs
-        return error(missing)
-    from grader.classroom.gradebook import Gradebook
-    from grader.classroom.regrade import RegradeError
-
-    class_dir = Path(args.directory)
-    if not class_dir.is_dir():
-        return error(f"no such folder: {class_dir}")
-    course = (class_dir / "nbgrader_config.py").is_file()
-    book = Gradebook(gradebook_file(class_dir, args.db))
-    try:
-        with book.only_run():  # one run per gradebook: a second refuses with one line
-            return _cmd_grade_course(args, book) if course else _cmd_grade_folder(args, class_dir, book)
-    except RegradeError as err:
-        return error(str(err))
-
-
-def regrading(args, tasks, book) -> tuple[list, dict | None]:
-    """With --regrade STUDENT/EXERCISE: ([that task], {its key: its stored row}); else ([], None)."""
-    from grader.classroom.regrade import plan
-
-    if not args.regrade:
-        return [], None
-    task, row = plan(tasks, book, args.regrade)
-    return [task], {(task.student, task.exercise): row}
-
-
-def show_regrade(out, book, replaying: dict) -> None:
-    """The regraded row beside the one it replaced."""
-    from rich.table import Table
-
-    from grader.classroom.regrade import comparison
-
-    for (student, exercise_id), before in replaying.items():
-        table = Table(title=f"{student}/{exercise_id}, regraded on its stored seed", title_justify="left")
-        for column in ("", "stored", "regraded"):
-            table.add_column(column, overflow="fold")
-        for what, old, new in comparison(before, book.row(student, exercise_id)):
-            table.add_row(what, old, new)
-        out.print(table)
-
-
-def _cmd_grade_folder(args, class_dir: Path, book) -> int:
-    """The `zerogpu grade` command for a plain class folder."""
-    from grader.classroom.grading import NOT_THIS_RUN, pending, scan
-
-    exercises = args.exercises.split(",") if args.exercises else None
-    found = scan(class_dir, exercises)
-    todo, replaying = regrading(args, found.tasks, book)
-    todo = todo if replaying else pending(found.tasks, book)
-    out = console()
-    for student, name, reason in found.strays:
-        out.print(f"not graded: {student}/{name} — {reason}", markup=False, highlight=False)
-    files = {(student, name): reason for student, name, reason in found.strays if reason != NOT_THIS_RUN}
-    keep_notes(book, found.tasks, files, "")
-    grade_all(
-        out,
-        todo,
-        book,
-        args,
-        [class_dir.resolve(), book.path.parent.resolve()],
-        f"{len(found.tasks)} tasks, {len(found.tasks) - len(todo)} already graded, {len(todo)} to grade",
-        replaying,
+    request = GradeRequest(
+        check=CheckOptions(case_timeout=args.timeout, unsandboxed=args.unsandboxed),
+        exercises=tuple(args.exercises.split(",")) if args.exercises else None,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        regrade=args.regrade,
+        task_timeout=args.task_timeout,
+        db=args.db,
     )
-    if replaying:
-        show_regrade(out, book, replaying)
-    out.print(f"done: {len(book.rows())} rows in {book.path}")
+    out = console()
+    printer = Printer(out)
+    try:
+        if is_course(args.directory):
+            from grader.course.grade_course import grade_course
+
+            run = grade_course(Path(args.directory), args.assignment, request, printer)
+        else:
+            run = grade_folder(Path(args.directory), request, printer)
+    except GradingError as err:
+        return error(str(err))
+    finally:
+        printer.close()
+    say_results(out, run)
     return EXIT_PASSED
 
 
-def _cmd_grade_course(args, book) -> int:
-    """The `zerogpu grade` command for a folder holding nbgrader_config.py."""
-    from grader.backend import current
-    from grader.classroom.grading import pending
-    from grader.course.build import CourseError
-    from grader.course.config import tools_on_path
-    from grader.course.grading import (
-        assignments,
-        check_released,
-        course_tasks,
-        files_not_graded,
-        layout,
-        load_course,
-        regrade_for_speed,
-        sync_nbgrader,
-    )
-    from grader.course.feedback import note_out_of_date
+class Printer:
+    """A grading run's events on the terminal: a progress bar (count, ETA, the latest verdict),
+    or one plain line per finished task when the output goes to a file or a pipe (a log stays
+    readable)."""
 
-    tools_on_path()
-    out = console()
-    try:
-        course = load_course(Path(args.directory))
-        names = [args.assignment] if args.assignment else assignments(course)
-        for name in names or [""]:
-            if not layout(course, name):
-                raise CourseError(
-                    f"no assignment {name!r} with exercise cells under {course.source} "
-                    f"(there: {', '.join(assignments(course)) or 'none'})"
-                )
-            check_released(course, name)
-    except CourseError as err:
-        return error(str(err))
-    exercises = args.exercises.split(",") if args.exercises else None
-    tasks = []
-    for name in names:
-        tasks += (found := course_tasks(course, name, exercises))
-        strays = files_not_graded(course, name)
-        for (student, path), reason in strays.items():
-            out.print(f"not graded: {student}/{path} — {reason}", markup=False, highlight=False)
-        keep_notes(book, found, strays, f"{name}/")
-    on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
-    todo, replaying = regrading(args, tasks, book)
-    if not replaying:
-        todo = pending(tasks, book) + (regrade_for_speed(tasks, book) if on_gpu else [])
-    grade_all(
-        out,
-        todo,
-        book,
-        args,
-        [course.root, book.path.parent.resolve()],
-        f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade",
-        replaying,
-    )
-    if replaying:
-        show_regrade(out, book, replaying)
-    rows = {(r["student"], r["exercise"]): r for r in book.rows()}
-    for name in names:
-        written = sync_nbgrader(course, name, rows)
-        out.print(f"{name}: {written} grades written to nbgrader's gradebook ({course.db_url})")
-    say_out_of_date(out, note_out_of_date(course, book, names))
-    return 0
+    def __init__(self, out):
+        self.out, self.bar, self.count, self.total = out, None, 0, 0
+
+    def not_graded(self, what: str, why: str) -> None:
+        self.say(f"not graded: {what} — {why}")
+
+    def starting(self, heading: str, total: int) -> None:
+        self.out.print(heading, markup=False, highlight=False)
+        self.total = total
+        if self.out.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+            self.bar = Progress(*columns, console=self.out, transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task("grading", total=total)
+
+    def done(self, task, result) -> None:
+        self.count += 1
+        verdict = result.verdict if result else "not submitted"
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=f"{task.student}/{task.exercise}: {verdict}")
+            return
+        note = f" ({task.note})" if task.note and not result else ""
+        self.say(f"[{self.count}/{self.total}] {task.student}/{task.exercise}: {verdict}{note}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def say(self, text: str) -> None:
+        self.out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def say_out_of_date(out, stale: dict) -> None:
-    """Which students' feedback shows results graded again since, and what refreshes it."""
-    from grader.course.feedback import refresh_commands
-
-    for assignment, students in stale.items():
-        only = next(iter(students)) if len(students) == 1 else None
+def say_results(out, run) -> None:
+    """What a finished run did: lost workers, regrades, nbgrader's gradebook, stale feedback."""
+    for student, exercise_id, note in run.lost:
+        out.print(f"note: {student}/{exercise_id} {note}", markup=False, highlight=False)
+    for student, exercise_id, lines in run.regraded:
+        show_regrade(out, student, exercise_id, lines)
+    if not run.synced:
+        out.print(f"done: {run.rows} rows in {run.book}")
+    for assignment, written, db_url in run.synced:
+        out.print(f"{assignment}: {written} grades written to nbgrader's gradebook ({db_url})")
+    for assignment, students, commands in run.stale:
         out.print(
-            f"{assignment}: the feedback of {len(students)} student(s) ({', '.join(sorted(students))}) shows "
+            f"{assignment}: the feedback of {len(students)} student(s) ({', '.join(students)}) shows "
             "results graded again since; their feedback pages say so. Refresh it, in the course folder: "
-            f"{refresh_commands(assignment, only)}",
+            f"{commands}",
             markup=False,
             highlight=False,
         )
+
+
+def show_regrade(out, student: str, exercise_id: str, lines: list) -> None:
+    """The regraded row beside the one it replaced."""
+    from rich.table import Table
+
+    table = Table(title=f"{student}/{exercise_id}, regraded on its stored seed", title_justify="left")
+    for column in ("", "stored", "regraded"):
+        table.add_column(column, overflow="fold")
+    for what, old, new in lines:
+        table.add_row(what, old, new)
+    out.print(table)
 
 
 def register(sub) -> None:
@@ -304,7 +148,9 @@ def register(sub) -> None:
         action="store_true",
         help="grade without bubblewrap (every result says so); see docs/SECURITY.md",
     )
-    grade.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    grade.add_argument(
+        "--timeout", type=float, default=CASE_TIMEOUT, help=f"seconds per case (default {CASE_TIMEOUT:g})"
+    )
     grade.add_argument(
         "--task-timeout",
         type=float,

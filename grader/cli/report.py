@@ -14,6 +14,7 @@ from grader.cli.console import console as _console, error
 def cmd_report(args) -> int:
     import sqlite3
 
+    from grader.course.feedback import before_report
     from grader.report.write import write_report
 
     if not (args.directory or args.db):
@@ -24,7 +25,7 @@ def cmd_report(args) -> int:
         return error(f"no gradebook at {db}.{hint}")
     out = Path(args.out) if args.out else db.parent / "report"
     try:
-        credit = _course_settings(args.directory, db)
+        credit = before_report(args.directory, db)
         written = write_report(db, out, title=args.title, partial_credit=credit)
     except ValueError as exc:
         error(str(exc))
@@ -43,27 +44,6 @@ def cmd_report(args) -> int:
     for key in ("html", "students_csv", "exercises_csv", "submissions_csv"):
         console.print(f"  {written[key]}")
     return 0
-
-
-def _course_settings(directory: str | None, db: Path) -> str:
-    """For an nbgrader course folder: notes which feedback is out of date now (and marks its
-    pages), and returns the course's partial-credit setting (docs/COURSE.md); "per_case" for a
-    plain class folder."""
-    if not directory or not (Path(directory) / "nbgrader_config.py").is_file():
-        return "per_case"
-    from grader.classroom.gradebook import Gradebook
-    from grader.course.build import CourseError
-    from grader.course.config import tools_on_path
-    from grader.course.feedback import note_out_of_date
-    from grader.course.grading import assignments, load_course
-
-    tools_on_path()
-    try:
-        course = load_course(Path(directory))
-    except CourseError as err:
-        raise ValueError(str(err)) from None
-    note_out_of_date(course, Gradebook(db), assignments(course))
-    return course.partial_credit
 
 
 def cmd_progress(args) -> int:

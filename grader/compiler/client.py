@@ -27,6 +27,7 @@ from pathlib import Path
 
 from dataclasses import dataclass
 
+from grader import settings
 from grader.paths import compile_cache_dir
 from grader.compiler.describe import describe_argument, describe_function, numba_cuda_version
 from grader.compiler.dispatch import converted, matching_signature, no_matching_definition, signature_types
@@ -76,11 +77,11 @@ class Verified:
 def enabled() -> bool:
     from numba import config
 
-    return bool(config.ENABLE_CUDASIM) and os.environ.get("ZEROGPU_COMPILE", "1") != "0"
+    return bool(config.ENABLE_CUDASIM) and settings.compile_first()
 
 
 def compute_capability() -> tuple[int, int]:
-    text = os.environ.get("ZEROGPU_COMPUTE_CAPABILITY", "").strip().lower().removeprefix("sm_")
+    text = settings.compute_capability()
     try:
         major, minor = text.split(".", 1) if "." in text else (text[:-1], text[-1:])
         return int(major), int(minor)

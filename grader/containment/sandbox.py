@@ -20,6 +20,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from grader import settings
 from grader.containment import view
 
 BWRAP = "bwrap"
@@ -115,7 +116,7 @@ def unavailable() -> str | None:
 def forced_off() -> bool:
     """`ZEROGPU_UNSANDBOXED=1`: what `--unsandboxed` says, for runs that pass no flag (the test
     suite on a machine without bubblewrap). Every result still says it was unsandboxed."""
-    return os.environ.get("ZEROGPU_UNSANDBOXED") == "1"
+    return settings.unsandboxed()
 
 
 def require() -> None:

@@ -4,7 +4,7 @@ One assignment per curriculum notebook with exercises (or the grouping `--assign
 for). In each course notebook, the exercise cell becomes an nbgrader "autograded answer" cell
 (the solution, its changes from the starter in solution regions: grader/course/solution_regions.py),
 followed by two locked, hidden "autograder tests" cells, correctness and speed, each one line
-calling grader/course/cells.py. The grading secret never enters a notebook or the course
+calling grader/course/grade_cell.py. The grading secret never enters a notebook or the course
 folder; nbgrader_config.py says where it lives.
 """
 
@@ -143,7 +143,7 @@ def released_source(annotated: str) -> str:
 def without_hidden_tests(source: str) -> str:
     """An autograder cell's text as learners get it: nbgrader's own ClearHiddenTests removes
     the hidden region (its checksum, kept from before, then no longer matches: see
-    grader/course/plugins.py RestoreHiddenTests)."""
+    grader/course/preprocessors.py RestoreHiddenTests)."""
     from nbgrader.preprocessors import ClearHiddenTests
 
     cell = nbformat.v4.new_code_cell(source)
@@ -184,7 +184,7 @@ def autograder_source(exercise_id: str, part: str, points: int) -> str:
         [
             f"# Autograder: {what}. Read-only; its code is hidden and runs when your work is graded.",
             "### BEGIN HIDDEN TESTS",
-            f'from grader.course.cells import grade_cell; grade_cell("{exercise_id}", "{part}")',
+            f'from grader.course.grade_cell import grade_cell; grade_cell("{exercise_id}", "{part}")',
             "### END HIDDEN TESTS",
         ]
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.course.solution_regions import STUB
+from grader.settings import CASE_TIMEOUT
 
 CONFIG = "nbgrader_config.py"
 LEARNER_CONFIG = "learner_nbgrader_config.py"
@@ -38,7 +39,7 @@ c.ZeroGPU.partial_credit = "per_case"
 
 # Autograding. Each autograder cell grades one exercise cell in a child process, every case
 # limited to CASE_TIMEOUT seconds; the notebook cell limit is set well above that total.
-CASE_TIMEOUT = int(os.environ.setdefault("ZEROGPU_CASE_TIMEOUT", "60"))
+CASE_TIMEOUT = int(os.environ.setdefault("ZEROGPU_CASE_TIMEOUT", "{case_timeout:.0f}"))
 c.Execute.timeout = 30 + 20 * CASE_TIMEOUT
 c.Execute.raise_on_iopub_timeout = False  # else one stuck kernel drops the whole submission
 c.OverwriteCells.add_missing_cells = True  # else a deleted autograder cell silently scores 0
@@ -56,19 +57,19 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "grader.course.plugins.RestoreHiddenTests",
+    "grader.course.preprocessors.RestoreHiddenTests",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
-    "grader.course.plugins.RunOnlyAutograderCells",
+    "grader.course.preprocessors.RunOnlyAutograderCells",
 ]
 # A speed cell graded without a GPU records 0 points and is flagged "needs manual grade".
 c.Autograde.autograde_preprocessors = [
-    "grader.course.plugins.ExecuteAutograderCells",  # nbgrader's Execute, no kernel for our cells
+    "grader.course.preprocessors.ExecuteAutograderCells",  # nbgrader's Execute, no kernel for our cells
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "grader.course.plugins.FlagUngradedSpeed",
+    "grader.course.preprocessors.FlagUngradedSpeed",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
@@ -78,7 +79,7 @@ c.Autograde.autograde_preprocessors = [
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
-    "grader.course.plugins.MarkStaleFeedback",
+    "grader.course.preprocessors.MarkStaleFeedback",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
@@ -94,6 +95,11 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
 '''
+
+
+def is_course(folder) -> bool:
+    """Is `folder` an nbgrader course (it holds nbgrader_config.py), not a plain class folder?"""
+    return bool(folder) and (Path(folder) / CONFIG).is_file()
 
 
 def partial_credit(config) -> str:
@@ -137,7 +143,13 @@ def write_config(course_dir: Path, course_id: str, exchange: Path | None, *, ove
     exchange_expr = repr(str(exchange_path)) if exchange else 'os.path.join(HERE, "exchange")'
     course_dir.mkdir(parents=True, exist_ok=True)
     (course_dir / CONFIG).write_text(
-        CONFIG_TEXT.format(course_id=course_id, exchange=exchange_expr, stub=STUB, learner_config=LEARNER_CONFIG)
+        CONFIG_TEXT.format(
+            course_id=course_id,
+            exchange=exchange_expr,
+            stub=STUB,
+            learner_config=LEARNER_CONFIG,
+            case_timeout=CASE_TIMEOUT,
+        )
     )
     (course_dir / LEARNER_CONFIG).write_text(
         LEARNER_CONFIG_TEXT.format(course_id=course_id, exchange=str(exchange_path.resolve()))

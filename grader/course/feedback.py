@@ -6,11 +6,11 @@ results as they stood when `nbgrader autograde` ran. `zerogpu grade` may grade a
 afterwards (a changed submission, speed on a GPU host): nbgrader's gradebook then holds the new
 points, the feedback still the old ones, until autograde and generate_feedback run again.
 
-Each autograder cell's output carries a marker (grader/course/cells.py): the points shown, the
+Each autograder cell's output carries a marker (grader/course/grade_cell.py): the points shown, the
 verdict and a fingerprint of the result. A notebook is *out of date* when a marker no longer
 matches what the gradebook holds for that student and exercise. `zerogpu grade` marks such
 feedback pages with a banner that names the commands that refresh them (and removes it from a
-page that is current again); the MarkStaleFeedback preprocessor (grader/course/plugins.py)
+page that is current again); the MarkStaleFeedback preprocessor (grader/course/preprocessors.py)
 does the same for feedback generated from an out-of-date autograded notebook.
 """
 
@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from grader.course.cells import MIME
+from grader.course.grade_cell import MIME
 from grader.course.scores import PER_CASE, part_scores, result_digest
 from grader.exercises import LADDER, exercise
 
@@ -141,7 +141,7 @@ def note_out_of_date(course, book, assignments) -> dict:
     (a class report lists them); returns {assignment: {student: [exercises]}} of those out of
     date."""
     from grader.classroom.gradebook import FEEDBACK
-    from grader.course.grading import students
+    from grader.course.submissions import students
 
     rows = {(r["student"], r["exercise"]): r for r in book.rows()}
     found = {}
@@ -157,3 +157,24 @@ def note_out_of_date(course, book, assignments) -> dict:
         if stale:
             found[assignment] = stale
     return found
+
+
+def before_report(directory, db: Path) -> str:
+    """What `zerogpu report` needs of a course: in an nbgrader course folder, notes which
+    feedback is out of date now (and marks its pages), and returns the course's
+    partial-credit setting (docs/COURSE.md); "per_case" for a plain class folder. A course
+    whose config cannot be read raises ValueError with the reason."""
+    from grader.classroom.gradebook import Gradebook
+    from grader.course.build import CourseError
+    from grader.course.config import is_course, tools_on_path
+    from grader.course.submissions import assignments, load_course
+
+    if not is_course(directory):
+        return PER_CASE
+    tools_on_path()
+    try:
+        course = load_course(Path(directory))
+    except CourseError as err:
+        raise ValueError(str(err)) from None
+    note_out_of_date(course, Gradebook(db), assignments(course))
+    return course.partial_credit

@@ -10,15 +10,14 @@ report travels (child JSON -> parent) into the CheckResult.
 
 from __future__ import annotations
 
-import os
-
 from grader.doctor.report import DoctorReport, merge
+from grader.settings import doctor_allowed
 
 
 def doctor_enabled() -> bool:
     from numba import config
 
-    return bool(config.ENABLE_CUDASIM) and os.environ.get("ZEROGPU_DOCTOR", "1") != "0"
+    return bool(config.ENABLE_CUDASIM) and doctor_allowed()
 
 
 def case_executor():

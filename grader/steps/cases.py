@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from grader import settings
 from grader.exercises import Exercise
 from grader.paths import DataDirError, create_once, data_dir
 from grader.authoring.spec import Case
@@ -30,7 +30,7 @@ def new_seed() -> int:
 
 
 def secret_file() -> Path:
-    return Path(os.environ.get("ZEROGPU_SECRET_FILE") or data_dir() / "grading-secret")
+    return settings.secret_file() or data_dir() / "grading-secret"
 
 
 _SECRET_FROM_ENV = None
@@ -42,7 +42,7 @@ def load_secret() -> int:
     start together: all of them read the one file that won). Never in a notebook."""
     global _SECRET_FROM_ENV
     # taken out of the environment at once: no process this one starts may inherit it
-    text = os.environ.pop("ZEROGPU_SECRET", None) or _SECRET_FROM_ENV
+    text = settings.take_secret() or _SECRET_FROM_ENV
     _SECRET_FROM_ENV = text
     if not text:
         text = create_once(secret_file(), lambda: f"{secrets.randbits(64)}\n").strip()

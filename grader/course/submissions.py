@@ -29,7 +29,7 @@ from grader.course.build import CourseError, extracted_path, released_source
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
 from grader.exercises import LADDER, exercise
-from grader.course.cells import exercise_source
+from grader.course.grade_cell import exercise_source
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,112 @@
+"""Every default and limit the grader states in more than one place, every `ZEROGPU_`
+environment variable it reads (one function each, its doc line saying what it does), and the
+options one check runs with (`CheckOptions`).
+
+A command, the notebook facade or an nbgrader cell builds one `CheckOptions` and passes it down
+to `check_file`; nothing below them restates a default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CASE_TIMEOUT = 60.0
+"""Seconds each case of a check may take (`--timeout`, `ZEROGPU_CASE_TIMEOUT` in a course)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How one submission file is checked (grader/checking/pipeline.py `check_file`)."""
+
+    seed: int | None = None
+    """The inputs' seed; None: a fresh one."""
+    case_timeout: float = CASE_TIMEOUT
+    """Seconds each case may take before the check is stopped as `timeout`."""
+    graded: bool = False
+    """Graded mode: the grading host's secret is mixed into every input, the children run in
+    bubblewrap, the seed is not shown."""
+    device: int | None = None
+    """The GPU a class-grading worker checks on; None: the default device."""
+    private: tuple = ()
+    """Folders no submission may read (a class folder, the gradebook), as strings."""
+    secret: int | None = None
+    """Graded mode: the task's own secret (`task_secret`), for a worker on another machine;
+    None: the host's."""
+    unsandboxed: bool = False
+    """Graded mode without bubblewrap (`--unsandboxed`): every result says so."""
+
+
+def variable(name: str) -> str:
+    """The value of `ZEROGPU_<name>`, stripped; "" when unset."""
+    return os.environ.get(f"ZEROGPU_{name}", "").strip()
+
+
+def forced_backend() -> str:
+    """`ZEROGPU_BACKEND=gpu|simulator`: the engine to use whatever the machine has ("" unset)."""
+    return variable("BACKEND").lower()
+
+
+def doctor_allowed() -> bool:
+    """`ZEROGPU_DOCTOR=0`: no kernel doctor; the simulator runs every case without a GPU."""
+    return variable("DOCTOR") != "0"
+
+
+def compile_first() -> bool:
+    """`ZEROGPU_COMPILE=0`: kernels run on a CPU engine without Numba's CUDA compiler first."""
+    return variable("COMPILE") != "0"
+
+
+def compute_capability() -> str:
+    """`ZEROGPU_COMPUTE_CAPABILITY` ("8.6", "sm_80"): the GPU a CPU engine compiles for ("" unset: sm_90)."""
+    return variable("COMPUTE_CAPABILITY").lower().removeprefix("sm_")
+
+
+def compile_cache_dir() -> Path:
+    """`ZEROGPU_COMPILE_CACHE`: where kernels compiled by Numba's CUDA compiler are remembered
+    (grader/compiler/), else `$XDG_CACHE_HOME/zerogpu/compiled`, else `~/.cache/zerogpu/compiled`."""
+    if os.environ.get("ZEROGPU_COMPILE_CACHE"):
+        return Path(os.environ["ZEROGPU_COMPILE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "zerogpu" / "compiled"
+
+
+def data_dir() -> Path:
+    """`ZEROGPU_HOME`: the user's grader data (progress, the grading secret, GPU ceilings), else
+    `$XDG_DATA_HOME/zerogpu`, else `~/.local/share/zerogpu`."""
+    if os.environ.get("ZEROGPU_HOME"):
+        return Path(os.environ["ZEROGPU_HOME"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "zerogpu"
+
+
+def secret_file() -> Path | None:
+    """`ZEROGPU_SECRET_FILE`: the file holding the grading secret (None: the data dir's)."""
+    return Path(os.environ["ZEROGPU_SECRET_FILE"]) if os.environ.get("ZEROGPU_SECRET_FILE") else None
+
+
+def take_secret() -> str | None:
+    """`ZEROGPU_SECRET`: the grading secret's text, taken out of the environment as it is read,
+    so no process started after inherits it (None: unset)."""
+    return os.environ.pop("ZEROGPU_SECRET", None) or None
+
+
+def unsandboxed() -> bool:
+    """`ZEROGPU_UNSANDBOXED=1`: what `--unsandboxed` says, for runs that pass no flag (the test
+    suite on a machine without bubblewrap); every result still says it was unsandboxed."""
+    return variable("UNSANDBOXED") == "1"
+
+
+def case_timeout() -> float:
+    """`ZEROGPU_CASE_TIMEOUT`: seconds per case of an nbgrader autograder cell (a course's
+    nbgrader_config.py sets it), else `CASE_TIMEOUT`."""
+    try:
+        return float(variable("CASE_TIMEOUT") or CASE_TIMEOUT)
+    except ValueError:
+        return CASE_TIMEOUT
+
+
+def course_dir() -> str | None:
+    """`ZEROGPU_COURSE_DIR`: the nbgrader course whose autograder is running (its
+    nbgrader_config.py sets it for the cells' kernels); None outside one."""
+    return os.environ.get("ZEROGPU_COURSE_DIR") or None
