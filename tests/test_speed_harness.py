@@ -222,3 +222,39 @@ def test_a_kept_arena_times_every_check_in_the_same_buffers_and_restores_them():
         speed, wrong = evaluate(ex, seed, samples, CEILINGS, expected=want)
         assert wrong is None, wrong
     harness._kept.clear()
+
+
+def _address(device_array) -> int:
+    """Where a device array's data starts (the simulator's wrap a NumPy array)."""
+    return device_array._ary.__array_interface__["data"][0]
+
+
+def test_a_pool_holds_one_arena_at_fixed_places():
+    """A replayer's arenas are carved from one allocation made first (grader/gpu/harness.py
+    `Pool`): an exercise's buffers start at the same offsets whenever its arena is made again,
+    and a pool too small says so."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    harness.reserve(64 << 20)
+
+    def arena(exercise_id, seed):
+        spec = tiny(exercise_id, {"n": 300}).spec
+        inputs = [spec.make_inputs({"n": 300}, np.random.default_rng(seed))]
+        return harness.kept_arena((exercise_id, seed), spec, inputs, {"n": 300})
+
+    def places(kept):
+        return [_address(a) for a in (*kept.base[0].values(), *kept.buffers.values())]
+
+    try:
+        where = places(arena("vector_add", 1))
+        arena("saxpy", 1)  # another exercise's arena, in the same pool
+        again = arena("vector_add", 2)
+        assert places(again) == where
+        assert all(np.array_equal(again.base[0][n].copy_to_host(), again.input_sets[0][n]) for n in again.base[0])
+        small = harness.Pool(4 << 20)
+        with pytest.raises(MemoryError, match="reserved"):
+            harness._Arena(ex.spec, [ex.spec.make_inputs({"n": 300}, np.random.default_rng(1))], {"n": 300}, pool=small)
+    finally:
+        harness._pool = None
+        harness._kept.clear()

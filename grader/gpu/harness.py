@@ -53,29 +53,30 @@ class Samples:
 class _Arena:
     """Device inputs for each input set and one fenced output buffer per output."""
 
-    def __init__(self, spec, input_sets, dims, flush_words: int | None = None):
+    def __init__(self, spec, input_sets, dims, flush_words: int | None = None, pool=None):
         from numba import cuda
 
+        take = pool.take if pool is not None else lambda shape, dtype: cuda.device_array(shape, dtype)
         self.dims = dims
         self.input_sets = input_sets
-        self.base = [{a.name: cuda.to_device(np.ascontiguousarray(s[a.name])) for a in spec.inputs} for s in input_sets]
-        self.inputs = {a.name: cuda.device_array_like(self.base[0][a.name]) for a in spec.inputs}
+        self.base = [{a.name: _upload(take, s[a.name]) for a in spec.inputs} for s in input_sets]
+        self.inputs = {a.name: take(self.base[0][a.name].shape, self.base[0][a.name].dtype) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
         self.pristine, self.buffers, self.views, self.inits = {}, {}, {}, {}
         for out in spec.outputs:
             shape = out.shape_for(dims)
             size = int(np.prod(shape))
             self.inits[out.name] = out.init
-            self.pristine[out.name] = cuda.to_device(fenced_buffer(out.dtype, size, out.init))
-            self.buffers[out.name] = cuda.device_array_like(self.pristine[out.name])
+            self.pristine[out.name] = _upload(take, fenced_buffer(out.dtype, size, out.init))
+            self.buffers[out.name] = take(self.pristine[out.name].shape, self.pristine[out.name].dtype)
             self.buffers[out.name].copy_to_device(self.pristine[out.name])  # on the device: no 2nd upload
             self.views[out.name] = self.buffers[out.name][PAD : PAD + size].reshape(shape)
         from numba import config
 
         # On the simulator (CI's tiny sizes) a 256 MiB read would take hours: a token one.
         words = 256 if config.ENABLE_CUDASIM else flush_words or L2_FLUSH_BYTES // 4
-        self.flush_words = cuda.device_array(words, np.uint32)  # any contents: it is only read
-        self.flush_sink = cuda.device_array(1, np.uint32)
+        self.flush_words = take(words, np.uint32)  # any contents: it is only read
+        self.flush_sink = take(1, np.uint32)
 
     def refresh(self) -> None:
         """Upload the inputs and the poisoned outputs again, into the same buffers: an arena kept
@@ -109,25 +110,70 @@ class _Arena:
         return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
 
 
-KEPT_ARENAS = 3
-"""Arenas a replayer keeps (grader/checking/replayers.py): a class is graded exercise by
-exercise, so the exercise under way and the one before it keep their buffers."""
+def _upload(take, host: np.ndarray):
+    device = take(host.shape, host.dtype)
+    device.copy_to_device(np.ascontiguousarray(host))
+    return device
+
+
+class Pool:
+    """One device allocation that a replayer's arenas are carved from, at fixed offsets
+    (`reserve`, the first allocation of its CUDA context): every replayer of a run, a new one
+    after a GPU fault too, then times an exercise in buffers at the same places. Kernels bound
+    by atomics on one address run at a speed that depends on where it lands (docs/BENCHMARKS.md,
+    "Buffer placement"); a fresh process allocating in a fixed order lands at the same places."""
+
+    ALIGN = 2 << 20
+    """Each buffer starts on a 2 MiB boundary, as a large allocation of its own would."""
+
+    def __init__(self, nbytes: int):
+        from numba import cuda
+
+        self.buffer = cuda.device_array(nbytes, np.uint8)
+        self.offset = 0
+
+    def take(self, shape, dtype):
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        start, self.offset = self.offset, -(-(self.offset + nbytes) // self.ALIGN) * self.ALIGN
+        if self.offset > self.buffer.size:
+            raise MemoryError(f"the benchmark's buffers need more than the {self.buffer.size >> 20} MiB reserved")
+        return self.buffer[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def arena_bytes(spec) -> int:
+    """What `_Arena` takes from a Pool for `spec`'s benchmark (one input set)."""
+    dims = dict(spec.benchmark.dims)
+    sizes = [2 * int(np.prod(a.shape_for(dims))) * np.dtype(a.dtype).itemsize for a in spec.inputs]
+    sizes += [2 * (int(np.prod(o.shape_for(dims))) + 2 * PAD) * np.dtype(o.dtype).itemsize for o in spec.outputs]
+    sizes += [L2_FLUSH_BYTES, 4]
+    return sum(-(-n // Pool.ALIGN) * Pool.ALIGN for n in sizes) + Pool.ALIGN
+
+
+_pool = None
 _kept: dict = {}
 
 
+def reserve(nbytes: int) -> None:
+    """Make this process's Pool now (a replayer, before any other allocation of its context)."""
+    global _pool
+    _pool = Pool(nbytes)
+
+
 def kept_arena(key, spec, input_sets, dims) -> _Arena:
-    """The arena of `key` (exercise, benchmark seed) made once per process and refreshed for
-    each check: every submission of a run is then timed in the very buffers its baseline and
-    target are, wherever they landed (a kernel bound by atomics on one address runs at a speed
-    that depends on it: docs/BENCHMARKS.md, "Buffer placement")."""
+    """The arena of `key` (exercise, benchmark seed), made once and refreshed for each check:
+    every submission of a run is timed in the very buffers its baseline and target are. In the
+    process's Pool when it has one (one arena at a time, at the same offsets every time)."""
     arena = _kept.pop(key, None)
     if arena is None:
-        arena = _Arena(spec, input_sets, dims)
+        _kept.clear()  # one arena: a class is graded exercise by exercise
+        if _pool is not None:
+            _pool.offset = 0
+        arena = _Arena(spec, input_sets, dims, pool=_pool)
     else:
         arena.refresh()
     _kept[key] = arena
-    while len(_kept) > KEPT_ARENAS:
-        _kept.pop(next(iter(_kept)))
     return arena
 
 
