@@ -286,50 +286,6 @@ def test_sandboxed_spares_per_exercise_are_bounded(monkeypatch):
     assert not live_spares()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("graded", ["graded", "plain"])
-def test_children_given_gpu_turns_wait_for_them_and_their_clock_stands_still(graded, monkeypatch):
-    """Inside gpu_turns every child (started cold, or a spare) gets descriptors of its own and
-    takes a shared turn for loading the file and its cases: while another process holds the
-    exclusive turn it waits, longer than its per-case limit, and is not stopped for it."""
-    if graded == "graded" and sandbox.unavailable():
-        pytest.skip(str(sandbox.unavailable()))
-    monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
-    monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
-    limit, hold = 5, 14  # the hold outlasts the recording child (a few seconds) and then the limit
-    paused = []
-    real = isolate._TurnClock.paused
-
-    def noting(clock):
-        seconds = real(clock)
-        paused.append(seconds)
-        return seconds
-
-    monkeypatch.setattr(isolate._TurnClock, "paused", noting)
-    path = exercise("vector_add").solution_file
-    with isolate.gpu_turns() as folder, isolate.keep_warm():
-        for served_by in ("a cold child", "a spare"):
-            if served_by == "a spare":
-                assert live_spares() and all("--turn-gpu" in " ".join(s.proc.args) for s in live_spares())
-            paused.clear()
-            writer = folder.turns(0)
-            results = []
-            with writer.exclusive():
-                task = threading.Thread(
-                    target=lambda: results.append(
-                        check_file("vector_add", path, graded=graded == "graded", device=0, case_timeout=limit)
-                    )
-                )
-                task.start()
-                task.join(hold)
-                assert task.is_alive(), f"{served_by} ran its cases while another held the GPU alone"
-            writer.close()
-            task.join(120)
-            assert results and results[0].passed, (served_by, results and results[0].message)
-            assert not results[0].unsandboxed
-            assert sum(paused) > limit, f"{served_by}: the parent's clock ran on while it waited"
-
-
 OFF_BY_ONE_ADD = """from numba import cuda
 
 

@@ -129,7 +129,8 @@ def test_the_grading_process_computes_the_checked_launchs_expected_output_ahead(
     assert np.array_equal(inputs["x"], again[0]["x"]) and np.array_equal(expected["out"], again[1]["out"])
 
 
-def test_without_turns_the_phases_are_what_they_were():
+def test_a_measurement_says_where_its_time_went_phase_by_phase():
+    """The speed section's phases, in the order they happen (bench/trust.py reads them)."""
     ex = tiny("vector_add", {"n": 300})
     samples = collect(ex, solution(ex), seed=5, min_rounds=2, cap_seconds=0.0)
     assert list(samples.phases) == [
@@ -140,64 +141,54 @@ def test_without_turns_the_phases_are_what_they_were():
         "warm-up: target",
         "timed rounds",
     ]
-    assert not samples.turns
-    assert "held it alone" not in evaluate(ex, 5, samples, CEILINGS)[0].details["method"]
-
-
-def test_with_turns_warm_ups_share_the_gpu_and_the_timed_rounds_have_it_alone():
-    """Inputs to the device and warm-ups under a shared turn, the timed rounds under the
-    exclusive one, each let go before the next is asked for; the waits are phases of their own."""
-    from grader.gpu.harness import WAITING_EXCLUSIVE, WAITING_SHARED
-    from grader.gpu.turns import TurnFolder
-
-    ex = tiny("vector_add", {"n": 300})
-    folder = TurnFolder()
-    turns = folder.turns(0)
-    seen = []
-    real = solution(ex)
-
-    def launch(**kwargs):
-        seen.append(turns.held)
-        real(**kwargs)
-
-    try:
-        samples = collect(ex, launch, seed=5, min_rounds=2, cap_seconds=0.0, turns=turns)
-    finally:
-        turns.close()
-        folder.remove()
-    assert turns.log == [("shared", "take"), ("shared", "leave"), ("exclusive", "take"), ("exclusive", "leave")]
-    assert seen[0] == "shared" and set(seen[1:]) == {"exclusive"}  # the warm-up, then every timed launch
-    assert list(samples.phases)[1:3] == [WAITING_SHARED, "inputs to device"]
-    assert WAITING_EXCLUSIVE in samples.phases and samples.turns
+    assert all(seconds >= 0 for seconds in samples.phases.values())
     speed, wrong = evaluate(ex, 5, samples, CEILINGS)
-    assert wrong is None and "held it alone" in speed.details["method"]
+    assert wrong is None and list(speed.details["phase_seconds"]) == list(samples.phases) + [
+        "checking the timed output"
+    ]
 
 
-def test_a_grading_childs_timing_takes_its_turns_and_its_parent_reads_them_back(tmp_path, monkeypatch):
-    """The child's timing step (what a GPU child runs, here at a tiny size) hands its turns to
-    the harness, and the parent reads back that the timed rounds had the GPU alone."""
+def test_a_grading_childs_timing_reaches_its_parent_whole(tmp_path, monkeypatch):
+    """The child's timing step (what a GPU child runs, here at a tiny size) leaves speed.json and
+    the checked timed output; the parent reads back the samples, the child's phases first, and
+    only the learner's launch at the chosen (round, set)."""
     from contextlib import nullcontext
     from types import SimpleNamespace
 
     from grader.checking import child, isolate
-    from grader.gpu.harness import WAITING_EXCLUSIVE
-    from grader.gpu.turns import TurnFolder
 
     monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
     ex = tiny("vector_add", {"n": 300})
-    folder = TurnFolder()
-    turns = folder.turns(0)
-    try:
-        before = {"child: waiting for the GPU": 0.0, "child: correctness cases": 0.1}
-        child._time_submission(tmp_path, {"seed": 5, "check": [1, 0]}, ex, solution(ex), before, turns)
-    finally:
-        turns.close()
-        folder.remove()
+    before = {"child: loading the file": 0.2, "child: correctness cases": 0.1}
+    child._time_submission(tmp_path, {"seed": 5, "check": [1, 0]}, ex, solution(ex), before)
     samples = isolate._read_samples(tmp_path)
     assert not isinstance(samples, str), samples
-    assert samples.turns and [k for k, _ in turns.log] == ["shared", "shared", "exclusive", "exclusive"]
-    assert list(samples.phases)[:2] == list(before) and WAITING_EXCLUSIVE in samples.phases
+    assert list(samples.phases)[:2] == list(before) and "timed rounds" in samples.phases
     assert [(name, r) for name, r, _, _ in samples.checked] == [("yours", 1)]
+    assert samples.rounds >= 2 and len(samples.seconds["yours"]) == len(samples.seconds["baseline"])
+    speed, wrong = evaluate(ex, 5, samples, CEILINGS)
+    assert wrong is None and speed.measured
+
+
+def test_a_grading_childs_failed_timing_is_a_reason_not_a_crash(tmp_path, monkeypatch):
+    """A timing step that raises leaves its error for the parent, which shows it as the reason
+    the speed was not measured."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from grader.checking import child, isolate
+    from grader.checking.pipeline import judge_speed
+
+    def broken(**kwargs):
+        raise ValueError("no such buffer")
+
+    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
+    ex = tiny("vector_add", {"n": 300})
+    child._time_submission(tmp_path, {"seed": 5, "check": [0, 0]}, ex, broken, {})
+    samples = isolate._read_samples(tmp_path)
+    assert isinstance(samples, str) and "no such buffer" in samples
+    speed, wrong = judge_speed(ex, 5, samples)
+    assert not speed.measured and "no such buffer" in speed.reason and wrong is None
 
 
 def test_a_kept_arena_times_every_check_in_the_same_buffers_and_restores_them():

@@ -12,14 +12,9 @@ every case be timed (TIME_GO, TIME_SKIP).
 
 `python -m grader.checking.child TASK_DIR --spare 1` starts before its task exists: it imports
 and warms up the compiler, then waits for task.json (grader/checking/isolate.py's keep_warm).
-Every child, spare or not, ends itself when its grader has gone (`--lifeline FD`).
-
-On a GPU shared with other checks (class grading), `--turn-gate FD --turn-gpu FD` are this
-child's GPU turns (grader/gpu/turns.py): loading the file and the correctness cases run under
-a shared turn, the timing takes its own (harness.measure), and the CUDA context is closed under
-a shared turn before the child exits. While it waits for a turn, `waiting-for-gpu` exists in
-TASK_DIR, and the parent's clock stands still. A spare makes no CUDA context before its task
-arrives (grader/checking/isolate.py says why).
+Every child, spare or not, ends itself when its grader has gone (`--lifeline FD`); its exit
+closes its CUDA context. A spare makes no CUDA context before its task arrives
+(grader/checking/isolate.py says why).
 """
 
 from __future__ import annotations
@@ -33,8 +28,6 @@ from pathlib import Path
 import numpy as np
 
 GUARD = None
-TURNS = None
-"""This child's GPU turns (grader/gpu/turns.py), NO_TURNS unless the parent passed some."""
 LOOKOUT = [None]
 """The lookout of the task under way (grader/checking/stuck.py), stopped by a replayer after it."""
 TIME_GO, TIME_SKIP = "time-go", "time-skip"
@@ -64,40 +57,6 @@ def _read_inputs(task_dir: Path, indices) -> dict:
         with np.load(task_dir / f"inputs-{index}.npz") as data:
             inputs[index] = {k: data[k] for k in data.files}
     return inputs
-
-
-def turns_from(args: dict, task_dir: Path):
-    """The turns the parent passed (`--turn-gate FD --turn-gpu FD`), else NO_TURNS."""
-    from grader.gpu.turns import NO_TURNS, Turns
-
-    if "turn_gate" not in args or "turn_gpu" not in args:
-        return NO_TURNS
-    turns = Turns(args["turn_gate"], args["turn_gpu"], on_wait=lambda waiting: _note_waiting(task_dir, waiting))
-    from grader.backend import current  # importing grader chose the back end before numba loads
-
-    if current() == "gpu":
-        from grader.gpu.turns import compile_outside_turns
-
-        compile_outside_turns(turns)
-    return turns
-
-
-def _note_waiting(task_dir: Path, waiting: bool) -> None:
-    """Tell the parent that this child is waiting for a GPU turn (its clock stands still)."""
-    from grader.gpu.turns import WAITING_FILE
-
-    path = task_dir / WAITING_FILE
-    with GUARD.writing() if GUARD is not None else _nothing():
-        if waiting:
-            path.touch()
-        else:
-            path.unlink(missing_ok=True)
-
-
-def _nothing():
-    from contextlib import nullcontext
-
-    return nullcontext()
 
 
 def wait_as_spare(task_dir: Path) -> None:
@@ -142,88 +101,113 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     task's inputs: the cases, then (on a GPU) the timing. No code of the submission's runs here:
     its kernels are rebuilt from their `def` (grader/replay/replayer.py). `served`: one task of a
     replayer that serves many (`serve`), whose guard is installed already."""
-    global GUARD
-    clock = {}
     task = json.loads((task_dir / "task.json").read_text())
     if task.get("cpu_seconds") and not served:
         _lower_cpu_limit(task["cpu_seconds"])
+    _import_replay_code()
     from grader.exercises import exercise  # importing grader chose the back end before numba loaded
-    from grader.doctor.integration import case_executor, outcome_fields
-    from grader.containment.guard import Guard
-    from grader.gpu.speed import collect  # noqa: F401 - timing code bound before the kernels run
-    from grader.gpu.turns import NO_TURNS, settle
-    from grader.compiler.client import start_helper
-    from grader.checking.stuck import Lookout
+    from grader.gpu.harness import settle
     from grader.replay.plan import Message
-    from grader.replay.replayer import RebuildError, launch_from, rebuild
 
-    clock["imported"] = time.perf_counter()
+    clock = {"imported": time.perf_counter()}
     ex = exercise(task["exercise"])
-    path = task["submission"]
     message = Message.from_json((task_dir / "plans.json").read_text())
     inputs = _read_inputs(task_dir, task["cases"])
-    if not served:
-        GUARD = Guard(_private(task_dir, task), task_dir)
-        start_helper()  # the GPU compile check's process; the guard forbids starting it later
-    lookout = LOOKOUT[0] = Lookout(task_dir, path, _write_json).start()  # where it is, if time runs out
+    lookout = _guard_and_lookout(task_dir, task, served)
+    launches = _rebuilt_launches(task_dir, task, message)
+    if launches is None:  # load-error.json says why
+        return
     with GUARD.writing():
-        (task_dir / "imported").touch()  # the parent's clock for loading the file starts now
-    if not served:
-        GUARD.install()
-    # A shared GPU turn from here to the last case.
-    turns = TURNS if TURNS is not None else NO_TURNS
-    waits = {"start": turns.waited_total()}  # the first wait, and any after a compile stepped out
-    with turns.shared():
-        try:
-            functions = rebuild(message.kernels, None if task.get("kernel_files") else path, task.get("source"))
-        except RebuildError as err:
-            import linecache
-
-            text = linecache.getline(path, err.line).strip() if err.line else ""
-            _write_json(
-                task_dir / "load-error.json",
-                {"verdict": "exception", "message": err.message, "line": err.line, "source": text},
-            )
-            return
-        options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
-        launches = {
-            key: launch_from(plan, functions, options, path)
-            for key, plan in message.plans.items()
-            if hasattr(plan, "steps")
-        }
-        with GUARD.writing():
-            (task_dir / "ready").touch()  # the parent's per-case clock starts now
-        clock["loaded"], waits["loaded"] = time.perf_counter(), turns.waited_total()
-        execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
-        for index in task["cases"]:
-            key = str(index % RERUN_STRIDE)
-            if key in launches:
-                outcome = execute(
-                    ex.spec, launches[key], inputs.pop(index), task["dims"][str(index)], learner_files=(path,)
-                )
-            else:
-                outcome = _unrecorded(message.plans.get(key))
-            _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
-            error = outcome.error.to_dict() if outcome.error else None
-            _write_json(
-                task_dir / f"outcome-{index}.json",
-                {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)},
-            )
-        settle()  # nothing of this turn's runs on after it
+        (task_dir / "ready").touch()  # the parent's per-case clock starts now
+    clock["loaded"] = time.perf_counter()
+    _run_cases(task_dir, task, ex, message, launches, inputs)
+    settle()  # nothing of the cases' runs on after them
     lookout.stop()
-    waits["cases run"] = turns.waited_total()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
         if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
             return
         before = {
-            "child: loading the file": clock["loaded"] - clock["imported"] - (waits["loaded"] - waits["start"]),
-            "child: correctness cases": clock["cases run"] - clock["loaded"] - (waits["cases run"] - waits["loaded"]),
+            "child: loading the file": clock["loaded"] - clock["imported"],
+            "child: correctness cases": clock["cases run"] - clock["loaded"],
             "child: waiting for the cases' verdicts": time.perf_counter() - clock["cases run"],
         }
-        if turns:
-            before = {"child: waiting for the GPU": waits["cases run"] - waits["start"], **before}
-        _time_submission(task_dir, task, ex, launches["bench"], before, turns, keep=served)
+        _time_submission(task_dir, task, ex, launches["bench"], before, keep=served)
+
+
+def _import_replay_code() -> None:
+    """Import what a task runs before its clock starts: loading the file is timed from after."""
+    import grader.checking.stuck  # noqa: F401
+    import grader.compiler.client  # noqa: F401
+    import grader.containment.guard  # noqa: F401
+    import grader.doctor.integration  # noqa: F401
+    import grader.gpu.speed  # noqa: F401 - timing code bound before the kernels run
+    import grader.replay.replayer  # noqa: F401
+
+
+def _guard_and_lookout(task_dir: Path, task: dict, served: bool):
+    """Install the guard (a replayer's is installed already) and start the lookout that says where
+    the code is when time runs out (grader/checking/stuck.py); the parent's clock for loading the
+    file starts here."""
+    global GUARD
+    from grader.checking.stuck import Lookout
+    from grader.compiler.client import start_helper
+    from grader.containment.guard import Guard
+
+    if not served:
+        GUARD = Guard(_private(task_dir, task), task_dir)
+        start_helper()  # the GPU compile check's process; the guard forbids starting it later
+    lookout = LOOKOUT[0] = Lookout(task_dir, task["submission"], _write_json).start()
+    with GUARD.writing():
+        (task_dir / "imported").touch()
+    if not served:
+        GUARD.install()
+    return lookout
+
+
+def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
+    """Plan key -> a `launch` replaying that plan with kernels rebuilt from their `def`; None,
+    with load-error.json written, when a kernel cannot be rebuilt."""
+    from grader.replay.replayer import RebuildError, launch_from, rebuild
+
+    path = task["submission"]
+    try:
+        functions = rebuild(message.kernels, None if task.get("kernel_files") else path, task.get("source"))
+    except RebuildError as err:
+        import linecache
+
+        text = linecache.getline(path, err.line).strip() if err.line else ""
+        _write_json(
+            task_dir / "load-error.json",
+            {"verdict": "exception", "message": err.message, "line": err.line, "source": text},
+        )
+        return None
+    options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
+    return {
+        key: launch_from(plan, functions, options, path)
+        for key, plan in message.plans.items()
+        if hasattr(plan, "steps")
+    }
+
+
+def _run_cases(task_dir: Path, task: dict, ex, message, launches: dict, inputs: dict) -> None:
+    """Each case's raw outcome, written for the parent as it finishes: outcome-<i>.npz and .json."""
+    from grader.doctor.integration import case_executor, outcome_fields
+
+    execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
+    for index in task["cases"]:
+        key = str(index % RERUN_STRIDE)
+        if key in launches:
+            dims = task["dims"][str(index)]
+            outcome = execute(ex.spec, launches[key], inputs.pop(index), dims, learner_files=(task["submission"],))
+        else:
+            outcome = _unrecorded(message.plans.get(key))
+        _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)
+        error = outcome.error.to_dict() if outcome.error else None
+        _write_json(
+            task_dir / f"outcome-{index}.json",
+            {"error": error, "seconds": outcome.seconds, **outcome_fields(outcome)},
+        )
 
 
 def serve(inbox: Path, fd: int) -> None:
@@ -236,7 +220,7 @@ def serve(inbox: Path, fd: int) -> None:
     global GUARD
     from grader.compiler.client import start_helper
     from grader.containment.guard import Guard
-    from grader.gpu.turns import settle
+    from grader.gpu.harness import settle
 
     from grader.backend import current
     from grader.exercises import LADDER, exercise
@@ -315,7 +299,7 @@ def _parent_says_time(task_dir: Path) -> bool:
         time.sleep(0.002)
 
 
-def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns, keep: bool = False) -> None:
+def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep: bool = False) -> None:
     """GPU only: paired timings; the learner's sampled timed outputs go back as files. `keep`:
     the benchmark's inputs and buffers stay for the next task (a replayer, `serve`)."""
     from grader.gpu.speed import collect
@@ -326,7 +310,6 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns
             launch,
             task["seed"],
             check=tuple(task["check"]),
-            turns=turns,
             base_seed=task.get("base_seed"),
             keep=keep,
         )
@@ -347,7 +330,6 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, turns
             "rounds": samples.rounds,
             "stop_reason": samples.stop_reason,
             "checked": checked,
-            "turns": samples.turns,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )
@@ -371,7 +353,7 @@ def follow_lifeline(fd: int) -> None:
 
 def _arguments(argv: list) -> dict:
     """TASK_DIR [--spare 1 | --serve FD | --record FD [--where FD]] [--cpu SECONDS]
-    [--address-space BYTES] [--processes N] [--lifeline FD] [--turn-gate FD --turn-gpu FD]"""
+    [--address-space BYTES] [--processes N] [--lifeline FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
         name = flag.lstrip("-").replace("-", "_")
@@ -459,15 +441,11 @@ if __name__ == "__main__":
         record_task(args["task_dir"], args["record"], args.get("where"))
         sys.stdout.flush()
         os._exit(0)
-    TURNS = turns_from(args, args["task_dir"])
     if "serve" in args:
         serve(args["task_dir"], args["serve"])
     else:
         if "spare" in args:
             wait_as_spare(args["task_dir"])
         run_task(args["task_dir"])
-    from grader.gpu.turns import close_gpu
-
-    close_gpu(TURNS)  # under a shared turn: closing the context is GPU work too
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: simulator threads must not delay the exit

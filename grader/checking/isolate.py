@@ -31,7 +31,6 @@ from grader.containment import process_cap, sandbox, scratch
 from grader.checking import stuck
 from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
-from grader.gpu.turns import WAITING_FILE, TurnFolder
 from grader.paths import data_dir
 from grader.settings import forced_backend
 
@@ -175,7 +174,6 @@ def _read_samples(task_dir: Path):
         data["rounds"],
         data["stop_reason"],
         data.get("phases", {}),
-        data.get("turns", False),
     )
 
 
@@ -184,17 +182,16 @@ class _Spare:
     compiler warmed up while the previous submission ran; it waits for task.json
     (grader/checking/child.py). Every submission still gets a fresh process of its own.
     `sandbox`: None, or (exercise id, private folders): a sandboxed spare's mounts depend on
-    those and not on the submission, which arrives in its task folder. `turns`: None, or the
-    TurnFolder whose turns for `device` it takes (grader/gpu/turns.py).
+    those and not on the submission, which arrives in its task folder.
 
     A spare makes no CUDA context while it waits: every check's GPU allocations then come in
     the same order (context, correctness cases, benchmark arena), and so land at the same
     places. Kernels bound by atomics on one address take one of two speeds depending on where
     it lands: when spares compiled the baseline and target ahead (launching them once) and
     checks started cold did not, the histogram's solution got either speed
-    (docs/BENCHMARKS.md, "Several checks per GPU")."""
+    (docs/BENCHMARKS-LOG.md, "Buffer placement")."""
 
-    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None, turns=None):
+    def __init__(self, backend: str, device: int | None, sandbox: tuple | None = None):
         self.tmp = scratch.TemporaryFolder(prefix="zerogpu-")
         self.task_dir = Path(self.tmp.name)
         self.born = next(_births)
@@ -209,7 +206,6 @@ class _Spare:
             backend,
             spare=True,
             contain=contain,
-            turns=(turns, device) if turns is not None else None,
         )
 
     def discard(self) -> None:
@@ -374,30 +370,6 @@ def contained(exercise_id: str | None, private=(), also_shown=()) -> dict:
     return {"hidden": [str(p) for p in hidden], "shown_files": [str(p) for p in [*shown, *also_shown]]}
 
 
-_turn_folder = None
-"""The TurnFolder of `gpu_turns`, while inside it."""
-
-
-@contextmanager
-def gpu_turns():
-    """While inside, every child started takes GPU turns for its device (grader/gpu/turns.py):
-    several checks then share one GPU, and only the timed rounds have it alone. What
-    `zerogpu grade` does on a GPU host; its children and spares get descriptors of their own."""
-    global _turn_folder
-    with _spares_lock:
-        outer = _turn_folder
-        if outer is None:
-            _turn_folder = TurnFolder()
-        folder = _turn_folder
-    try:
-        yield folder
-    finally:
-        if outer is None:
-            with _spares_lock:
-                _turn_folder = None
-            folder.remove()
-
-
 _lifelines: dict = {}
 
 
@@ -420,40 +392,22 @@ def _spawn(
     backend: str,
     spare: bool = False,
     contain: dict | None = None,
-    turns: tuple | None = None,
     record_fd: int | None = None,
     where_fd: int | None = None,
     serve_fd: int | None = None,
 ):
-    """Start a child (a recording child with `record_fd`, the pipe it answers on). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
+    """Start a child (a recording child with `record_fd`, the pipe it answers on; a replayer with
+    `serve_fd`). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
-    With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py).
-    `turns`: (TurnFolder, device): the child gets descriptors of its own for that device's GPU
-    turns, inherited as the lifeline is (a sandboxed child sees no folder of ours)."""
-    command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
-    if backend == "simulator":
-        command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
-    if spare:
-        command += ["--spare", "1"]
-    if record_fd is not None:
-        command += ["--record", str(record_fd)] + (["--where", str(where_fd)] if where_fd is not None else [])
-    if serve_fd is not None:  # a replayer (grader/checking/replayers.py): tasks' names come on serve_fd
-        command += ["--serve", str(serve_fd)]
+    With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py)."""
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
+    command = _child_command(task_dir, cpu, backend, spare, record_fd, where_fd, serve_fd)
     command += ["--lifeline", str(lifeline)]
-    fds, cgroup = (), None
-    if turns is not None:  # opened for this child alone: an flock belongs to the open file
-        fds = turns[0].open_for_child(turns[1])
-        command += ["--turn-gate", str(fds[0]), "--turn-gpu", str(fds[1])]
+    seccomp = cgroup = None
     if contain is not None:
-        command += ["--processes", str(process_cap.PROCESS_CAP)]
-        fds = (sandbox.seccomp_fd(), *fds)
         # a recording child answers through its pipe: its task folder is read-only, so all it can
         # write is the sandbox's capped tmpfs
-        command = sandbox.command(command, task_dir, env, fd=fds[0], task_writable=record_fd is None, **contain)
-        cgroup = process_cap.new_cgroup()
-        if cgroup is not None:
-            command = process_cap.enter_then_exec(command, cgroup)
+        command, seccomp, cgroup = _sandboxed(command, task_dir, env, contain, task_writable=record_fd is None)
     try:
         proc = subprocess.Popen(
             command,
@@ -463,15 +417,15 @@ def _spawn(
             start_new_session=True,
             cwd=work,
             env=env,
-            pass_fds=(*fds, lifeline, *(fd for fd in (record_fd, where_fd, serve_fd) if fd is not None)),
+            pass_fds=tuple(fd for fd in (seccomp, lifeline, record_fd, where_fd, serve_fd) if fd is not None),
         )
     except BaseException:
         if cgroup is not None:
             process_cap.remove_cgroup(cgroup)
         raise
     finally:
-        for fd in fds:
-            os.close(fd)
+        if seccomp is not None:
+            os.close(seccomp)
     proc.cgroup = cgroup
     # where the kernel caps nothing (root without a pids cgroup), _follow counts for it
     proc.watch = None if contain is None or process_cap.enforced(cgroup) else process_cap.NamespaceWatch(proc.pid)
@@ -479,6 +433,33 @@ def _spawn(
     if not spare and serve_fd is None:  # a replayer outlives the task that started it
         track(proc)
     return proc
+
+
+def _child_command(task_dir: Path, cpu: int, backend: str, spare: bool, record_fd, where_fd, serve_fd) -> list:
+    """`python -m grader.checking.child TASK_DIR` with the flags of what it is to be
+    (grader/checking/child.py `_arguments`)."""
+    command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
+    if backend == "simulator":
+        command += ["--address-space", str(SIMULATOR_ADDRESS_SPACE)]
+    if spare:
+        command += ["--spare", "1"]
+    if record_fd is not None:
+        command += ["--record", str(record_fd)] + (["--where", str(where_fd)] if where_fd is not None else [])
+    if serve_fd is not None:  # a replayer (grader/checking/replayers.py): tasks' names come on serve_fd
+        command += ["--serve", str(serve_fd)]
+    return command
+
+
+def _sandboxed(command: list, task_dir: Path, env: dict, contain: dict, task_writable: bool) -> tuple:
+    """(`command` inside bubblewrap, the seccomp filter's descriptor the child inherits, the
+    pids cgroup it starts in or None where none can be made)."""
+    command = [*command, "--processes", str(process_cap.PROCESS_CAP)]
+    seccomp = sandbox.seccomp_fd()
+    command = sandbox.command(command, task_dir, env, fd=seccomp, task_writable=task_writable, **contain)
+    cgroup = process_cap.new_cgroup()
+    if cgroup is not None:
+        command = process_cap.enter_then_exec(command, cgroup)
+    return command, seccomp, cgroup
 
 
 def _text_of(submission) -> str | None:
@@ -490,9 +471,9 @@ def _text_of(submission) -> str | None:
 
 
 def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
-    """Which spares can serve a check: back end, device, sandbox mounts, GPU turns."""
+    """Which spares can serve a check: back end, device, sandbox mounts."""
     backend = forced_backend() or current()
-    return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None, _turn_folder)
+    return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
 
 
 def start_ahead(exercise_id: str, private=(), device: int | None = None, sandboxed: bool = False):
@@ -545,68 +526,87 @@ def run_in_child(
     keep the files they name (recorded in a notebook's own process), not `submission`'s.
     `bench_seed`: what the benchmark's base inputs are drawn from (default `time_seed`)."""
     key = _key(exercise_id, private, device, sandboxed)
-    backend, turns = key[0], key[3]
-    spare = _take_spare(key) if env is None else None
+    pooled = env is None  # a caller's own environment: no spare serves it, none is started
+    spare = _child_started_ahead(key, ahead, pooled)
+    tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")
+    task_dir = Path(tmp.name)
+    proc = spare.proc if spare else None
+    cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
+    fields = task_fields(
+        exercise_id,
+        submission,
+        kernel_files=kernel_files,
+        time_seed=time_seed,
+        bench_seed=bench_seed,
+        time_check=time_check,
+        private=[] if sandboxed else private,  # none of them is in the sandbox's view
+    )
+    try:
+        write_task(task_dir, {**fields, "cpu_seconds": cpu}, message, cases)
+        spawned = time.monotonic()
+        if proc is None:
+            proc = _spawn_for_task(task_dir, key, env, cpu)
+        if pooled:
+            _refill_spare(key)
+        pending = [c.index for c in cases]
+        run = _follow(proc, task_dir, pending, case_timeout, time_seed, spawned, progress, worth_timing)
+        if pooled and key[0] == "gpu" and _faulted(run):
+            _replace_spare(key)
+        return run
+    except BaseException as exc:
+        if pooled and not isinstance(exc, SubmissionError):  # a file that did not load taints no spare
+            _replace_spare(key)
+        raise
+    finally:
+        _end_child(proc, tmp)
+
+
+def _child_started_ahead(key, ahead, pooled: bool):
+    """A child already started for this check: a kept-warm spare, else what `start_ahead`
+    began (discarded when a spare serves, when it was started for another key, or when the
+    check is not `pooled`: run in an environment of the caller's)."""
+    spare = _take_spare(key) if pooled else None
     if ahead is not None:
         early = ahead.result()
-        if spare is None and env is None and early.key == key:
+        if spare is None and pooled and early.key == key:
             spare = early
             track(spare.proc)
         else:
             early.discard()
-    tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")
-    task_dir = Path(tmp.name)
+    return spare
+
+
+def _spawn_for_task(task_dir: Path, key: tuple, env: dict | None, cpu: int):
+    """A checking child for the task in `task_dir`, started now, as a spare of `key` would be
+    (`env`: the caller's environment, else the scrubbed one)."""
+    backend, device, mounts = key
     work = task_dir / "work"
     work.mkdir(exist_ok=True)
-    proc = spare.proc if spare else None
-    cpu = int(STARTUP_SECONDS + case_timeout * (len(cases) + 1) * 2 + (SPEED_TIMEOUT if time_seed is not None else 0))
-    try:
-        write_task(
-            task_dir,
-            {
-                "exercise": exercise_id,
-                "submission": str(submission),
-                "kernel_files": kernel_files,
-                "time": time_seed is not None,
-                "seed": time_seed,
-                "base_seed": bench_seed,
-                "check": list(time_check),
-                "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
-                "cpu_seconds": cpu,
-            },
-            message,
-            cases,
-        )
-        spawned = time.monotonic()
-        if proc is None:
-            proc = _spawn(
-                task_dir,
-                work,
-                scrubbed_env(work, ROOT, backend, device) if env is None else env,
-                cpu,
-                backend,
-                contain=contained(exercise_id, private) if sandboxed else None,
-                turns=(turns, device) if turns is not None else None,
-            )
-        if env is None:
-            _refill_spare(key)
-        run = _follow(
-            proc, task_dir, [c.index for c in cases], case_timeout, time_seed, spawned, progress, worth_timing
-        )
-        if env is None and backend == "gpu" and _faulted(run):
-            _replace_spare(key)
-        return run
-    except SubmissionError:
-        raise
-    except BaseException:
-        if env is None:
-            _replace_spare(key)
-        raise
-    finally:
-        if proc is not None and proc.poll() is None:
-            _kill(proc)
-        _remove_cgroup(proc)
-        tmp.cleanup()
+    env = scrubbed_env(work, ROOT, backend, device) if env is None else env
+    return _spawn(task_dir, work, env, cpu, backend, contain=contained(*mounts) if mounts else None)
+
+
+def _end_child(proc, tmp) -> None:
+    """Kill a child still running after its check, and remove its cgroup and task folder."""
+    if proc is not None and proc.poll() is None:
+        _kill(proc)
+    _remove_cgroup(proc)
+    tmp.cleanup()
+
+
+def task_fields(exercise_id, submission, *, kernel_files, time_seed, bench_seed, time_check, private) -> dict:
+    """task.json's fields for a checking child or a replayer (grader/checking/child.py `run_task`);
+    `private`: the folders the child's guard hides."""
+    return {
+        "exercise": exercise_id,
+        "submission": str(submission),
+        "kernel_files": kernel_files,
+        "time": time_seed is not None,
+        "seed": time_seed,
+        "base_seed": bench_seed,
+        "check": list(time_check),
+        "private": list(private),
+    }
 
 
 def write_task(task_dir: Path, task: dict, message, cases: list[PreparedCase]) -> None:
@@ -643,36 +643,46 @@ def _follow(
 ) -> ChildRun:
     """Collect the child's outcomes as they appear; stop it when it makes no progress (asking
     it first where it is). `progress(case index, seconds into it)`, if given, hears about the
-    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts. The clock
-    stands still while the child waits for a GPU turn (other checks' use of the GPU is not its
-    own lack of progress); the class's task deadline still bounds the whole check. `served`:
+    case under way every PROGRESS_SECONDS, and (None, 0) when the GPU timing starts. `served`:
     `proc` is a replayer that serves other tasks after this one: it is done with this one when
     it leaves DONE in `task_dir` (a replayer stopped for a timeout or a crash is the caller's to
     replace)."""
     finished = _Finished(proc, task_dir, served)
+    clock = _CaseClock(task_dir, spawned, case_timeout)
     outcomes: dict = {}
-    startup = None
-    shown = 0.0
-    deadline = spawned + STARTUP_SECONDS
-    imported = ready = False
-    watch, looked = getattr(proc, "watch", None), 0.0
-    turn = _TurnClock(task_dir)
+    stopped = _follow_cases(proc, task_dir, pending, outcomes, clock, finished, progress)
+    if stopped is not None:
+        return stopped
+    samples = None
+    if time_seed is not None:
+        if not _tell_whether_to_time(task_dir, outcomes, worth_timing):
+            finished.wait()  # it ends on its own
+            return ChildRun(outcomes, startup_seconds=clock.startup)
+        if progress is not None:
+            progress(None, 0.0)
+        if not _timing_finished(proc, finished):
+            stopped = "timeout" if served else None  # a replayer that overran is replaced
+            return ChildRun(outcomes, stopped, samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s")
+        samples = _read_samples(task_dir) if (task_dir / "speed.json").exists() else finished.detail()
+    finished.wait()  # every outcome is in: a child slow to exit costs nothing
+    return ChildRun(outcomes, samples=samples, startup_seconds=clock.startup)
+
+
+def _follow_cases(proc, task_dir: Path, pending: list, outcomes: dict, clock, finished, progress) -> ChildRun | None:
+    """Read each case's outcome into `outcomes` as it appears; a ChildRun when the child stops
+    before the last (crashed, or out of time); SubmissionError when the file did not load."""
+    watch, looked, shown = getattr(proc, "watch", None), 0.0, 0.0
     while pending:
-        deadline += turn.paused()
         if watch is not None and time.monotonic() >= looked + WATCH_SECONDS:
             looked = time.monotonic()
             if watch.over_cap():
                 _kill(proc)
                 return ChildRun(outcomes, "crashed", TOO_MANY_PROCESSES)
-        if not imported and (task_dir / "imported").exists():
-            imported, deadline = True, time.monotonic() + case_timeout
-            startup = time.monotonic() - spawned
-        if not ready and (task_dir / "ready").exists():
-            ready, deadline = True, time.monotonic() + case_timeout
+        clock.look()
         if (task_dir / f"outcome-{pending[0]}.json").exists():
             index = pending.pop(0)
             outcomes[index] = _read_outcome(task_dir, index)
-            deadline = time.monotonic() + case_timeout
+            clock.restart()
             continue
         if (task_dir / "load-error.json").exists():
             finished.wait()
@@ -680,43 +690,63 @@ def _follow(
             raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
         if finished.failed() and not (task_dir / f"outcome-{pending[0]}.json").exists():
             return ChildRun(outcomes, "crashed", finished.detail())
-        if time.monotonic() > deadline:
-            places = stuck.ask(task_dir, proc) if imported else []
-            _kill(proc)
-            limit = case_timeout if imported else STARTUP_SECONDS
-            phase = "running" if ready else "loading" if imported else "starting"
-            where = {"running": "running a case", "loading": "loading your file", "starting": "starting"}[phase]
-            detail = f"no progress within {limit:.0f} s while {where}"
-            return ChildRun(outcomes, "timeout", detail, limit=limit, where=places, phase=phase)
-        if progress is not None and ready and time.monotonic() >= shown + PROGRESS_SECONDS:
+        if time.monotonic() > clock.deadline:
+            return clock.stop(proc, outcomes)
+        if progress is not None and clock.ready and time.monotonic() >= shown + PROGRESS_SECONDS:
             shown = time.monotonic()
-            progress(pending[0], shown - (deadline - case_timeout))
+            progress(pending[0], clock.into_case(shown))
         time.sleep(0.02)
-    samples = None
-    if time_seed is not None:
-        if not _tell_whether_to_time(task_dir, outcomes, worth_timing):
-            finished.wait()  # it ends on its own, its context closed as always
-            return ChildRun(outcomes, startup_seconds=startup)
-        if progress is not None:
-            progress(None, 0.0)
-        deadline = time.monotonic() + SPEED_TIMEOUT
-        turn.paused()
-        while not finished.done():
-            deadline += turn.paused()
-            if time.monotonic() > deadline:
-                _kill(proc)
-                return ChildRun(
-                    outcomes,
-                    "timeout" if served else None,
-                    samples=f"timing did not finish within {SPEED_TIMEOUT:.0f} s",
-                )
-            time.sleep(0.02)
-        if (task_dir / "speed.json").exists():
-            samples = _read_samples(task_dir)
-        else:
-            samples = finished.detail()
-    finished.wait()  # every outcome is in: a child slow to exit costs nothing
-    return ChildRun(outcomes, samples=samples, startup_seconds=startup)
+    return None
+
+
+class _CaseClock:
+    """The time limit of what a checking child is doing: starting (STARTUP_SECONDS), then loading
+    the file and each case (`case_timeout` each), restarted by every sign of progress in its task
+    folder: `imported`, `ready`, an outcome."""
+
+    def __init__(self, task_dir: Path, spawned: float, case_timeout: float):
+        self.task_dir, self.spawned, self.case_timeout = task_dir, spawned, case_timeout
+        self.deadline = spawned + STARTUP_SECONDS
+        self.imported = self.ready = False
+        self.startup = None
+        """Seconds from starting the child to its imports done."""
+
+    def look(self) -> None:
+        if not self.imported and (self.task_dir / "imported").exists():
+            self.imported = True
+            self.restart()
+            self.startup = time.monotonic() - self.spawned
+        if not self.ready and (self.task_dir / "ready").exists():
+            self.ready = True
+            self.restart()
+
+    def restart(self) -> None:
+        self.deadline = time.monotonic() + self.case_timeout
+
+    def into_case(self, now: float) -> float:
+        """Seconds the child has spent on the case under way."""
+        return now - (self.deadline - self.case_timeout)
+
+    def stop(self, proc, outcomes: dict) -> ChildRun:
+        """Out of time: ask the child where it is (once it runs grader code), then kill it."""
+        places = stuck.ask(self.task_dir, proc) if self.imported else []
+        _kill(proc)
+        limit = self.case_timeout if self.imported else STARTUP_SECONDS
+        phase = "running" if self.ready else "loading" if self.imported else "starting"
+        where = {"running": "running a case", "loading": "loading your file", "starting": "starting"}[phase]
+        detail = f"no progress within {limit:.0f} s while {where}"
+        return ChildRun(outcomes, "timeout", detail, limit=limit, where=places, phase=phase)
+
+
+def _timing_finished(proc, finished) -> bool:
+    """Wait up to SPEED_TIMEOUT for the child to finish timing; past it, kill it (False)."""
+    deadline = time.monotonic() + SPEED_TIMEOUT
+    while not finished.done():
+        if time.monotonic() > deadline:
+            _kill(proc)
+            return False
+        time.sleep(0.02)
+    return True
 
 
 class _Finished:
@@ -765,21 +795,6 @@ def _tell_whether_to_time(task_dir: Path, outcomes: dict, worth_timing) -> bool:
         go = False
     (task_dir / (TIME_GO if go else TIME_SKIP)).touch()
     return go
-
-
-class _TurnClock:
-    """How long a child has waited for GPU turns (it says so with a file, grader/checking/child.py)."""
-
-    def __init__(self, task_dir: Path):
-        self.flag = task_dir / WAITING_FILE
-        self.last = time.monotonic()
-
-    def paused(self) -> float:
-        """Seconds since the last call during which the child was waiting for a turn."""
-        now = time.monotonic()
-        waited = now - self.last if self.flag.exists() else 0.0
-        self.last = now
-        return waited
 
 
 WATCH_SECONDS = 0.1

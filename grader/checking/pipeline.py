@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -412,27 +412,83 @@ def check_file(
     bubblewrap (SandboxUnavailable when it cannot, unless `unsandboxed`, which every result
     then says). `progress(text)`, if given, hears what is under way, about twice a second.
     `options` (grader/settings.py), any of whose `fields` may also be given by name."""
-    from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
-    from grader.checking.recording import RecordingStopped, record_in_child
-    from grader.checking.replayers import runner
-    from grader.checking.stuck import engine_of
+    from grader.checking.recording import RecordingStopped
     from grader.containment import sandbox
-    from grader.doctor.report import DOCTOR, DoctorReport
 
     options = replace(options, **fields)
-    seed, case_timeout, graded, device = options.seed, options.case_timeout, options.graded, options.device
-    private, secret, unsandboxed = options.private, options.secret, options.unsandboxed
-    sandboxed = graded and not (unsandboxed or sandbox.forced_off())
+    sandboxed = options.graded and not (options.unsandboxed or sandbox.forced_off())
     if sandboxed:
         sandbox.require()
+    check = _file_check(exercise_id, Path(path), options, sandboxed, progress, recorded is not None)
+    try:
+        message, run = _record_and_replay(check, recorded)
+    except RecordingStopped as stop:
+        result = _stopped_recording(check.ex, check.backend, check.shown_seed, stop, check.path, check.started)
+        return replace(result, unsandboxed=check.unsandboxed)
+    except SubmissionError as err:
+        result = failed_before_running(check.ex, check.backend, check.shown_seed, err, check.started)
+        return replace(result, unsandboxed=check.unsandboxed)
+    result = _judged(check, message, run)
+    failed_at_size = message.plans.get("bench")
+    if result.passed and check.timed and not hasattr(failed_at_size, "steps"):  # a Failure, or no plan at all
+        return _failed_at_benchmark_size(result, check.ex, failed_at_size)
+    if result.passed and run.samples is not None:
+        result = _with_timing(check, run, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _FileCheck:
+    """One file's check, as `check_file`'s steps share it."""
+
+    ex: Exercise
+    path: Path
+    backend: str
+    seed: int
+    graded: bool
+    sandboxed: bool
+    private: list
+    """Folders the children's guard hides (the secret's file too, when graded)."""
+    case_timeout: float
+    device: int | None
+    prepared: list
+    preparing: float
+    """Seconds spent preparing the cases: a phase of the speed section."""
+    time_seed: int
+    bench_seed: int
+    timed: bool
+    expected: tuple | None
+    """((round, set), future of expected_for_check) when timed."""
+    runs: object
+    """What replays the cases: a child of its own or the GPU's replayer (replayers.runner)."""
+    progress: object
+    kernel_files: bool
+    started: float
+
+    @property
+    def shown_seed(self):
+        """The seed a result may show: none in graded mode."""
+        return None if self.graded else self.seed
+
+    @property
+    def unsandboxed(self) -> bool:
+        return self.graded and not self.sandboxed
+
+
+def _file_check(
+    exercise_id: str, path: Path, options: CheckOptions, sandboxed: bool, progress, kernel_files: bool
+) -> _FileCheck:
+    """Seeds, the secret, the private folders and the prepared cases of one file's check; the
+    timed launch's expected output starts computing in the background."""
+    from grader.checking.replayers import runner
 
     started = time.perf_counter()
     ex = exercise(exercise_id)
-    seed = new_seed() if seed is None else seed
-    secret = (load_secret() if secret is None else secret) if graded else None
-    private = [str(p) for p in private] + ([str(secret_file())] if graded else [])
+    graded = options.graded
+    seed = new_seed() if options.seed is None else options.seed
+    secret = (load_secret() if options.secret is None else options.secret) if graded else None
+    private = [str(p) for p in options.private] + ([str(secret_file())] if graded else [])
     backend = _backend.current()
-    path = Path(path)
     clock = time.perf_counter()
     prepared = prepare(ex, seed, secret)
     preparing = time.perf_counter() - clock
@@ -442,68 +498,100 @@ def check_file(
     bench_seed = derived_seed(BENCH_SEED, secret) if graded else time_seed
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, bench_seed if graded else None) if timed else None
-    run_checks = runner(device, sandboxed, private)  # a child of its own, or the GPU's replayer
+    return _FileCheck(
+        ex=ex,
+        path=path,
+        backend=backend,
+        seed=seed,
+        graded=graded,
+        sandboxed=sandboxed,
+        private=private,
+        case_timeout=options.case_timeout,
+        device=options.device,
+        prepared=prepared,
+        preparing=preparing,
+        time_seed=time_seed,
+        bench_seed=bench_seed,
+        timed=timed,
+        expected=expected,
+        runs=runner(options.device, sandboxed, private),
+        progress=progress,
+        kernel_files=kernel_files,
+        started=started,
+    )
+
+
+def _record_and_replay(check: _FileCheck, recorded) -> tuple:
+    """(message, ChildRun) of the first run: `launch` recorded (by a recording child, or
+    `recorded`), then replayed on every case, and timed when every case passed."""
+    from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
+    from grader.checking.recording import record_in_child
+
+    ex, prepared, case_timeout = check.ex, check.prepared, check.case_timeout
     # the checking child imports while the recording child records
-    ahead = start_ahead(ex.id, private, device, sandboxed) if run_checks is run_in_child else None
+    ahead = start_ahead(ex.id, check.private, check.device, check.sandboxed) if check.runs is run_in_child else None
     try:
-        try:
-            wanted = plans_wanted(ex, prepared, timed)
-            message = (
-                recorded(wanted)
-                if recorded is not None
-                else record_in_child(ex.id, path, wanted, case_timeout, private=private, sandboxed=sandboxed)
+        wanted = plans_wanted(ex, prepared, check.timed)
+        message = (
+            recorded(wanted)
+            if recorded is not None
+            else record_in_child(
+                ex.id, check.path, wanted, case_timeout, private=check.private, sandboxed=check.sandboxed
             )
-        except BaseException:
-            discard_ahead(ahead)
-            raise
-        run = run_checks(
-            ex.id,
-            path,
-            message,
-            prepared,
-            case_timeout,
-            time_seed=time_seed if timed else None,
-            bench_seed=bench_seed,
-            private=private,
-            device=device,
-            time_check=expected[0] if timed else (0, 0),
-            sandboxed=sandboxed,
-            progress=_case_progress(prepared, case_timeout, progress) if progress else None,
-            worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if timed else None,
-            ahead=ahead,
-            kernel_files=recorded is not None,
         )
-    except RecordingStopped as stop:
-        return replace(
-            _stopped_recording(ex, backend, None if graded else seed, stop, path, started),
-            unsandboxed=graded and not sandboxed,
-        )
-    except SubmissionError as err:
-        return replace(
-            failed_before_running(ex, backend, None if graded else seed, err, started),
-            unsandboxed=graded and not sandboxed,
-        )
+    except BaseException:
+        discard_ahead(ahead)
+        raise
+    run = check.runs(
+        ex.id,
+        check.path,
+        message,
+        prepared,
+        case_timeout,
+        time_seed=check.time_seed if check.timed else None,
+        bench_seed=check.bench_seed,
+        private=check.private,
+        device=check.device,
+        time_check=check.expected[0] if check.timed else (0, 0),
+        sandboxed=check.sandboxed,
+        progress=_case_progress(prepared, case_timeout, check.progress) if check.progress else None,
+        worth_timing=(lambda outcomes: all_passed(ex, prepared, outcomes)) if check.timed else None,
+        ahead=ahead,
+        kernel_files=check.kernel_files,
+    )
+    return message, run
 
-    def rerun(p: PreparedCase):
-        twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
-        again = run_checks(
-            ex.id,
-            path,
-            message,
-            twins,
-            case_timeout,
-            kernel_files=recorded is not None,
-            private=private,
-            device=device,
-            sandboxed=sandboxed,
-            progress=_case_progress(twins, case_timeout, progress, again=True) if progress else None,
-        )
-        return [again.outcomes.get(t.index) for t in twins]
 
+def _rerun(check: _FileCheck, message, p: PreparedCase) -> list:
+    """Case `p` run RACE_RERUNS more times, back to back in one child: each run's outcome, or
+    None where the child gave none."""
+    twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
+    again = check.runs(
+        check.ex.id,
+        check.path,
+        message,
+        twins,
+        check.case_timeout,
+        kernel_files=check.kernel_files,
+        private=check.private,
+        device=check.device,
+        sandboxed=check.sandboxed,
+        progress=_case_progress(twins, check.case_timeout, check.progress, again=True) if check.progress else None,
+    )
+    return [again.outcomes.get(t.index) for t in twins]
+
+
+def _judged(check: _FileCheck, message, run) -> CheckResult:
+    """Every case the child finished, judged (`judge_all`), then the one it stopped on and those
+    it never reached; the doctor's report; the verdict."""
+    from grader.checking.stuck import engine_of
+    from grader.doctor.report import DOCTOR, DoctorReport
+
+    prepared = check.prepared
     finished = [p for p in prepared if p.index in run.outcomes]
-    results = judge_all(ex, finished, run.outcomes, rerun)
+    results = judge_all(check.ex, finished, run.outcomes, lambda p: _rerun(check, message, p))
     if run.stopped:
-        results.append(_stopped_case(prepared[len(finished)], run, path))
+        results.append(_stopped_case(prepared[len(finished)], run, check.path))
         for p in prepared[len(finished) + 1 :]:
             results.append(
                 CaseResult(p.case.name, dict(p.case.dims), run.stopped, "not run: an earlier case stopped the run")
@@ -511,35 +599,28 @@ def check_file(
     report = result_report(run.outcomes.values())
     if report is None and engine_of(run.where or []) == "doctor":  # killed before any outcome
         report = DoctorReport(DOCTOR)
-    result = summarise(ex, backend, seed, results, started, secret=graded, doctor=report)
-    result = replace(result, unsandboxed=graded and not sandboxed)
-    failed_at_size = message.plans.get("bench")
-    if result.passed and timed and not hasattr(failed_at_size, "steps"):  # a Failure, or no plan at all
-        return _failed_at_benchmark_size(result, ex, failed_at_size)
-    if result.passed and run.samples is not None:
-        check_at, future = expected
-        clock = time.perf_counter()
-        try:
-            want = future.result()
-        except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
-            return with_speed(
-                result,
-                ex,
-                Speed(
-                    measured=False,
-                    reason=(f"not measured: the grader could not compute the expected output ({type(exc).__name__})."),
-                ),
-                None,
-            )
-        if not isinstance(run.samples, str):  # where a check's wall time goes, for bench/trust.py
-            run.samples.phases = {
-                "grader: preparing the cases": preparing,
-                "child: start and imports": run.startup_seconds or 0.0,
-                **run.samples.phases,
-                "grader: waiting for the expected output": time.perf_counter() - clock,
-            }
-        result = with_speed(result, ex, *judge_speed(ex, time_seed, run.samples, (check_at, want)))
-    return result
+    result = summarise(check.ex, check.backend, check.seed, results, check.started, secret=check.graded, doctor=report)
+    return replace(result, unsandboxed=check.unsandboxed)
+
+
+def _with_timing(check: _FileCheck, run, result: CheckResult) -> CheckResult:
+    """A passed result with its speed section: the child's samples judged against the expected
+    output this process computed meanwhile."""
+    check_at, future = check.expected
+    clock = time.perf_counter()
+    try:
+        want = future.result()
+    except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
+        reason = f"not measured: the grader could not compute the expected output ({type(exc).__name__})."
+        return with_speed(result, check.ex, Speed(measured=False, reason=reason), None)
+    if not isinstance(run.samples, str):  # where a check's wall time goes, for bench/trust.py
+        run.samples.phases = {
+            "grader: preparing the cases": check.preparing,
+            "child: start and imports": run.startup_seconds or 0.0,
+            **run.samples.phases,
+            "grader: waiting for the expected output": time.perf_counter() - clock,
+        }
+    return with_speed(result, check.ex, *judge_speed(check.ex, check.time_seed, run.samples, (check_at, want)))
 
 
 def _stopped_recording(ex: Exercise, backend: str, seed, stop, path: Path, started: float) -> CheckResult:
@@ -646,7 +727,7 @@ def _expected_in_background(ex: Exercise, seed: int, base_seed: int | None):
 
     def compute():
         try:
-            future.set_result(expected_for_check(ex, seed, check_at, None, base_seed))
+            future.set_result(expected_for_check(ex, seed, check_at, base_seed))
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
             future.set_exception(exc)
 

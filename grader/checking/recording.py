@@ -18,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _kill, _remove_cgroup, _spawn, contained
+from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _end_child, _kill, _spawn, contained
 from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
@@ -57,25 +57,12 @@ def record_in_child(
     os.set_blocking(where_read, False)
     proc = None
     try:
-        source = Path(submission).resolve()
-        if sandboxed:
-            (task_dir / "submission").mkdir()
-            source = task_dir / "submission" / Path(submission).name
-            shutil.copyfile(submission, source)
-        task = {
-            "exercise": exercise_id,
-            "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
-            "plans": wanted,
-            "device": device,
-            "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
-        }
-        (task_dir / "task.json").write_text(json.dumps(task))
-        cpu = int(STARTUP_SECONDS + seconds * 2)
+        _write_task(task_dir, exercise_id, submission, wanted, private, sandboxed, device)
         proc = _spawn(
             task_dir,
             work,
             scrubbed_env(work, ROOT, "simulator"),
-            cpu,
+            int(STARTUP_SECONDS + seconds * 2),
             "simulator",
             contain=contained(exercise_id, private) if sandboxed else None,
             record_fd=write_end,
@@ -91,10 +78,31 @@ def record_in_child(
                 os.close(fd)
         os.close(read_end)
         os.close(where_read)
-        if proc is not None and proc.poll() is None:
-            _kill(proc)
-        _remove_cgroup(proc)
-        tmp.cleanup()
+        _end_child(proc, tmp)
+    return _checked(data, exercise_id)
+
+
+def _write_task(task_dir: Path, exercise_id: str, submission, wanted: dict, private, sandboxed: bool, device) -> None:
+    """The recording child's task.json; in the sandbox, with a copy of the submission in the
+    task folder (the sandbox shows no folder of the course's)."""
+    source = Path(submission).resolve()
+    if sandboxed:
+        (task_dir / "submission").mkdir()
+        source = task_dir / "submission" / Path(submission).name
+        shutil.copyfile(submission, source)
+    task = {
+        "exercise": exercise_id,
+        "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
+        "plans": wanted,
+        "device": device,
+        "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
+    }
+    (task_dir / "task.json").write_text(json.dumps(task))
+
+
+def _checked(data: bytes, exercise_id: str) -> Message:
+    """The child's message, checked (grader/replay/plan.py); SubmissionError when it is not a
+    plan, or when it says the file did not load."""
     try:
         message = Message.from_json(data, outputs=[a.name for a in exercise(exercise_id).spec.outputs])
     except PlanError as why:

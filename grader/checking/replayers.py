@@ -36,6 +36,7 @@ from grader.checking.isolate import (
     contained,
     on_cancel,
     run_in_child,
+    task_fields,
     write_task,
 )
 from grader.containment import scratch
@@ -131,21 +132,16 @@ class Replayer:
             task_dir.mkdir()
             time_seed = options.get("time_seed")
             try:
-                write_task(
-                    task_dir,
-                    {
-                        "exercise": exercise_id,
-                        "submission": str(submission),
-                        "kernel_files": options.get("kernel_files", False),
-                        "time": time_seed is not None,
-                        "seed": time_seed,
-                        "base_seed": options.get("bench_seed"),
-                        "check": list(options.get("time_check", (0, 0))),
-                        "private": [] if self.sandboxed else list(self.private),
-                    },
-                    message,
-                    cases,
+                fields = task_fields(
+                    exercise_id,
+                    submission,
+                    kernel_files=options.get("kernel_files", False),
+                    time_seed=time_seed,
+                    bench_seed=options.get("bench_seed"),
+                    time_check=options.get("time_check", (0, 0)),
+                    private=() if self.sandboxed else self.private,
                 )
+                write_task(task_dir, fields, message, cases)
                 with self._state:
                     self._serving = name
                 on_cancel(lambda: self.abandon(name))

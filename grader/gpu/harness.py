@@ -20,7 +20,6 @@ import numpy as np
 
 from grader.sentinels import PAD, fenced_buffer
 from grader.gpu.statistics import paired_ratio, settled
-from grader.gpu.turns import NO_TURNS
 
 L2_FLUSH_BYTES = 256 << 20
 """Larger than any current GPU's L2 (H200: 60 MB)."""
@@ -28,8 +27,6 @@ HOLD_MICROSECONDS = 200
 """How long the GPU is kept busy before each timed launch: far more than it takes the host to
 record the start event and queue the launch (Numba's dispatch: ~26 µs)."""
 HIDDEN_WORK_SLACK = 200e-6
-WAITING_SHARED = "waiting for the GPU: inputs and warm-ups"
-WAITING_EXCLUSIVE = "waiting for the GPU: timed rounds"
 
 
 @dataclass
@@ -44,10 +41,7 @@ class Samples:
     rounds: int = 0
     stop_reason: str = ""
     phases: dict = field(default_factory=dict)
-    """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing, and
-    with turns the waits for the GPU)."""
-    turns: bool = False
-    """Timed under GPU turns: no other check's GPU work ran during the timed rounds."""
+    """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing)."""
 
 
 class _Arena:
@@ -278,43 +272,28 @@ def measure(
     max_rounds: int = 200,
     max_uncertainty: float = 0.01,
     check: tuple[int, int] | None = None,
-    turns=None,
     keep=None,
 ) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`; copy back
-    the outputs of the learner's launch at `check` (round, set). `turns` (grader/gpu/turns.py),
-    when the GPU is shared with other checks: inputs to the device and warm-ups under a shared
-    turn, the timed rounds under the exclusive one, let go as soon as they end. `keep`: a key
-    under which the buffers stay for the next check (`kept_arena`)."""
+    the outputs of the learner's launch at `check` (round, set). `keep`: a key under which the
+    buffers stay for the next check (`kept_arena`)."""
     stop = (cap_seconds, min_rounds, max_rounds, max_uncertainty)
-    turns = turns or NO_TURNS
     clock = time.perf_counter()
     dims = dict(spec.benchmark.dims)
     names = list(contenders)
-    samples = Samples({n: [] for n in names}, {n: [] for n in names}, turns=bool(turns))
+    samples = Samples({n: [] for n in names}, {n: [] for n in names})
     check = check or choose_check(len(input_sets), min_rounds)
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
-    with turns.shared() as waited:  # other checks' GPU work may overlap this, not their timed rounds
-        if turns:  # JIT compiles step out of the turn (turns.compile_outside_turns): waits again
-            samples.phases[WAITING_SHARED] = waited
-            clock = time.perf_counter()
-        waits = turns.waited_total()
-        arena = kept_arena(keep, spec, input_sets, dims) if keep is not None else _Arena(spec, input_sets, dims)
-        arena.fresh_inputs(0, variant_seed, -1)
-        samples.phases["inputs to device"] = time.perf_counter() - clock - (turns.waited_total() - waits)
-        for name in names:  # warm-up: JIT compile and module load stay out of the figures
-            clock, waits = time.perf_counter(), turns.waited_total()
-            _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
-            again = turns.waited_total() - waits
-            samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock - again
-            if turns:
-                samples.phases[WAITING_SHARED] += again
-    with turns.exclusive() as waited:  # the GPU alone: no other check's work lands in the figures
-        if turns:
-            samples.phases[WAITING_EXCLUSIVE] = waited
-        started = time.perf_counter()
-        _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop)
-        samples.phases["timed rounds"] = time.perf_counter() - started
+    arena = kept_arena(keep, spec, input_sets, dims) if keep is not None else _Arena(spec, input_sets, dims)
+    arena.fresh_inputs(0, variant_seed, -1)
+    samples.phases["inputs to device"] = time.perf_counter() - clock
+    for name in names:  # warm-up: JIT compile and module load stay out of the figures
+        clock = time.perf_counter()
+        _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
+        samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
+    started = time.perf_counter()
+    _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop)
+    samples.phases["timed rounds"] = time.perf_counter() - started
     return samples
 
 
@@ -357,3 +336,24 @@ def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:
     """Did the GPU stay busy long after the end event? Then work escaped the events."""
     event, after = float(np.median(event_seconds)), float(np.median(after_end_seconds))
     return after > 0.5 * event + HIDDEN_WORK_SLACK
+
+
+def settle() -> None:
+    """Wait until every launch of this process has finished (device-wide), if it has a CUDA
+    context: a replayer's next task, or the timing, starts on an idle GPU. Asking makes no
+    context; the simulator has none. A context a fault broke (an illegal address) runs nothing
+    more: its error is the case's."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:
+        return
+    try:
+        from numba import cuda
+        from numba.cuda.cudadrv.driver import driver
+
+        with driver.get_active_context() as active:
+            if active.devnum is None:
+                return
+        cuda.synchronize()
+    except Exception:  # noqa: BLE001 - reported by the case that faulted, not here
+        pass

@@ -35,24 +35,19 @@ METHOD = (
     "inputs rotated and sign-flipped (or offset) so no launch sees inputs seen before, "
     "outputs poisoned before every launch; repeated until each median ratio is known to ±1% "
     "(1.58·IQR/√n) or {cap:g} s pass; figures are medians; {checked} timed output(s), chosen at "
-    "random by the grading process, checked against the oracle.{alone}"
+    "random by the grading process, checked against the oracle."
 )
-ALONE = (
-    " Other checks shared this GPU: the timed rounds held it alone (their GPU work waited), "
-    "its other work overlapped theirs."
-)
-"""What METHOD adds when the timing took GPU turns (grader/gpu/turns.py)."""
 
 
-def benchmark_inputs(ex, seed: int, secret=None, keep: bool = False) -> list[dict]:
+def benchmark_inputs(ex, seed: int, keep: bool = False) -> list[dict]:
     """The benchmark's base input sets drawn from `seed`. `keep`: made once per process and
     seed (a class's checks share one benchmark seed, `check_file`'s `bench_seed`; each check
     still varies them its own way, round by round)."""
-    key = (ex.id, seed, secret)
+    key = (ex.id, seed)
     if key in _kept_inputs:
         return _kept_inputs[key]
     dims = dict(ex.spec.benchmark.dims)
-    inputs = [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k, secret)) for k in range(INPUT_SETS)]
+    inputs = [ex.spec.make_inputs(dims, case_rng(seed, BENCH_CASE_INDEX + k)) for k in range(INPUT_SETS)]
     if keep:
         with _kept_lock:
             _kept_inputs[key] = inputs
@@ -72,15 +67,13 @@ def new_check() -> tuple[int, int]:
     return choose_check(INPUT_SETS, rng=random.SystemRandom())
 
 
-def collect(
-    ex, launch, seed: int, secret=None, check=None, turns=None, base_seed=None, keep: bool = False, **options
-) -> Samples:
-    """Time `launch` against the exercise's baseline and target (`turns`: see harness.measure).
+def collect(ex, launch, seed: int, check=None, base_seed=None, keep: bool = False, **options) -> Samples:
+    """Time `launch` against the exercise's baseline and target (harness.measure).
     `seed` varies the inputs round by round; `base_seed` (default `seed`) draws them. `keep`:
     the inputs and their buffers stay for the next check of this process (a replayer)."""
     base_seed = seed if base_seed is None else base_seed
     clock = time.perf_counter()
-    inputs = benchmark_inputs(ex, base_seed, secret, keep=keep)
+    inputs = benchmark_inputs(ex, base_seed, keep=keep)
     built = time.perf_counter() - clock
     contenders = {"yours": launch, "baseline": ex.baseline, "target": ex.target}
     samples = measure(
@@ -90,7 +83,6 @@ def collect(
         variant_seed=seed,
         flush=ex.spec.benchmark.bound == "memory",
         check=check or new_check(),
-        turns=turns,
         keep=(ex.id, base_seed) if keep else None,
         **options,
     )
@@ -98,12 +90,12 @@ def collect(
     return samples
 
 
-def expected_for_check(ex, seed: int, check, secret=None, base_seed=None):
+def expected_for_check(ex, seed: int, check, base_seed=None):
     """(inputs, expected, tolerance) of the timed launch at `check` = (round, input set),
     rebuilt exactly; the grading process computes it while the child is still timing. With a
     `base_seed` the base inputs are kept for the run's next checks, as the replayer keeps them."""
     round_index, set_index = check
-    base = benchmark_inputs(ex, seed if base_seed is None else base_seed, secret, keep=base_seed is not None)
+    base = benchmark_inputs(ex, seed if base_seed is None else base_seed, keep=base_seed is not None)
     inputs = dict(base[set_index])
     for array in ex.spec.inputs:
         variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
@@ -111,14 +103,14 @@ def expected_for_check(ex, seed: int, check, secret=None, base_seed=None):
     return (inputs, *expected_and_tolerance(ex, inputs))
 
 
-def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None) -> str | None:
+def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | None:
     """A learner message if the checked timed run of yours was wrong."""
     dims = dict(ex.spec.benchmark.dims)
     for name, round_index, set_index, buffers in samples.checked:
         if name != "yours":
             continue
         want = expected if expected and tuple(expected[0]) == (round_index, set_index) else None
-        _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index), secret)
+        _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index))
         rng = np.random.default_rng(random.SystemRandom().getrandbits(64))
         message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, rng)
         if message:
@@ -126,13 +118,13 @@ def _check_timed_outputs(ex, seed, samples: Samples, secret=None, expected=None)
     return None
 
 
-def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None, expected=None) -> tuple[Speed, str | None]:
+def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> tuple[Speed, str | None]:
     """(speed section, message when a timed output was wrong). `expected`, when given, is
     ((round, set), expected_for_check(...)) computed ahead."""
     bench = ex.spec.benchmark
     dims = dict(bench.dims)
     clock = time.perf_counter()
-    wrong = _check_timed_outputs(ex, seed, samples, secret, expected)
+    wrong = _check_timed_outputs(ex, seed, samples, expected)
     phases = {**samples.phases, "checking the timed output": time.perf_counter() - clock}
     yours = samples.seconds["yours"]
     hidden = hidden_work(yours, samples.after_end_seconds["yours"])
@@ -179,7 +171,6 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, secret=None, expec
             sets=INPUT_SETS,
             cap=CAP_SECONDS,
             checked=sum(1 for c in samples.checked if c[0] == "yours"),
-            alone=ALONE if samples.turns else "",
         ),
     }
     details["summary"] = summary_line(details)
