@@ -1,12 +1,10 @@
 """Grade a whole class: every (student, exercise) is one pure task run in its own child
-process; workers (CPU cores on the simulator, one per GPU on a GPU host unless asked for more)
-run them, the coordinating thread records each result as it arrives, and a restart skips what
-is done.
+process; workers (CPU cores on the simulator, `CHECKS_PER_GPU` per GPU on a GPU host) run them,
+the coordinating thread records each result as it arrives, and a restart skips what is done.
 
-On a GPU host asked for more workers than it has GPUs, several checks share each GPU at once,
-taking GPU turns (grader/gpu/turns.py): only their timed rounds have the GPU alone, everything
-else overlaps. Tasks are handed out exercise by exercise, so that spare children, kept per
-exercise, serve the next ones.
+On a GPU host several workers share each GPU: they record on every core while the GPU's one
+replayer replays and times one check at a time (grader/checking/replayers.py). Tasks are handed
+out exercise by exercise, so that spare children, kept per exercise, serve the next ones.
 
 No grading run may stall, whatever a submission does: the coordinator gives every task a
 wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it

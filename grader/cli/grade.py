@@ -126,8 +126,8 @@ def register(sub) -> None:
     grade.add_argument(
         "--workers",
         type=int,
-        help="parallel submissions (default: CPU cores, or one per GPU; more on a GPU host share each GPU, "
-        "their timed rounds taking turns, faster but with less steady speed figures); "
+        help="parallel submissions (default: CPU cores, or 4 per GPU sharing its replayer, which times "
+        "one at a time); "
         "with --scheduler local, the cluster's workers",
     )
     grade.add_argument(
