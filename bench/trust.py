@@ -3,10 +3,13 @@
 1. Grade every solution once through `check_file` (child process, JIT included): wall time.
 2. Grade the same solutions N times in a row: max/min of the speedup over the baseline.
 
-    python bench/trust.py [--repeats 5] [--only id,id] [--cold] [--out trust.json]
+    python bench/trust.py [--repeats 5] [--only id,id] [--cold | --replayer] [--processes N] [--out trust.json]
 
-Grading runs as `zerogpu grade` runs it: a spare child process is started ahead of each check
-(grader/checking/isolate.py keep_warm); --cold starts each check's process only when it is needed.
+By default a spare child process is started ahead of each check (grader/checking/isolate.py
+keep_warm); --cold starts each check's process only when it is needed; --replayer grades as
+`zerogpu grade` does on a GPU host: graded, every check replayed by the GPU's one replayer
+(grader/checking/replayers.py). --processes N runs the whole measurement in N fresh processes,
+one after the other, and prints each exercise's spread across them (a fresh replayer each).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("ZEROGPU_BACKEND", "gpu")
+os.environ.setdefault("ZEROGPU_SECRET", "trust-bench")  # --replayer grades: one secret for every process
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
@@ -35,13 +39,50 @@ def main():
     parser.add_argument(
         "--cold", action="store_true", help="no spare child started ahead (one process start per check)"
     )
+    parser.add_argument("--replayer", action="store_true", help="graded, replayed by the GPU's one replayer")
+    parser.add_argument("--processes", type=int, default=0, help="run it all in N fresh processes in turn")
     args = parser.parse_args()
     ids = args.only.split(",") if args.only else list(LADDER)
-    if args.cold:
+    if args.processes:
+        across_processes(args)
+    elif args.cold:
         measure(ids, args)
+    elif args.replayer:
+        from grader.checking.replayers import replayers
+
+        with replayers():
+            measure(ids, args)
     else:
         with keep_warm():  # as `zerogpu grade` checks a class
             measure(ids, args)
+
+
+def across_processes(args) -> None:
+    """Each exercise's speedups from N fresh processes, and their max/min across processes."""
+    import subprocess
+
+    runs = []
+    for k in range(args.processes):
+        out = Path(args.out).with_suffix(f".process{k}.json")
+        command = [sys.executable, __file__, "--repeats", str(args.repeats), "--out", str(out)]
+        command += (["--only", args.only] if args.only else []) + (["--replayer"] if args.replayer else [])
+        subprocess.run(command, check=True)
+        runs.append(json.loads(out.read_text())["repeats"])
+    print(f"\nAcross {args.processes} fresh processes:")
+    for exercise_id in runs[0]:
+        speedups = [s for run in runs for s in run[exercise_id]["speedups"] if s]
+        if speedups:
+            print(
+                f"{exercise_id:<14} speedups {min(speedups):.3f}–{max(speedups):.3f}x, "
+                f"max/min {max(speedups) / min(speedups):.4f}",
+                flush=True,
+            )
+
+
+def grade(exercise_id, args):
+    """One grading of the exercise's solution, as the options say."""
+    graded = {"graded": True} if args.replayer else {}
+    return check_file(exercise_id, exercise(exercise_id).solution_file, **graded)
 
 
 def measure(ids, args):
@@ -49,7 +90,7 @@ def measure(ids, args):
     first = {}
     for exercise_id in ids:
         t0 = time.perf_counter()
-        r = check_file(exercise_id, exercise(exercise_id).solution_file)
+        r = grade(exercise_id, args)
         first[exercise_id] = (r, time.perf_counter() - t0)
         print(
             f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}",
@@ -66,9 +107,7 @@ def measure(ids, args):
 
     repeats = {}
     for exercise_id in ids:
-        gradings = [first[exercise_id][0]] + [
-            check_file(exercise_id, exercise(exercise_id).solution_file) for _ in range(args.repeats - 1)
-        ]
+        gradings = [first[exercise_id][0]] + [grade(exercise_id, args) for _ in range(args.repeats - 1)]
         details = [r.speed.details for r in gradings]
         speedups = [d.get("speedup_vs_baseline", {}).get("median") for d in details]
         ok = [s for s in speedups if s]

@@ -249,3 +249,20 @@ def test_a_pool_holds_one_arena_at_fixed_places():
     finally:
         harness._pool = None
         harness._kept.clear()
+
+
+def test_a_pool_reserved_for_the_largest_benchmark_holds_every_exercises_arena():
+    """The replayer reserves `arena_bytes` of the largest benchmark: every exercise's arena must
+    fit in what is reserved for it, buffer by buffer (each rounded to the pool's 2 MiB steps)."""
+    from grader.exercises import LADDER
+    from grader.gpu import harness
+
+    for exercise_id in LADDER:
+        ex = exercise(exercise_id)
+        if not ex.spec.benchmark:
+            continue
+        dims = {name: min(int(size), 64) for name, size in dict(ex.spec.benchmark.dims).items()}
+        small = tiny(exercise_id, dims)
+        pool = harness.Pool(harness.arena_bytes(small.spec))
+        harness._Arena(small.spec, [small.spec.make_inputs(dims, np.random.default_rng(0))], dims, pool=pool)
+        assert pool.offset == harness.arena_bytes(small.spec), exercise_id

@@ -65,10 +65,7 @@ class _Arena:
             self.buffers[out.name] = take(self.pristine[out.name].shape, self.pristine[out.name].dtype)
             self.buffers[out.name].copy_to_device(self.pristine[out.name])  # on the device: no 2nd upload
             self.views[out.name] = self.buffers[out.name][PAD : PAD + size].reshape(shape)
-        from numba import config
-
-        # On the simulator (CI's tiny sizes) a 256 MiB read would take hours: a token one.
-        words = 256 if config.ENABLE_CUDASIM else flush_words or L2_FLUSH_BYTES // 4
+        words = flush_words or flush_bytes() // 4
         self.flush_words = take(words, np.uint32)  # any contents: it is only read
         self.flush_sink = take(1, np.uint32)
 
@@ -137,12 +134,22 @@ class Pool:
 
 
 def arena_bytes(spec) -> int:
-    """What `_Arena` takes from a Pool for `spec`'s benchmark (one input set)."""
+    """What `_Arena` takes from a Pool for `spec`'s benchmark (one input set): each buffer it
+    takes, in full 2 MiB steps (the inputs and outputs twice each: base and varied, pristine and
+    written; then the L2 flush and its sink)."""
     dims = dict(spec.benchmark.dims)
-    sizes = [2 * int(np.prod(a.shape_for(dims))) * np.dtype(a.dtype).itemsize for a in spec.inputs]
-    sizes += [2 * (int(np.prod(o.shape_for(dims))) + 2 * PAD) * np.dtype(o.dtype).itemsize for o in spec.outputs]
-    sizes += [L2_FLUSH_BYTES, 4]
-    return sum(-(-n // Pool.ALIGN) * Pool.ALIGN for n in sizes) + Pool.ALIGN
+    sizes = [int(np.prod(a.shape_for(dims))) * np.dtype(a.dtype).itemsize for a in spec.inputs] * 2
+    sizes += [(int(np.prod(o.shape_for(dims))) + 2 * PAD) * np.dtype(o.dtype).itemsize for o in spec.outputs] * 2
+    sizes += [flush_bytes(), 4]
+    return sum(-(-n // Pool.ALIGN) * Pool.ALIGN for n in sizes)
+
+
+def flush_bytes() -> int:
+    """What the L2 flush reads: L2_FLUSH_BYTES on a GPU; on the simulator (CI's tiny sizes),
+    where a 256 MiB read would take hours, a token 1 KiB."""
+    from numba import config
+
+    return 1024 if config.ENABLE_CUDASIM else L2_FLUSH_BYTES
 
 
 _pool = None
