@@ -30,7 +30,7 @@ def needs_gpu():
 
 def speedup(result) -> float:
     assert result.passed and result.speed.measured, result.message
-    return result.speed.details["speedup_vs_baseline"]["median"]
+    return result.speed.details.speedup_vs_baseline.median
 
 
 def together(exercise_id: str, checks: int, graded: bool = False) -> list:
@@ -85,8 +85,8 @@ def test_a_check_sharing_the_gpu_says_so_and_what_it_waited():
     for result in results:
         d = result.speed.details
         assert result.passed, result.message
-        assert "held it alone" in d["method"]
-        phases = d["phase_seconds"]
+        assert "held it alone" in d.method
+        phases = d.phase_seconds
         for phase in (
             "child: waiting for the GPU",
             "waiting for the GPU: inputs and warm-ups",
@@ -94,7 +94,7 @@ def test_a_check_sharing_the_gpu_says_so_and_what_it_waited():
         ):
             assert phase in phases and phases[phase] >= 0, phases
     # three checks, one GPU: all but the first to time waited for another's timed rounds
-    waits = sorted(r.speed.details["phase_seconds"]["waiting for the GPU: timed rounds"] for r in results)
+    waits = sorted(r.speed.details.phase_seconds["waiting for the GPU: timed rounds"] for r in results)
     assert waits[-1] > 0.01, waits
 
 

@@ -52,7 +52,8 @@ def test_solution_is_timed_against_baseline_and_target_and_its_outputs_checked()
     assert any(name == "yours" for name, *_ in samples.checked)
     speed, wrong = evaluate(ex, 5, samples, CEILINGS)
     assert wrong is None
-    assert speed.measured and "speedup_vs_baseline" in speed.details
+    assert speed.measured and speed.details.speedup_vs_baseline is not None
+    assert speed.details.summary.startswith("Speed: ")  # the summary line reads the typed figures
 
 
 @cuda.jit
@@ -141,7 +142,7 @@ def test_without_turns_the_phases_are_what_they_were():
         "timed rounds",
     ]
     assert not samples.turns
-    assert "held it alone" not in evaluate(ex, 5, samples, CEILINGS)[0].details["method"]
+    assert "held it alone" not in evaluate(ex, 5, samples, CEILINGS)[0].details.method
 
 
 def test_with_turns_warm_ups_share_the_gpu_and_the_timed_rounds_have_it_alone():
@@ -170,7 +171,7 @@ def test_with_turns_warm_ups_share_the_gpu_and_the_timed_rounds_have_it_alone():
     assert list(samples.phases)[1:3] == [WAITING_SHARED, "inputs to device"]
     assert WAITING_EXCLUSIVE in samples.phases and samples.turns
     speed, wrong = evaluate(ex, 5, samples, CEILINGS)
-    assert wrong is None and "held it alone" in speed.details["method"]
+    assert wrong is None and "held it alone" in speed.details.method
 
 
 def test_a_grading_childs_timing_takes_its_turns_and_its_parent_reads_them_back(tmp_path, monkeypatch):
