@@ -23,7 +23,7 @@ def wiring() -> tuple:
         (simulator.BEFORE_LAUNCH, [simulator_hook.compiled_first]),
         (simulator.KERNEL_VALUES, [devicemath.in_kernel]),
         # the kernel doctor: its array views by space, its `cuda.jit`
-        (memory.VIEW_CLASSES, spaces.VIEW_CLASSES),
+        (memory.VIEW_CLASSES, spaces.CLASSES),
         (fakecuda.FAKE_CUDA, {"make_kernel": kernel.doctor_jit}),
         # how results show themselves
         (
