@@ -229,14 +229,6 @@ class CaseResult:
         return cls(**fields)
 
 
-def engine_of(backend: str, doctor: DoctorReport | None) -> str:
-    """What ran a result's cases, from its back end and its doctor report: "gpu", "doctor" or
-    "simulator"."""
-    if backend == "gpu":
-        return "gpu"
-    return "doctor" if doctor is not None and doctor.ran_on_doctor else "simulator"
-
-
 @dataclass(frozen=True)
 class CheckResult:
     """The whole verdict on one submission for one exercise."""
@@ -293,7 +285,9 @@ class CheckResult:
     def engine(self) -> str:
         """What ran the cases: "gpu", "doctor" (the kernel doctor on the CPU) or "simulator"
         (Numba's CUDA simulator, for code the doctor cannot run or with ZEROGPU_DOCTOR=0)."""
-        return engine_of(self.backend, self.doctor)
+        if self.backend == "gpu":
+            return "gpu"
+        return "doctor" if self.doctor is not None and self.doctor.ran_on_doctor else "simulator"
 
     def to_json(self, **kwargs) -> str:
         """The result as JSON, at most about MAX_JSON characters: past that, every list and
