@@ -93,10 +93,10 @@ def measure(ids, args):
         r = grade(exercise_id, args)
         first[exercise_id] = (r, time.perf_counter() - t0)
         print(
-            f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.details.get('summary', r.speed.reason)}",
+            f"{exercise_id:<14} {r.verdict:<10} {time.perf_counter() - t0:6.1f} s  {r.speed.to_dict()['details'].get('summary', r.speed.reason)}",
             flush=True,
         )
-        phases = r.speed.details.get("phase_seconds", {})
+        phases = r.speed.to_dict()["details"].get("phase_seconds", {})
         rest = time.perf_counter() - t0 - sum(phases.values())
         print(
             " " * 15 + "phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()) + f"; the rest {rest:.2f} s",
@@ -108,7 +108,7 @@ def measure(ids, args):
     repeats = {}
     for exercise_id in ids:
         gradings = [first[exercise_id][0]] + [grade(exercise_id, args) for _ in range(args.repeats - 1)]
-        details = [r.speed.details for r in gradings]
+        details = [r.speed.to_dict()["details"] for r in gradings]  # as JSON: {} when not measured
         speedups = [d.get("speedup_vs_baseline", {}).get("median") for d in details]
         ok = [s for s in speedups if s]
         # the medians of each contender too: which one moved when a speedup moved
@@ -135,7 +135,7 @@ def measure(ids, args):
                 "grade_all_seconds": total,
                 "spare_children": not args.cold,
                 "per_exercise_seconds": {k: v[1] for k, v in first.items()},
-                "phase_seconds": {k: v[0].speed.details.get("phase_seconds") for k, v in first.items()},
+                "phase_seconds": {k: v[0].speed.to_dict()["details"].get("phase_seconds") for k, v in first.items()},
                 "verdicts": {k: v[0].verdict for k, v in first.items()},
                 "repeats": repeats,
             },

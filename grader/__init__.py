@@ -9,13 +9,11 @@ learner's progress; `grader.widgets` and `grader.doctor` are what the lessons us
 from grader.backend import activate as _activate
 
 BACKEND = _activate()
-if BACKEND == "simulator":  # each launch is compiled with Numba's CUDA compiler first
-    from grader.backend.simulator import ON_INSTALL as _ON_INSTALL
-    from grader.compiler.simulator_hook import install as _compile_before_running
 
-    _ON_INSTALL.append(_compile_before_running)
+from grader import wiring as _wiring  # noqa: E402
 
-from grader import render as _render  # noqa: E402,F401 - results show themselves through it
+_wiring.install()  # the tables lower layers read (the simulator's steps, the views), in written order
+
 from grader.checking import pipeline as _pipeline  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-from grader.doctor.integration import as_report, where_it_ran
-from grader.result import VIEWS, CheckResult
+from grader.doctor.integration import where_it_ran
+from grader.doctor.report import report_rich
+from grader.result import CheckResult
 from grader.textsafe import html_text, terminal_segments, terminal_text
 
 _COLOURS = {"passed": "#1a7f37", "too_slow": "#9a6700"}
@@ -27,12 +28,12 @@ def _backend_line(r: CheckResult) -> str:
 
 def _speed_line(r: CheckResult) -> str:
     s = r.speed
-    return s.details.get("summary", "") if s.measured else f"Speed: {s.reason}"
+    return s.details.summary if s.details else f"Speed: {s.reason}"
 
 
 def _method_line(r: CheckResult) -> str:
     """How a GPU speed figure was measured (empty when none was)."""
-    method = r.speed.details.get("method") if r.speed.measured else None
+    method = r.speed.details.method if r.speed.details else ""
     return f"How it was measured: {method}" if method else ""
 
 
@@ -52,8 +53,8 @@ def result_text(r: CheckResult) -> str:
     for c in r.cases:
         mark = "ok " if c.passed else "FAIL"
         lines.append(f"  {mark} {c.name:<28} {_dims(c.dims):<24} {c.verdict}")
-    if as_report(r.doctor) is not None:
-        lines.append(str(as_report(r.doctor)))
+    if r.doctor is not None:
+        lines.append(str(r.doctor))
     lines += [_speed_line(r), _method_line(r), f"({_backend_line(r)})"]
     return terminal_text("\n".join(line for line in lines if line))
 
@@ -97,7 +98,7 @@ def result_html(r: CheckResult) -> str:
         f"<b style='color:{colour}'>{prose_html(head)}</b> &nbsp; score {r.score:g}/{r.max_score:g}</div>"
         f"<p>{prose_html(r.message)}</p>{hint}{table}<p>{esc(_speed_line(r))}</p>"
         + (f"<p style='color:#666;font-size:0.9em'>{esc(_method_line(r))}</p>" if _method_line(r) else "")
-        + (as_report(r.doctor)._repr_html_() if as_report(r.doctor) is not None else "")
+        + (r.doctor._repr_html_() if r.doctor is not None else "")
         + f"<p style='color:#666;font-size:0.9em'>{esc(_backend_line(r))}</p></div>"
     )
 
@@ -135,10 +136,8 @@ def result_rich(r: CheckResult):
                 err,
             )
         parts.append(table)
-    if as_report(r.doctor) is not None:
-        from grader.doctor.report import report_rich
-
-        parts.append(report_rich(as_report(r.doctor)))
+    if r.doctor is not None:
+        parts.append(report_rich(r.doctor))
     parts.append(Text(_speed_line(r)))
     if _method_line(r):
         parts.append(Text(_method_line(r), style="dim"))
@@ -160,6 +159,3 @@ class TerminalSafe:
         from rich.measure import Measurement
 
         return Measurement.get(console, options, self.inner)
-
-
-VIEWS.update(html=result_html, text=result_text)  # what CheckResult shows itself as

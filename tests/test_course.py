@@ -29,6 +29,7 @@ from grader.course.scores import part_scores, speed_status
 from grader.exercises import LADDER, ROOT, exercise
 from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.course.solution_regions import STUB, annotate, released, without_markers
+from grader.result import CheckResult
 
 ASSIGNMENT = "warmup"
 NB = {"thread_ids": "01-first-kernel-thread-ids", "vector_add": "02-vector-add-launch-and-timing"}
@@ -152,7 +153,7 @@ def zerogpu(*args):
 def our_rows(db: Path) -> dict:
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT student, exercise, verdict, result_json, graded_at FROM results").fetchall()
-    return {(s, e): (v, json.loads(r) if r else None, t) for s, e, v, r, t in rows}
+    return {(s, e): (v, CheckResult.from_stored(json.loads(r) if r else None), t) for s, e, v, r, t in rows}
 
 
 def nbgrader_grades(course: Path) -> dict:
@@ -168,7 +169,7 @@ def nbgrader_grades(course: Path) -> dict:
     return found
 
 
-def points(result: dict | None, exercise_id: str) -> float:
+def points(result: CheckResult | None, exercise_id: str) -> float:
     return part_scores(result, exercise(exercise_id).spec)["correctness"].points
 
 
@@ -427,6 +428,12 @@ def test_assignment_plans():
         plan(["a=warp_shuffle"])
 
 
+def stored(fields: dict) -> CheckResult:
+    """A result read back from what a gradebook stores, with `fields` over a plain one."""
+    plain = {"exercise": "vector_add", "title": "", "message": "", "hint": "", "cases": [], "seed": None}
+    return CheckResult.from_dict(plain | fields)
+
+
 def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
     spec = exercise("vector_add").spec
     base = {
@@ -437,7 +444,7 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
         "backend": "simulator",
         "speed": {"measured": False, "reason": "not measured: no GPU", "details": {}},
     }
-    scores = part_scores(base, spec)
+    scores = part_scores(stored(base), spec)
     assert scores["correctness"].points == 10.0 and not scores["speed"].graded
     assert "needs manual grade" in scores["speed"].note
     gpu = {
@@ -447,9 +454,9 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
         "max_score": 13.0,
         "speed": {"measured": True, "details": {"points": 2, "max_points": 3, "summary": "Speed: fast."}},
     }
-    scores = part_scores(gpu, spec)
+    scores = part_scores(stored(gpu), spec)
     assert (scores["correctness"].points, scores["speed"].points, scores["speed"].graded) == (10.0, 2.0, True)
-    slow = {**gpu, "passed": False, "verdict": "too_slow", "score": 10.0}
+    slow = stored({**gpu, "passed": False, "verdict": "too_slow", "score": 10.0})
     assert part_scores(slow, spec)["speed"].points == 0.0 and part_scores(slow, spec)["correctness"].points == 10.0
     assert part_scores(None, spec)["correctness"].points == 0.0
 

@@ -129,9 +129,9 @@ def test_a_correct_kernel_with_bank_conflicts_names_them(tmp_path):
 def test_every_finding_kind_names_a_known_mistake():
     """Does every kind of doctor finding map to a mistake a class report can label (a new kind
     must be named in grader.result.MISTAKES too)?"""
-    from grader.doctor.findings import ORDER, mistake_of
+    from grader.doctor.findings import ORDER, Finding, mistake_of
     from grader.result import MISTAKES
 
     for kind in ORDER:
-        assert mistake_of({"kind": kind, "block": (0,), "other_block": (1,)}) in MISTAKES, kind
-    assert mistake_of({"kind": "race", "block": (2,), "other_block": (2,)}) == "missing_barrier"
+        assert mistake_of(Finding(kind, "error", "", block=(0,), other_block=(1,))) in MISTAKES, kind
+    assert mistake_of(Finding("race", "error", "", block=(2,), other_block=(2,))) == "missing_barrier"

@@ -297,16 +297,15 @@ def test_warp_rungs_run_on_the_doctor(exercise_id):
     like the CLI, with the kernel doctor (not Numba's simulator, which has no shuffles)
     running every case?"""
     from grader.checking.pipeline import check_file
-    from grader.doctor.integration import as_report
     from grader.exercises import exercise
 
     ex = exercise(exercise_id)
     solved = check_file(exercise_id, ex.solution_file, seed=13)
     assert solved.verdict == "passed", solved.message
-    assert as_report(solved.doctor).ran_on_doctor, as_report(solved.doctor).reason
+    assert solved.doctor.ran_on_doctor, solved.doctor.reason
     starter = check_file(exercise_id, ex.starter_file, seed=13)
     assert not starter.passed and starter.verdict in ("wrong_result", "unwritten_output")
-    assert as_report(starter.doctor).ran_on_doctor, as_report(starter.doctor).reason
+    assert starter.doctor.ran_on_doctor, starter.doctor.reason
 
 
 def test_the_memory_table_lists_sites_only_later_warps_run():

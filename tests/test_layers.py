@@ -23,7 +23,7 @@ LAYERS = [
     {"grader.learner", "grader.classroom"},
     {"grader.notebook"},
     {"grader.report", "grader.course"},
-    {"grader.cli"},
+    {"grader.cli", "grader.wiring"},  # the wiring: what every entry point installs (grader/__init__.py)
     {"grader", "grader.nbgrader_cells", "grader.nbgrader_plugins"},  # the facade and old import paths
 ]
 LAYER_OF = {unit: level for level, units in enumerate(LAYERS) for unit in units}

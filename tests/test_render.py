@@ -5,14 +5,14 @@ from rich.console import Console
 
 from grader.checking.pipeline import NOT_ON_SIMULATOR
 from grader.render import result_html, result_rich, result_text
-from grader.result import CaseResult, CheckResult, Speed
+from grader.result import CaseResult, CheckResult, Speed, SpeedDetails
 
 GPU_SPEED = Speed(
     measured=True,
-    details={
-        "summary": "Speed: 0.495 ms at 134217728; 2.65x the baseline (IQR 2.63–2.66).",
-        "method": "CUDA events around each launch, then a device-wide synchronize; …",
-    },
+    details=SpeedDetails(
+        summary="Speed: 0.495 ms at 134217728; 2.65x the baseline (IQR 2.63–2.66).",
+        method="CUDA events around each launch, then a device-wide synchronize; …",
+    ),
 )
 
 

@@ -26,7 +26,7 @@ from grader.exercises import LADDER, ROOT
 from grader.classroom.gradebook import NOT_SUBMITTED, Gradebook
 from grader.report.data import NO_GPU, analyse
 from grader.report.write import write_report
-from grader.result import CaseResult, CheckResult, Speed
+from grader.result import CaseResult, CheckResult, Speed, SpeedDetails
 
 EXERCISES = ("thread_ids", "vector_add", "saxpy", "reduce_sum")
 CLASS = {
@@ -57,31 +57,38 @@ def gpu_speed(speedup: float, *, required=1.2, tier="great", points=2) -> Speed:
     meets = speedup >= required
     return Speed(
         measured=True,
-        details={
-            "device": "NVIDIA H200",
-            "dims": {"n": 1 << 24},
-            "bound": "memory",
-            "yours_ms": 0.2 / speedup,
-            "baseline_ms": 0.2,
-            "target_ms": 0.1,
-            "speedup_vs_baseline": {"median": speedup, "low": speedup * 0.98, "high": speedup * 1.02, "spread": 0.04},
-            "fraction_of_target": {"median": speedup / 2, "low": 0.4, "high": 0.5, "spread": 0.05},
-            "throughput": {"unit": "GB/s", "achieved": 2500.0, "fraction_of_ceiling": 0.75},
-            "ceilings": {"copy_bandwidth_GBps": 3300.0, "fp32_TFLOPs": 30.6},
-            "floor_ms": 0.01,
-            "below_floor": False,
-            "hidden_work": False,
-            "faster_than_target_warning": False,
-            "required_speedup": required,
-            "meets_requirement": meets,
-            "tier": tier if meets else None,
-            "points": points if meets else 0,
-            "max_points": 3,
-            "rounds": 5,
-            "stop_reason": "settled",
-            "method": "...",
-            "summary": "...",
-        },
+        details=SpeedDetails.from_dict(
+            {
+                "device": "NVIDIA H200",
+                "dims": {"n": 1 << 24},
+                "bound": "memory",
+                "yours_ms": 0.2 / speedup,
+                "baseline_ms": 0.2,
+                "target_ms": 0.1,
+                "speedup_vs_baseline": {
+                    "median": speedup,
+                    "low": speedup * 0.98,
+                    "high": speedup * 1.02,
+                    "spread": 0.04,
+                },
+                "fraction_of_target": {"median": speedup / 2, "low": 0.4, "high": 0.5, "spread": 0.05},
+                "throughput": {"unit": "GB/s", "achieved": 2500.0, "fraction_of_ceiling": 0.75},
+                "ceilings": {"copy_bandwidth_GBps": 3300.0, "fp32_TFLOPs": 30.6},
+                "floor_ms": 0.01,
+                "below_floor": False,
+                "hidden_work": False,
+                "faster_than_target_warning": False,
+                "required_speedup": required,
+                "meets_requirement": meets,
+                "tier": tier if meets else None,
+                "points": points if meets else 0,
+                "max_points": 3,
+                "rounds": 5,
+                "stop_reason": "settled",
+                "method": "...",
+                "summary": "...",
+            }
+        ),
     )
 
 
@@ -92,7 +99,7 @@ def result(exercise: str, verdict: str, backend="simulator", speed: Speed | None
     )
     passed = sum(c.passed for c in cases)
     speed = speed or Speed(measured=False, reason="not measured: no GPU (Numba's CUDA simulator)")
-    bonus = speed.details.get("points", 0) if speed.measured and verdict == "passed" else 0
+    bonus = speed.details.points if speed.measured and verdict == "passed" else 0
     return CheckResult(
         exercise,
         exercise.replace("_", " "),
@@ -407,7 +414,7 @@ def test_results_timed_on_different_gpus_say_which_gpu_timed_each(tmp_path):
     book = Gradebook(tmp_path / "book.sqlite")
     fill(book, GPU_SPEEDUPS)
     a100 = gpu_speed(1.5)
-    a100 = replace(a100, details={**a100.details, "device": "NVIDIA A100"})
+    a100 = replace(a100, details=replace(a100.details, device="NVIDIA A100"))
     book.record("ada", "saxpy", "sha", result("saxpy", "passed", "gpu", a100), graded_on="NVIDIA A100 on n2")
     written = write_report(book.path, tmp_path / "out")
     students = {r["student"]: r for r in csv.DictReader(open(written["students_csv"], encoding="utf-8"))}
@@ -663,7 +670,7 @@ def test_a_lone_surrogate_anywhere_never_fails_the_report(tmp_path, capsys):
         "in a mistake's name": {**base, "mistake": "odd\udcfe"},
         "in a GPU's name": {
             **result("saxpy", "passed", "gpu", gpu_speed(2.0)).to_dict(),
-            "speed": {"measured": True, "details": {**gpu_speed(2.0).details, "device": "H200 \udc80"}},
+            "speed": {"measured": True, "details": {**gpu_speed(2.0).to_dict()["details"], "device": "H200 \udc80"}},
         },
     }
     for k, data in enumerate(forms.values()):

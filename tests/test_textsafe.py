@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from grader.render import result_html, result_rich, result_text
-from grader.result import MAX_JSON, MAX_SOURCE, MAX_TEXT, MAX_WARNINGS, CaseResult, CheckResult, Speed
+from grader.result import MAX_JSON, MAX_SOURCE, MAX_TEXT, MAX_WARNINGS, CaseResult, CheckResult, Speed, SpeedDetails
+from grader.result.doctor import DoctorReport, Finding
 from grader.textsafe import REPLACEMENT, capped, csv_cell, html_text, terminal_text, unsurrogate
 
 ATTACKS = {
@@ -187,8 +188,8 @@ def test_a_results_json_has_no_lone_surrogate_anywhere():
     cleaned in its JSON too, so a strict JSON reader (or a UTF-8 one) accepts it."""
     r = dataclasses.replace(
         hostile_result(),
-        doctor={"executor": "kernel doctor", "findings": [{"message": "\udcff", "o\ud800": ["\udfff"]}]},
-        speed=Speed(True, details={"device": "H200 \udc80"}),
+        doctor=DoctorReport("kernel doctor", findings=(Finding("race", "error", "\udcff", source="o\ud800\udfff"),)),
+        speed=Speed(True, details=SpeedDetails(device="H200 \udc80")),
     )
     for stored in (r.to_json(), r.to_json(ensure_ascii=False)):
         stored.encode("utf-8")
@@ -214,8 +215,8 @@ def small_result(**changes) -> CheckResult:
         {"warnings": (HUGE,) * 3},
         {"warnings": ("w",) * 100_000},
         {"cases": (CaseResult("c", {"n": 1}, "exception", message=HUGE, source=HUGE, hint=HUGE),) * 4},
-        {"doctor": {"executor": "kernel doctor", "findings": [{"message": HUGE}], "kernels": []}},
-        {"doctor": {"executor": "kernel doctor", "launches": [[[1, 1, 1], [32, 1, 1]]] * 20_000}},
+        {"doctor": DoctorReport("kernel doctor", findings=(Finding("race", "error", HUGE),))},
+        {"doctor": DoctorReport("kernel doctor", launches=(((1, 1, 1), (32, 1, 1)),) * 20_000)},
     ],
     ids=["message", "hint", "warnings", "many warnings", "case texts", "doctor text", "many launches"],
 )

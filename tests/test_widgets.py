@@ -14,7 +14,7 @@ from grader.notebook import widgets
 from grader.exercises import LADDER, ROOT
 from grader.notebook.memory_pictures import TileStep, WarpAccess
 from grader.notebook.pictures import GridLayout
-from grader.result import CheckResult, Speed
+from grader.result import CheckResult, Speed, SpeedDetails
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 H200 = {"name": "test GPU", "copy_bandwidth": 4.0e12, "fp32_flops": 6.0e13}
@@ -150,7 +150,7 @@ def _result(exercise, measured, verdict="passed", tier=None):
         "throughput": {"unit": "TFLOP/s", "achieved": 1.0, "fraction_of_ceiling": 0.1},
         "ceilings": {"copy_bandwidth_GBps": 4000.0, "fp32_TFLOPs": 60.0},
     }
-    speed = Speed(measured=True, details=details) if measured else Speed(False, "no GPU")
+    speed = Speed(measured=True, details=SpeedDetails.from_dict(details)) if measured else Speed(False, "no GPU")
     return CheckResult(
         exercise, exercise, "gpu" if measured else "simulator", verdict, "", "", (), speed, 10.0, 10.0, 1
     )

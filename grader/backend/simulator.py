@@ -10,7 +10,7 @@ such a bug gives different answers on every run, which the checker reports as a 
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
 
 A kernel launch from the host goes through `BEFORE_LAUNCH` first, the steps upper layers
-register: the arrays that device-array handles stand for, then the compile check.
+provide (grader/wiring.py lists them): the compile check.
 
 `@cuda.jit("void(float64[:], ...)")`: the simulator drops a declared signature; we keep it on the
 kernel (`SIGNATURES`), checked as numba-cuda checks it when it compiles eagerly (a kernel must
@@ -31,12 +31,10 @@ import numpy as np
 _lock = threading.Lock()
 _installed = False
 ON_INSTALL: list = []
-"""More patches to apply with ours (the facade adds grader/compiler's compile check; this
-layer never imports it, which sits far above it)."""
+"""More patches to apply with ours, from layers far above this one (grader/wiring.py lists them)."""
 BEFORE_LAUNCH: list = []
 """What a kernel launch from the host does before the simulator runs it, in order: each
-`step(kernel, args)` returns the arguments to go on with: grader/compiler/simulator_hook.py
-compiles the kernel for those arguments."""
+`step(kernel, args)` returns the arguments to go on with (grader/wiring.py lists them)."""
 
 
 SIGNATURES = "zerogpu_signatures"
@@ -80,7 +78,7 @@ def _jit_keeping_signatures(plain_jit):
 
 KERNEL_VALUES: list = []
 """What a simulated kernel's globals and closure values become while it runs, beside numba.cuda:
-each `step(value)` returns the replacement or None. grader/doctor/kernel.py adds the GPU's
+each `step(value)` returns the replacement or None. grader/wiring.py lists them: the GPU's
 `math` (float32 in, float32 out: `math.exp(float32(90))` is inf, as on a GPU)."""
 
 

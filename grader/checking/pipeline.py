@@ -17,7 +17,7 @@ from grader import backend as _backend
 from grader.checking.child import RERUN_STRIDE
 from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.doctor.findings import mistake_of
-from grader.doctor.integration import as_report, case_executor, result_report
+from grader.doctor.integration import case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.result import DEFAULT_HINTS
 from grader.steps.judge import judge_case
@@ -65,17 +65,17 @@ def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | Non
     if not speed.measured:
         return replace(result, speed=speed)
     d = speed.details
-    max_score = result.max_score + d["max_points"]
-    if not d["meets_requirement"] and not d["below_floor"] and not d["hidden_work"]:
+    max_score = result.max_score + d.max_points
+    if not d.meets_requirement and d.trusted:
         return replace(
             result,
             verdict="too_slow",
-            message=d["summary"],
+            message=d.summary,
             hint=_hint(ex, "too_slow"),
             speed=speed,
             max_score=max_score,
         )
-    return replace(result, speed=speed, score=result.score + d["points"], max_score=max_score)
+    return replace(result, speed=speed, score=result.score + d.points, max_score=max_score)
 
 
 def _hint(ex: Exercise, verdict: str, failing: CaseResult | None = None, doctor=None) -> str:
@@ -87,7 +87,7 @@ def _hint(ex: Exercise, verdict: str, failing: CaseResult | None = None, doctor=
         return ""
     if failing is not None and failing.hint:
         return failing.hint
-    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.fix), None)
+    finding = next((f for f in (doctor.findings if doctor else ()) if f.fix), None)
     if finding is not None:
         return finding.fix
     return ex.spec.hints.get(verdict) or DEFAULT_HINTS.get(verdict, "")
@@ -149,7 +149,7 @@ def _mistake(failing: CaseResult, doctor) -> str:
     """The failing case's mistake, else the doctor's first finding's (as `_hint` picks)."""
     if failing.mistake:
         return failing.mistake
-    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.fix), None)
+    finding = next((f for f in (doctor.findings if doctor else ()) if f.fix), None)
     return mistake_of(finding) if finding is not None else ""
 
 
@@ -162,7 +162,7 @@ CONFLICTS_FROM = 4.0
 def _passed_mistake(doctor) -> str:
     """The mistake a passed check's first warning names (as `passed_warnings` orders them): a
     doctor warning with a headline, else what makes the kernel slow; "" when none."""
-    finding = next((f for f in getattr(as_report(doctor), "findings", ()) if f.headline), None)
+    finding = next((f for f in (doctor.findings if doctor else ()) if f.headline), None)
     if finding is not None:
         return mistake_of(finding)
     slow = _slow(doctor)
@@ -172,8 +172,7 @@ def _passed_mistake(doctor) -> str:
 def passed_warnings(doctor) -> tuple:
     """What a passed check's headline names ("PASSED — but ..."): the doctor's warnings that
     have a headline (several threads storing one element), then what makes the kernel slow."""
-    report = as_report(doctor)
-    found = tuple(dict.fromkeys(f.headline for f in getattr(report, "findings", ()) if f.headline))
+    found = tuple(dict.fromkeys(f.headline for f in (doctor.findings if doctor else ()) if f.headline))
     return found + speed_warnings(doctor)
 
 
@@ -184,9 +183,8 @@ def speed_warnings(doctor) -> tuple:
 
 def _slow(doctor) -> list:
     """(mistake, warning) for what makes a correct kernel slow on a GPU, worst first."""
-    report = as_report(doctor)
     found = []
-    for k in getattr(report, "kernels", ()):
+    for k in doctor.kernels if doctor else ():
         worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
         if worst is not None and worst < COALESCED_BELOW:
             found.append((worst, "uncoalesced", f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
@@ -365,8 +363,7 @@ def in_cells(result: CheckResult, extracted) -> CheckResult:
             return extracted.text(value)
         return value
 
-    again = CheckResult.from_dict(walk(result.to_dict()))
-    return replace(again, doctor=as_report(again.doctor))
+    return CheckResult.from_dict(walk(result.to_dict()))
 
 
 def _check_in_process(exercise_id: str, launch, seed) -> CheckResult:

@@ -25,6 +25,7 @@ from pathlib import Path
 from grader.course.grade_cell import MIME
 from grader.course.scores import PER_CASE, part_scores, result_digest
 from grader.exercises import LADDER, exercise
+from grader.result import CheckResult
 
 BANNER_ID = "zerogpu-out-of-date"
 _BANNER = re.compile(rf'<div id="{BANNER_ID}".*?</div>\n?', re.S)
@@ -50,7 +51,8 @@ def outdated(nb: dict, student: str, rows: dict, partial_credit: str = PER_CASE)
         exercise_id = marker["exercise"]
         row = rows.get((student, exercise_id))
         result = row["result"] if row else None
-        points = part_scores(result, exercise(exercise_id).spec, partial_credit)[marker["part"]].points
+        parts = part_scores(CheckResult.from_stored(result), exercise(exercise_id).spec, partial_credit)
+        points = parts[marker["part"]].points
         differs = float(marker.get("points") or 0) != points or (
             "verdict" in marker and marker["verdict"] != (result or {}).get("verdict")
         )

@@ -74,7 +74,9 @@ def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, studen
                 if key not in _COURSE_RESULTS:  # the speed cell reuses the correctness cell's
                     _COURSE_RESULTS[key] = _grade_for_course(exercise_id, source, sha, course, student, assignment)
                 result = _COURSE_RESULTS[key]
-            score = part_scores(result, exercise(exercise_id).spec, partial_credit_of(str(course)))[part]
+            score = part_scores(
+                CheckResult.from_stored(result), exercise(exercise_id).spec, partial_credit_of(str(course))
+            )[part]
         html_text, text, marker = _summary(exercise_id, part, score, result)
         points = score.points
     except Exception as exc:  # noqa: BLE001 - as in grade_cell
@@ -239,7 +241,7 @@ def _scores(exercise_id: str):
     spec = exercise(exercise_id).spec
     source = _find_submission(exercise_id)
     result = None if source is None else _grade(exercise_id, source)
-    return part_scores(result, spec, partial_credit_of(settings.course_dir())), result
+    return part_scores(CheckResult.from_stored(result), spec, partial_credit_of(settings.course_dir())), result
 
 
 @functools.lru_cache(maxsize=None)

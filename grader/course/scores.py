@@ -11,24 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.result import CheckResult
+from grader.result.scoring import ALL_OR_NOTHING, PARTIAL_CREDIT, PER_CASE, credited  # noqa: F401 - a course setting
 
 PARTS = ("correctness", "speed")
-PER_CASE, ALL_OR_NOTHING = "per_case", "all_or_nothing"
-PARTIAL_CREDIT = (PER_CASE, ALL_OR_NOTHING)
-"""How correctness points are earned, a course setting (`c.ZeroGPU.partial_credit` in its
-nbgrader_config.py): per_case, the exercise's points times the share of cases passed (a racy
-kernel earns the cases it happens to pass); all_or_nothing, every point only when every case
-passes."""
-
-
-def every_case_passed(result: dict) -> bool:
-    """Did every correctness case pass (the verdict is passed, or too slow)?"""
-    return result.get("verdict") in ("passed", "too_slow")
 
 
 def result_digest(result: dict) -> str:
-    """A short fingerprint of one stored result: feedback shows it, to be told apart from a
-    later grading of the same hand-in (grader/course/feedback.py)."""
+    """A short fingerprint of one stored result (its JSON form): feedback shows it, to be told
+    apart from a later grading of the same hand-in (grader/course/feedback.py)."""
     import hashlib
     import json
 
@@ -70,79 +61,69 @@ class PartScore:
     """One or two sentences for the learner (and the instructor reading the feedback)."""
 
 
-def speed_status(result: dict | None) -> str:
+def speed_status(result: CheckResult | None) -> str:
     """For reports, from a gradebook row's result: "graded", "not reached" (correctness
     failed or nothing submitted), "not graded: no GPU" or "not graded: timing failed"."""
-    if not result or not result.get("passed"):
-        return "graded" if result and result.get("speed", {}).get("measured") else "not reached"
-    speed = result.get("speed") or {}
-    if speed.get("measured"):
+    if result is None or not result.passed:
+        return "graded" if result is not None and result.speed.measured else "not reached"
+    if result.speed.measured:
         return "graded"
-    return "not graded: no GPU" if result.get("backend") == "simulator" else "not graded: timing failed"
+    return "not graded: no GPU" if result.backend == "simulator" else "not graded: timing failed"
 
 
-def part_scores(result: dict | None, spec, partial_credit: str = PER_CASE) -> dict[str, PartScore]:
-    """Both parts' points from a result (`CheckResult.to_dict()`); None: nothing submitted.
-    `partial_credit`: PER_CASE or ALL_OR_NOTHING (`PARTIAL_CREDIT`)."""
+def part_scores(result: CheckResult | None, spec, partial_credit: str = PER_CASE) -> dict[str, PartScore]:
+    """Both parts' points from a result; None: nothing submitted. `partial_credit`: PER_CASE or
+    ALL_OR_NOTHING (grader/result/scoring.py)."""
     top = {part: float(max_points(spec, part)) for part in PARTS}
     if result is None:
         nothing = "Nothing to grade: no cell for this exercise was found in your notebook."
         return {part: PartScore(part, 0.0, top[part], True, nothing) for part in PARTS}
-    speed = result.get("speed") or {}
-    details = speed.get("details") or {}
-    speed_points = float(details.get("points", 0)) if result["passed"] and speed.get("measured") else 0.0
-    correctness = round(max(float(result["score"]) - speed_points, 0.0), 2)
-    why = result["verdict"].replace("_", " ")
-    if partial_credit == ALL_OR_NOTHING and not every_case_passed(result):
-        cases = result.get("cases") or ()
-        passed = sum(c.get("verdict") == "passed" for c in cases)
-        if correctness:
-            why += f"; all or nothing: {passed} of {len(cases)} cases passed"
-        correctness = 0.0
-    scores = {
-        "correctness": PartScore(
-            "correctness",
-            min(correctness, top["correctness"]),
-            top["correctness"],
-            True,
-            f"Correctness: {correctness:g} / {top['correctness']:g} points ({why}).",
-        )
+    details = result.speed.details
+    speed_points = float(details.points) if result.passed and details else 0.0
+    return {
+        "correctness": _correctness(result, speed_points, top["correctness"], partial_credit),
+        "speed": _speed(result, speed_points, top["speed"]),
     }
+
+
+def _correctness(result: CheckResult, speed_points: float, top: float, partial_credit: str) -> PartScore:
+    earned = round(max(float(result.score) - speed_points, 0.0), 2)
+    points = credited(earned, result.verdict, partial_credit)
+    why = result.verdict.replace("_", " ")
+    if points != earned:
+        passed = sum(c.passed for c in result.cases)
+        why += f"; all or nothing: {passed} of {len(result.cases)} cases passed"
+    return PartScore("correctness", min(points, top), top, True, f"Correctness: {points:g} / {top:g} points ({why}).")
+
+
+def _speed(result: CheckResult, speed_points: float, top: float) -> PartScore:
     status = speed_status(result)
     if status == "graded":
-        note = details.get("summary", "")
-        if result["verdict"] != "passed":
+        note = result.speed.details.summary
+        if result.verdict != "passed":
             speed_points = 0.0
-            note = f"{note} No speed points: {result['verdict'].replace('_', ' ')}.".strip()
-        scores["speed"] = PartScore(
-            "speed",
-            speed_points,
-            top["speed"],
-            True,
-            f"{note} Speed: {speed_points:g} / {top['speed']:g} points.".strip(),
-        )
-    elif status == "not reached":
-        scores["speed"] = PartScore(
+            note = f"{note} No speed points: {result.verdict.replace('_', ' ')}.".strip()
+        return PartScore("speed", speed_points, top, True, f"{note} Speed: {speed_points:g} / {top:g} points.".strip())
+    if status == "not reached":
+        return PartScore(
             "speed",
             0.0,
-            top["speed"],
+            top,
             True,
-            f"Speed: 0 / {top['speed']:g} points. Speed is measured only once every correctness case passes.",
+            f"Speed: 0 / {top:g} points. Speed is measured only once every correctness case passes.",
         )
-    else:
-        why = (
-            "this notebook was graded without a GPU, on a CPU simulator, which cannot time a kernel"
-            if status.endswith("no GPU")
-            else speed.get("reason", "timing failed")
-        )
-        scores["speed"] = PartScore(
-            "speed",
-            0.0,
-            top["speed"],
-            False,
-            (
-                f"Speed not graded: {why}. nbgrader records 0 / {top['speed']:g} for this cell and marks it "
-                "'needs manual grade'; your instructor regrades speed on a GPU host or enters the points."
-            ),
-        )
-    return scores
+    why = (
+        "this notebook was graded without a GPU, on a CPU simulator, which cannot time a kernel"
+        if status.endswith("no GPU")
+        else result.speed.reason or "timing failed"
+    )
+    return PartScore(
+        "speed",
+        0.0,
+        top,
+        False,
+        (
+            f"Speed not graded: {why}. nbgrader records 0 / {top:g} for this cell and marks it "
+            "'needs manual grade'; your instructor regrades speed on a GPU host or enters the points."
+        ),
+    )

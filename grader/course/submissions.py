@@ -30,6 +30,7 @@ from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
 from grader.exercises import LADDER, exercise
 from grader.course.grade_cell import exercise_source
+from grader.result import CheckResult
 
 
 @dataclass(frozen=True)
@@ -361,7 +362,9 @@ def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
                 for exercise_id in ids:
                     row = rows.get((student, exercise_id))
                     result = row["result"] if row else None
-                    parts = part_scores(result, exercise(exercise_id).spec, course.partial_credit)
+                    parts = part_scores(
+                        CheckResult.from_stored(result), exercise(exercise_id).spec, course.partial_credit
+                    )
                     for part, score in parts.items():
                         grade = grades.get(test_cell_id(exercise_id, part))
                         if grade is None:

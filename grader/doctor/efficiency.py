@@ -379,39 +379,11 @@ def strided_run(stats: SiteStats) -> int:
     return abs(stride) if 2 <= abs(stride) <= SECTOR_ELEMENTS_MAX else 0
 
 
-FIXES = {
-    "swap_indices": (
-        "threadIdx.x walks rows of a row-major array: swap the indices",
-        "Let threadIdx.x (the x of cuda.grid) pick the last index, the column: with a 2-D grid "
-        "write `col, row = cuda.grid(2)` and size the grid's x for the columns; with one thread "
-        "per row, let the threads of a block share the row instead (columns tid, "
-        "tid + blockDim.x, ...). A warp then reads one contiguous stretch of a row. If the "
-        "kernel must also touch an array the other way round (a transpose), stage a tile in "
-        "shared memory so that both sides run along rows.",
-    ),
-    "contiguous_threads": (
-        "neighbouring threads touch elements far apart",
-        "Give consecutive threads consecutive elements: index with cuda.grid(1) (and a "
-        "grid-stride loop for more work per thread) rather than a multiple of it.",
-    ),
-    "pad_shared": (
-        "bank conflicts: a warp reads down a column of a shared tile whose rows are a multiple of 32 words",
-        "Pad each row by one element, e.g. cuda.shared.array((32, 33), float32) for a 32 × 32 "
-        "tile: every row then starts one bank later and a column spans all 32 banks.",
-    ),
-    "spread_banks": (
-        "bank conflicts: the lanes of a warp hit one bank at different addresses",
-        "Let neighbouring threads use neighbouring words (stride 1) or an odd stride, so that a "
-        "warp spreads over all 32 banks.",
-    ),
-}
-"""Fix kind -> (what is wrong, what to do): the suggestions of a kernel's report."""
-
-
 def describe(stats: SiteStats, siblings: int = 0) -> tuple[str, str]:
-    """(pattern in words, fix kind from FIXES or ""). `siblings`: sites of the same kernel
-    reading the same interleaved array (all fields read: their sectors are shared), or
-    touching the same array along its last axis at the same small stride (strided_run)."""
+    """(pattern in words, fix kind from grader/result/doctor.py `FIXES` or ""). `siblings`:
+    sites of the same kernel reading the same interleaved array (all fields read: their sectors
+    are shared), or touching the same array along its last axis at the same small stride
+    (strided_run)."""
     delta, stride = main_pattern(stats)
     name, ndim = stats.array, stats.ndim
     if delta == "single":

@@ -208,7 +208,7 @@ class FakeCuda:
     default_stream = legacy_default_stream = per_thread_default_stream = stream
 
     make_kernel = None
-    """grader/doctor/kernel.py's `cuda.jit` (DoctorKernel), set when it is imported (it builds on this module)."""
+    """grader/doctor/kernel.py's `cuda.jit` (DoctorKernel), set by grader/wiring.py (kernel.py builds on this module)."""
 
     def jit(self, func_or_sig=None, device=False, **options):
         return self.make_kernel(func_or_sig, device=device)

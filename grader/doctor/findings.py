@@ -14,12 +14,12 @@ import bisect
 from array import array
 
 import numpy as np
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 from grader.doctor.memory import CTX, EPOCH_SHIFT
 from grader.doctor.sites import SITES
+from grader.result.doctor import SEVERITY_ERROR, SEVERITY_WARNING, Finding, mistake_of  # noqa: F401 - the report's types
 
-SEVERITY_ERROR, SEVERITY_WARNING = "error", "warning"
 ORDER = (
     "divergent_barrier",
     "race",
@@ -43,58 +43,6 @@ VERDICT = {
     "duplicate_write": "race",  # a warning: it never decides a case (the output does)
     "serial_work": "too_slow",  # a warning: a GPU's speed, estimated, never measured here
 }
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem, with the example that shows it best."""
-
-    kind: str
-    """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
-    "uninitialised_local", "uninitialised_global" (scratch from cuda.device_array read before
-    anything wrote it), "overwrite" (blocks storing different values to one global element)
-    or "duplicate_write" (several threads of one launch storing the same value to one global
-    element)."""
-    severity: str
-    """"error": fails the case whatever the output; "warning": shown, and the output decides
-    the case."""
-    message: str
-    kernel: str = ""
-    filename: str = ""
-    line: int | None = None
-    source: str = ""
-    other_line: int | None = None
-    thread: tuple | None = None
-    block: tuple | None = None
-    other_thread: tuple | None = None
-    other_block: tuple | None = None
-    array: str = ""
-    index: tuple | None = None
-    count: int = 1
-    """How many times it happened (accesses or barrier crossings), at most COUNT_CAP."""
-    fix: str = ""
-    """What to change, in one or two sentences: the check's hint when this finding comes first."""
-    headline: str = ""
-    """A warning's short form, for the headline of a check that passes ("PASSED — but ...")."""
-    mistake: str = ""
-    """The mistake by name (grader.result.MISTAKES); empty: `mistake_of` derives it from the kind."""
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "mistake": mistake_of(self)}
-
-
-def mistake_of(finding) -> str:
-    """The mistake a finding (a `Finding` or its dict) names: a race within a block is a
-    missing barrier, one between blocks a race between blocks (findings stored before they
-    named their mistake are told apart by their blocks)."""
-    get = finding.get if isinstance(finding, dict) else (lambda key: getattr(finding, key, None))
-    if get("mistake"):
-        return get("mistake")
-    kind = get("kind") or ""
-    if kind == "race":
-        same = tuple(get("block") or ()) == tuple(get("other_block") or ())
-        return "missing_barrier" if same else "race_between_blocks"
-    return {"overwrite": "blocks_overwrite"}.get(kind, kind)
 
 
 COUNT_CAP = 10**6

@@ -6,6 +6,9 @@ report travels (child JSON -> parent) into the CheckResult.
   `ZEROGPU_DOCTOR=0` turns the doctor off (the simulator runs everything, as before).
 - `outcome_fields(outcome)` / `with_report(outcome, fields)`: the report in outcome-<i>.json.
 - `result_report(outcomes)`: the merged report of a check's cases, for CheckResult.doctor.
+
+The report is JSON only on the pipe from the child (`outcome_fields`, `with_report`); from
+there to every reader it is a DoctorReport (grader/result/doctor.py).
 """
 
 from __future__ import annotations
@@ -55,16 +58,8 @@ def result_report(outcomes) -> DoctorReport | None:
     return merge(getattr(o, "report", None) for o in outcomes)
 
 
-def as_report(value) -> DoctorReport | None:
-    """CheckResult.doctor as a report (it is a dict when the result was read back from JSON)."""
-    if value is None or isinstance(value, DoctorReport):
-        return value
-    return DoctorReport.from_dict(value)
-
-
-def where_it_ran(value) -> str:
+def where_it_ran(report: DoctorReport | None) -> str:
     """How a CheckResult without a GPU names its executor."""
-    report = as_report(value)
     if report is not None and report.ran_on_doctor:
         return "the kernel doctor, Zero to GPU's CPU simulator (no GPU)"
     return "Numba's CUDA simulator (no GPU)"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from grader.backend.simulator import KERNEL_VALUES, SIGNATURES, declared_signatures
+from grader.backend.simulator import SIGNATURES, declared_signatures
 from grader.compiler.dispatch import check_launch
 from grader.doctor.efficiency import RECORDER, Efficiency, swap
 from grader.doctor.errors import Unsupported
@@ -27,10 +27,7 @@ from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
 from grader.compiler.client import verify_launch
 from grader.doctor.warps import run_warps
-from grader.doctor.devicemath import in_kernel
 
-if in_kernel not in KERNEL_VALUES:  # the simulator, run when the doctor cannot, keeps the GPU's float32 math
-    KERNEL_VALUES.append(in_kernel)
 
 MAX_THREADS_PER_LAUNCH = 1 << 24
 """Every thread runs on the CPU (about a microsecond each, more with accesses): a launch past
@@ -136,15 +133,13 @@ class DoctorKernel:
         )
 
 
-def _doctor_jit(func_or_sig, device: bool = False):
-    """`cuda.jit` in launch code run on the doctor (a signature is checked as numba-cuda does)."""
+def doctor_jit(func_or_sig, device: bool = False):
+    """`cuda.jit` in launch code run on the doctor (a signature is checked as numba-cuda does);
+    grader/wiring.py makes it the doctor's `cuda.jit` (`FAKE_CUDA.make_kernel`)."""
     signatures = declared_signatures(func_or_sig, device)
     if signatures or func_or_sig is None:
         return lambda fn: DoctorKernel(fn, device=device, signatures=signatures)
     return DoctorKernel(func_or_sig, device=device)
-
-
-FAKE_CUDA.make_kernel = _doctor_jit
 
 
 def _kernel_argument(value, copies, name):

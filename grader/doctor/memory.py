@@ -431,8 +431,8 @@ class View:
 
 
 VIEW_CLASSES: dict = {}
-"""(space, ndim or None) -> the View subclass with that space's checks; grader/doctor/spaces.py
-fills it when imported (it builds on this module, so this one never imports it)."""
+"""(space, ndim or None) -> the View subclass with that space's checks: grader/wiring.py fills it
+with grader/doctor/spaces.py's (which builds on this module, so this one never imports it)."""
 
 
 def make_view(mem: Memory, arr: np.ndarray, name: str | None = None) -> View:

@@ -1,188 +1,23 @@
-"""The kernel doctor's report: findings and memory efficiency, per kernel, as data.
+"""The kernel doctor's report: merged over a check's cases, built from the doctor's statistics,
+and shown in a terminal, a notebook or `zerogpu doctor`.
 
-Like CheckResult it is a frozen dataclass with `to_dict()`/`from_dict()` (it travels from
-the grading child as JSON), `_repr_html_()` for notebooks and `__str__` for terminals.
-Reports of several cases merge into one (`merge`).
+The report's types are data of grader/result/doctor.py (a CheckResult carries them to every
+reader); they are named here too, where the doctor's callers have always found them.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 
-from grader.doctor.findings import SEVERITY_ERROR, Finding, mistake_of
-
-DOCTOR, SIMULATOR = "kernel doctor", "simulator"
-
-
-@dataclass(frozen=True)
-class SiteReport:
-    """One global or shared access site of a kernel, over the profiled warp accesses."""
-
-    kernel: str
-    line: int
-    text: str
-    space: str
-    """"global" or "shared"."""
-    access: str
-    """"load", "store", "update" (`a[i] += v`) or "atomic"."""
-    array: str
-    requests: int
-    """Warp accesses profiled."""
-    sectors: int = 0
-    """Global: 32-byte sectors touched, summed over the requests."""
-    ideal: int = 0
-    """Global: the fewest sectors that could hold the same elements, summed."""
-    degree_sum: int = 0
-    """Shared: bank-conflict degree (1 = none), summed over the requests."""
-    degree_max: int = 0
-    contention_max: int = 0
-    """Atomics: most lanes of one warp on one element."""
-    pattern: str = ""
-    suggestion: str = ""
-    """A fix kind (grader.doctor.efficiency.FIXES), or "" when the access is fine."""
-
-    @property
-    def efficiency(self) -> float | None:
-        return self.ideal / self.sectors if self.space == "global" and self.sectors else None
-
-    @property
-    def degree(self) -> float | None:
-        return self.degree_sum / self.requests if self.space == "shared" and self.requests else None
-
-    def summary(self) -> str:
-        if self.space == "global":
-            per = self.sectors / self.requests
-            ideal = self.ideal / self.requests
-            text = f"{per:.1f} sectors per warp access (fewest possible {ideal:.1f}): {self.efficiency:.0%} efficient"
-        else:
-            text = (
-                f"bank conflicts: {self.degree:.1f}-way on average, {self.degree_max}-way at worst"
-                if self.degree_max > 1
-                else "no bank conflicts"
-            )
-        if self.contention_max > 1:
-            text += f"; up to {self.contention_max} lanes of a warp update one element atomically (they queue)"
-        return text
-
-
-@dataclass(frozen=True)
-class KernelReport:
-    kernel: str
-    sites: tuple = ()
-
-    def _efficiency(self, accesses) -> float | None:
-        chosen = [s for s in self.sites if s.space == "global" and s.access in accesses]
-        sectors = sum(s.sectors for s in chosen)
-        return sum(s.ideal for s in chosen) / sectors if sectors else None
-
-    @property
-    def load_efficiency(self) -> float | None:
-        return self._efficiency(("load", "update"))
-
-    @property
-    def store_efficiency(self) -> float | None:
-        return self._efficiency(("store", "update", "atomic"))
-
-    @property
-    def shared_degree(self) -> float | None:
-        chosen = [s for s in self.sites if s.space == "shared"]
-        requests = sum(s.requests for s in chosen)
-        return sum(s.degree_sum for s in chosen) / requests if requests else None
-
-    @property
-    def suggestions(self) -> tuple:
-        """One fix per kind of problem, naming the sites that have it."""
-        from grader.doctor.efficiency import FIXES
-
-        out = []
-        for kind in dict.fromkeys(s.suggestion for s in self.sites if s.suggestion):
-            what, advice = FIXES[kind]
-            where = ", ".join(f"`{s.text}` (line {s.line})" for s in self.sites if s.suggestion == kind)
-            out.append(f"{what} — {where}. {advice}")
-        return tuple(out)
-
-    def headline(self) -> str:
-        parts = []
-        for label, value in (("global loads", self.load_efficiency), ("global stores", self.store_efficiency)):
-            if value is not None:
-                parts.append(f"{label} {value:.0%} coalesced")
-        if self.shared_degree is not None:
-            parts.append(
-                f"shared memory {self.shared_degree:.1f}-way bank conflicts"
-                if self.shared_degree > 1.05
-                else "shared memory free of bank conflicts"
-            )
-        return "; ".join(parts) or "no global or shared memory accesses profiled"
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    """What the doctor ran and found. `executor` says which back end ran the kernels."""
-
-    executor: str
-    reason: str = ""
-    """Why the simulator ran instead (the feature the doctor lacks), when it did."""
-    findings: tuple = ()
-    kernels: tuple = ()
-    seconds: float = 0.0
-    launches: tuple = ()
-    """(grid, block) of each launch of one run, as 3-tuples; empty in a merged report."""
-    shuffles: tuple = ()
-    """(kernel or device function, op, line, text, offsets) per shuffle site: the offsets
-    (or source lanes) lane 0 of a block's first warp passed, in order (grader.steps.diagnose:
-    a reduction with shfl_up_sync, a scan with shfl_down_sync); empty in a merged report."""
-
-    @property
-    def errors(self) -> tuple:
-        return tuple(f for f in self.findings if f.severity == SEVERITY_ERROR)
-
-    @property
-    def ran_on_doctor(self) -> bool:
-        return self.executor == DOCTOR
-
-    def executor_line(self) -> str:
-        if self.ran_on_doctor:
-            return "Ran on the kernel doctor (Zero to GPU's CPU executor)."
-        return f"Ran on Numba's CUDA simulator: the kernel doctor cannot run this code ({self.reason})."
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        for f, finding in zip(data["findings"], self.findings):
-            f["mistake"] = mistake_of(finding)
-        for k, kernel in zip(data["kernels"], self.kernels):
-            k["headline"] = kernel.headline()
-            for site, s in zip(k["sites"], kernel.sites):
-                site["efficiency"], site["degree"] = s.efficiency, s.degree
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "DoctorReport":
-        def tup(values):
-            return tuple(values) if values is not None else None
-
-        findings = tuple(
-            Finding(**{**f, **{k: tup(f.get(k)) for k in ("thread", "block", "other_thread", "other_block", "index")}})
-            for f in data.get("findings", ())
-        )
-        kernels = tuple(
-            KernelReport(
-                k["kernel"],
-                tuple(SiteReport(**{key: s[key] for key in SiteReport.__dataclass_fields__}) for s in k["sites"]),
-            )
-            for k in data.get("kernels", ())
-        )
-        launches = tuple((tuple(g), tuple(b)) for g, b in data.get("launches", ()))
-        shuffles = tuple((k, op, line, text, tuple(args)) for k, op, line, text, args in data.get("shuffles", ()))
-        return cls(
-            data["executor"], data.get("reason", ""), findings, kernels, data.get("seconds", 0.0), launches, shuffles
-        )
-
-    def __str__(self) -> str:
-        return report_text(self)
-
-    def _repr_html_(self) -> str:
-        return report_html(self)
+from grader.result.doctor import (  # noqa: F401 - the report's types, named where callers look
+    DOCTOR,
+    SEVERITY_ERROR,
+    SIMULATOR,
+    DoctorReport,
+    KernelReport,
+    SiteReport,
+)
 
 
 def merge(reports) -> DoctorReport | None:

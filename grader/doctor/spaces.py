@@ -17,7 +17,6 @@ from grader.doctor.memory import (
     MANY,
     NEVER_WRITTEN,
     UNSET,
-    VIEW_CLASSES,
     Memory,
     View,
     _conflict,
@@ -402,7 +401,10 @@ def _fast_methods(space: str, ndim: int) -> dict:
 
 
 _BASES = {"global": GlobalView, "shared": SharedView, "local": LocalView}
-_CLASSES = VIEW_CLASSES  # filled below; memory.make_view reads the same table
+CLASSES: dict = {}
+"""(space, ndim or None) -> the View subclass with that space's checks: grader/wiring.py puts
+them in grader/doctor/memory.py's `VIEW_CLASSES`, which `make_view` reads."""
+_CLASSES = CLASSES
 for _space, _base in _BASES.items():
     for _ndim in (1, 2, 3, None):
         _methods = _fast_methods(_space, _ndim) if _ndim else _fast_methods(_space, 0)

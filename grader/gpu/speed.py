@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from grader.gpu import statistics as timing
 from grader.steps.cases import case_rng, expected_and_tolerance
 from grader.gpu.harness import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
 from grader.steps.judge import judge_sampled
-from grader.result import Speed
+from grader.result.speed import Ceilings, MedianRatio, Speed, SpeedDetails, Throughput
 
 INPUT_SETS = 1
 """One base input set: every round rebuilds it into inputs no launch has seen (rotated and
@@ -141,63 +142,58 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
     if impossible or hidden or not meets:
         tier, points = None, 0
     rate = timing.throughput(bench.bound, bytes_moved, flops, median, ceilings)
-    details = {
-        "device": ceilings.get("name"),
-        "dims": dims,
-        "bound": bench.bound,
-        "yours_ms": median * 1e3,
-        "baseline_ms": float(np.median(samples.seconds["baseline"])) * 1e3,
-        "target_ms": float(np.median(samples.seconds["target"])) * 1e3,
-        "speedup_vs_baseline": vars(speedup) | {"spread": speedup.spread},
-        "fraction_of_target": vars(of_target) | {"spread": of_target.spread},
-        "throughput": rate,
-        "ceilings": {
-            "copy_bandwidth_GBps": ceilings.get("copy_bandwidth", 0) / 1e9,
-            "fp32_TFLOPs": ceilings.get("fp32_flops", 0) / 1e12,
-        },
-        "floor_ms": floor * 1e3,
-        "below_floor": impossible,
-        "hidden_work": hidden,
-        "faster_than_target_warning": of_target.median > timing.TARGET_WARNING,
-        "required_speedup": bench.required_speedup,
-        "meets_requirement": meets,
-        "tier": tier,
-        "points": points,
-        "max_points": timing.max_speed_points(bench.tiers),
-        "rounds": samples.rounds,
-        "stop_reason": samples.stop_reason,
-        "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
-        "method": METHOD.format(
+    details = SpeedDetails(
+        device=ceilings.get("name"),
+        dims=dims,
+        bound=bench.bound,
+        yours_ms=median * 1e3,
+        baseline_ms=float(np.median(samples.seconds["baseline"])) * 1e3,
+        target_ms=float(np.median(samples.seconds["target"])) * 1e3,
+        speedup_vs_baseline=MedianRatio(**vars(speedup), spread=speedup.spread),
+        fraction_of_target=MedianRatio(**vars(of_target), spread=of_target.spread),
+        throughput=Throughput(**rate),
+        ceilings=Ceilings(ceilings.get("copy_bandwidth", 0) / 1e9, ceilings.get("fp32_flops", 0) / 1e12),
+        floor_ms=floor * 1e3,
+        below_floor=impossible,
+        hidden_work=hidden,
+        faster_than_target_warning=of_target.median > timing.TARGET_WARNING,
+        required_speedup=bench.required_speedup,
+        meets_requirement=meets,
+        tier=tier,
+        points=points,
+        max_points=timing.max_speed_points(bench.tiers),
+        rounds=samples.rounds,
+        stop_reason=samples.stop_reason,
+        phase_seconds={k: round(v, 3) for k, v in phases.items()},
+        method=METHOD.format(
             sets=INPUT_SETS,
             cap=CAP_SECONDS,
             checked=sum(1 for c in samples.checked if c[0] == "yours"),
         ),
-    }
-    details["summary"] = summary_line(details)
-    return Speed(measured=True, details=details), wrong
+    )
+    return Speed(measured=True, details=replace(details, summary=summary_line(details))), wrong
 
 
-def summary_line(d: dict) -> str:
-    rate = d["throughput"]
-    frac = rate["fraction_of_ceiling"]
+def summary_line(d: SpeedDetails) -> str:
+    rate, speedup = d.throughput, d.speedup_vs_baseline
+    frac = rate.fraction_of_ceiling
     parts = [
-        f"Speed: {d['yours_ms']:.3f} ms at {_fmt_dims(d['dims'])};",
-        f"{d['speedup_vs_baseline']['median']:.2f}x the baseline "
-        f"(IQR {d['speedup_vs_baseline']['low']:.2f}–{d['speedup_vs_baseline']['high']:.2f}),",
-        f"{d['fraction_of_target']['median']:.0%} of the target's speed;",
-        f"{rate['achieved']:.1f} {rate['unit']}" + (f" = {frac:.0%} of this GPU's measured ceiling." if frac else "."),
+        f"Speed: {d.yours_ms:.3f} ms at {_fmt_dims(d.dims)};",
+        f"{speedup.median:.2f}x the baseline (IQR {speedup.low:.2f}–{speedup.high:.2f}),",
+        f"{d.fraction_of_target.median:.0%} of the target's speed;",
+        f"{rate.achieved:.1f} {rate.unit}" + (f" = {frac:.0%} of this GPU's measured ceiling." if frac else "."),
     ]
-    if d["below_floor"]:
-        parts.append(f"REJECTED: faster than physically possible (floor {d['floor_ms']:.3f} ms).")
-    elif d["hidden_work"]:
+    if d.below_floor:
+        parts.append(f"REJECTED: faster than physically possible (floor {d.floor_ms:.3f} ms).")
+    elif d.hidden_work:
         parts.append(
             "Work ran outside the timed region (another stream?): counted in by the host clock, no speed points."
         )
-    elif not d["meets_requirement"]:
-        parts.append(f"Needs {d['required_speedup']:.2f}x the baseline: too slow for now.")
+    elif not d.meets_requirement:
+        parts.append(f"Needs {d.required_speedup:.2f}x the baseline: too slow for now.")
     else:
-        parts.append(f"Tier: {d['tier'] or 'none yet'} ({d['points']}/{d['max_points']} speed points).")
-    if d["faster_than_target_warning"]:
+        parts.append(f"Tier: {d.tier or 'none yet'} ({d.points}/{d.max_points} speed points).")
+    if d.faster_than_target_warning:
         parts.append("Warning: over 1.5x faster than our best kernel — please tell us how!")
     return " ".join(parts)
 

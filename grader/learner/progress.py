@@ -68,10 +68,10 @@ def _add_missing_columns(db: sqlite3.Connection) -> None:
 
 def speed_tier(result: CheckResult) -> tuple[str | None, int | None]:
     """(tier, its points) a passing GPU result reached; (None, None) otherwise."""
-    details = result.speed.details if result.speed.measured else {}
-    if result.verdict != "passed" or not details.get("tier"):
+    details = result.speed.details
+    if result.verdict != "passed" or details is None or not details.tier:
         return None, None
-    return details["tier"], details.get("points")
+    return details.tier, details.points
 
 
 def record(result: CheckResult) -> str | None:

@@ -22,6 +22,7 @@ from grader.notebook import charts
 from grader.notebook import pictures
 from grader.notebook import memory_pictures as memory
 from grader.exercises import LADDER
+from grader.result import CheckResult, SpeedDetails
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATES = ("passed", "attempted", "not started")
@@ -232,50 +233,47 @@ def roofline(points=None, ceilings=None) -> Explorer:
 def roofline_points_from_results(results) -> list[dict]:
     """Roofline points from CheckResults (or their to_dict()); unmeasured ones are skipped."""
     points = []
-    for result in results:
+    for result in map(_as_result, results):
         details = _measured_details(result)
         if details is None:
             continue
-        exercise_id = _field(result, "exercise")
-        flops, bytes_moved = _work_done(exercise_id, details)
+        flops, bytes_moved = _work_done(result.exercise, details)
         points.append(
-            {"label": exercise_id, "flops": flops, "bytes": bytes_moved, "seconds": details["yours_ms"] / 1e3}
+            {"label": result.exercise, "flops": flops, "bytes": bytes_moved, "seconds": details.yours_ms / 1e3}
         )
     return points
 
 
 def ceilings_from_results(results) -> dict | None:
     """The measured ceilings a GPU result carries (the same for every result of one GPU)."""
-    for result in results:
+    for result in map(_as_result, results):
         details = _measured_details(result)
-        if details and details.get("ceilings"):
-            c = details["ceilings"]
+        if details and (details.ceilings.copy_bandwidth_GBps or details.ceilings.fp32_TFLOPs):
+            c = details.ceilings
             return {
-                "name": details.get("device"),
-                "copy_bandwidth": c["copy_bandwidth_GBps"] * 1e9,
-                "fp32_flops": c["fp32_TFLOPs"] * 1e12,
+                "name": details.device,
+                "copy_bandwidth": c.copy_bandwidth_GBps * 1e9,
+                "fp32_flops": c.fp32_TFLOPs * 1e12,
             }
     return None
 
 
-def _field(result, name):
-    return result[name] if isinstance(result, Mapping) else getattr(result, name)
+def _as_result(result) -> CheckResult:
+    """A CheckResult, also from its JSON form (`to_dict()`, as a lesson may have saved it)."""
+    return CheckResult.from_dict(result) if isinstance(result, Mapping) else result
 
 
-def _measured_details(result) -> dict | None:
-    speed = _field(result, "speed")
-    measured, details = (
-        (speed.get("measured"), speed.get("details")) if isinstance(speed, Mapping) else (speed.measured, speed.details)
-    )
-    return details if measured and details and "yours_ms" in details else None
+def _measured_details(result: CheckResult) -> SpeedDetails | None:
+    details = result.speed.details
+    return details if details is not None and details.yours_ms else None
 
 
-def _work_done(exercise_id: str, details: dict) -> tuple[float, float]:
+def _work_done(exercise_id: str, details: SpeedDetails) -> tuple[float, float]:
     """(FLOPs, bytes) the exercise's benchmark counts at the timed sizes."""
     from grader.exercises import exercise  # loads kernels/<id>.py, which imports numba
 
     bench = exercise(exercise_id).spec.benchmark
-    return float(bench.flops(details["dims"])), float(bench.bytes_moved(details["dims"]))
+    return float(bench.flops(details.dims)), float(bench.bytes_moved(details.dims))
 
 
 # ---- 5. progress ------------------------------------------------------------------------
@@ -309,9 +307,10 @@ def _state_and_tier(entry) -> tuple:
     elif isinstance(entry, Mapping) and "verdict" not in entry:
         state, tier = entry.get("status", "not started"), entry.get("tier")
     else:  # a CheckResult or its to_dict()
-        state = "passed" if _field(entry, "verdict") == "passed" else "attempted"
-        details = _measured_details(entry)
-        tier = details.get("tier") if details else None
+        result = _as_result(entry)
+        state = "passed" if result.passed else "attempted"
+        details = _measured_details(result)
+        tier = details.tier if details else None
     if state not in STATES:
         raise ValueError(f"unknown status {state!r}; expected one of {STATES}")
     return state, tier

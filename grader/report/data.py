@@ -25,8 +25,11 @@ from grader.classroom.gradebook import (
     UNTOUCHED,
     Gradebook,
 )
-from grader.doctor.findings import mistake_of
-from grader.result import SLOW_MISTAKES, VERDICTS, engine_of
+from grader.result import SLOW_MISTAKES, VERDICTS
+from grader.result.doctor import mistake_of
+from grader.result.row import ClassRow, Regraded
+from grader.result.scoring import ALL_OR_NOTHING, PER_CASE, credited, every_case_passed
+from grader.result.speed import SpeedDetails
 from grader.authoring.spec import DEFAULT_TIERS
 
 NOT_ATTEMPTED = "not_attempted"
@@ -47,22 +50,20 @@ STUDENTS_CSV, EXERCISES_CSV, SUBMISSIONS_CSV, REPORT_HTML = (
     "submissions.csv",
     "report.html",
 )
-PER_CASE, ALL_OR_NOTHING = "per_case", "all_or_nothing"
-"""Partial credit (an nbgrader course's `c.ZeroGPU.partial_credit`, grader/course/scores.py)."""
+__all__ = ["ALL_OR_NOTHING", "PER_CASE", "analyse"]  # partial credit: grader/result/scoring.py
 
 
-def mistake(row: dict) -> str:
+def mistake(row: ClassRow) -> str:
     """What a class report counts a hand-in under: the mistake its result names
     (grader.result.MISTAKES; results stored before results named one: the doctor's first
     finding with a fix), else its verdict when it failed; "" for a clean pass or no hand-in."""
-    result = row.get("result") or {}
-    named = result.get("mistake")
-    if not named and row["verdict"] in FAILURES:
-        findings = (result.get("doctor") or {}).get("findings") or ()
-        named = next((mistake_of(f) for f in findings if f.get("fix")), "")
+    result = row.result
+    named = result.mistake if result else ""
+    if not named and row.verdict in FAILURES and result and result.doctor:
+        named = next((mistake_of(f) for f in result.doctor.findings if f.fix), "")
     if named:
         return named
-    return row["verdict"] if row["verdict"] in FAILURES else ""
+    return row.verdict if row.verdict in FAILURES else ""
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,7 @@ class ClassReport:
 
 
 def load_rows(db: Path) -> list[dict]:
+    """The gradebook's rows as it stores them (`analyse` reads them)."""
     db = Path(db)
     if not db.is_file():
         raise FileNotFoundError(f"no gradebook at {db}")
@@ -329,135 +331,157 @@ def ladder_order(exercise_ids) -> list[str]:
     return [e for e in LADDER if e in ids] + sorted(ids - set(LADDER))
 
 
-def trusted_speed(row: dict) -> dict | None:
+def trusted_speed(row: ClassRow) -> SpeedDetails | None:
     """The speed details of a row timed on a GPU, when they can be believed."""
-    speed = (row.get("result") or {}).get("speed") or {}
-    details = speed.get("details") or {}
-    if not speed.get("measured") or "speedup_vs_baseline" not in details:
+    details = row.result.speed.details if row.result else None
+    if details is None or details.speedup_vs_baseline is None:
         return None
-    if row["verdict"] not in ("passed", "too_slow"):
+    if not every_case_passed(row.verdict):
         return None  # a timed run gave a wrong answer: its time measures nothing useful
     return details
 
 
 def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = PER_CASE) -> ClassReport:
-    """One pass over the gradebook rows and notes (`Gradebook.notes()`). `partial_credit`:
-    ALL_OR_NOTHING counts no points for an exercise whose cases did not all pass."""
-    exercise_ids = ladder_order(r["exercise"] for r in rows)
-    by_exercise = {
-        e: {
-            "verdicts": Counter(),
-            "scores": [],
-            "max": 0.0,
-            "speedups": [],
-            "required": None,
-            "tiers": Counter(),
-            "rejected": 0,
-            "mistakes": Counter(),
-            "slow": Counter(),
-        }
-        for e in exercise_ids
-    }
-    noted = {(n["student"], n["about"], n["kind"]): n["text"] for n in notes}
-    by_student: dict = {}
-    backends, devices, times, timed_on, unsandboxed = Counter(), set(), [], {}, []
-    starters = _starter_hashes(exercise_ids)
+    """One pass over the gradebook's rows, as it stores them (`Gradebook.rows()`), and notes
+    (`Gradebook.notes()`). `partial_credit`: ALL_OR_NOTHING counts no points for an exercise
+    whose cases did not all pass."""
+    rows = [ClassRow.from_dict(r) for r in rows]
+    exercise_ids = ladder_order(r.exercise for r in rows)
+    tally = _Tally(
+        {e: _exercise_tally() for e in exercise_ids},
+        {(n["student"], n["about"], n["kind"]): n["text"] for n in notes},
+        _starter_hashes(exercise_ids),
+        partial_credit,
+    )
     for row in rows:
-        acc, verdict = by_exercise[row["exercise"]], row["verdict"]
-        key = (row["student"], row["exercise"])
-        if verdict != NOT_SUBMITTED and (
-            noted.get((*key, UNTOUCHED))  # the starter as given out (nbgrader: the released cell)
-            or (row.get("submission_sha256") and row["submission_sha256"] == starters.get(row["exercise"]))
-        ):
-            verdict = NOT_ATTEMPTED
-        acc["verdicts"][verdict] += 1
-        score = row["score"]
-        if partial_credit == ALL_OR_NOTHING and verdict not in ("passed", "too_slow"):
-            score = 0.0
-        named = mistake(row) if verdict != NOT_ATTEMPTED else ""
-        if named and named in SLOW_MISTAKES and verdict in ("passed", "too_slow"):
-            acc["slow"][named] += 1
-        elif named and verdict in FAILURES:
-            acc["mistakes"][named] += 1
-        note, cells = noted.get((*key, NOT_GRADED), ""), noted.get((*key, AUTOGRADER_CELLS), "")
-        by_student.setdefault(row["student"], {})[row["exercise"]] = _mark(row, verdict, named, score, note, cells)
-        times.append(row["graded_at"])
-        if (row.get("result") or {}).get("unsandboxed"):
-            unsandboxed.append((row["student"], row["exercise"]))
-        if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
-            continue
-        backends[_engine(row)] += 1
-        acc["scores"].append(score)
-        acc["max"] = max(acc["max"], row["max_score"])
-        _add_speed(acc, row, devices)
-        if (trusted_speed(row) or {}).get("device"):
-            timed_on[(row["student"], row["exercise"])] = trusted_speed(row)["device"]
-    for marks in by_student.values():  # a gradebook may lack rows for work never handed in
+        tally.count(row)
+    for marks in tally.by_student.values():  # a gradebook may lack rows for work never handed in
         for e in exercise_ids:
             if e not in marks:
-                by_exercise[e]["verdicts"][NOT_SUBMITTED] += 1
+                tally.by_exercise[e]["verdicts"][NOT_SUBMITTED] += 1
     files: dict = {}
-    for (student, about, kind), text in noted.items():
+    for (student, about, kind), text in tally.noted.items():
         if kind == FILE_NOT_GRADED:
             files.setdefault(student, []).append((about, text))
-            by_student.setdefault(student, {})  # a student whose only hand-in was misnamed
-    exercises = tuple(_exercise_stats(e, by_exercise[e]) for e in exercise_ids)
+            tally.by_student.setdefault(student, {})  # a student whose only hand-in was misnamed
+    exercises = tuple(_exercise_stats(e, tally.by_exercise[e]) for e in exercise_ids)
     possible = {e.id: e.max_score for e in exercises}
     students = tuple(
-        _student_stats(name, by_student[name], exercise_ids, possible, tuple(files.get(name, ())))
-        for name in sorted(by_student)
+        _student_stats(name, tally.by_student[name], exercise_ids, possible, tuple(files.get(name, ())))
+        for name in sorted(tally.by_student)
     )
-    stale = tuple(sorted((student, about, text) for (student, about, kind), text in noted.items() if kind == FEEDBACK))
+    stale = tuple(sorted((s, about, text) for (s, about, kind), text in tally.noted.items() if kind == FEEDBACK))
+    times = tally.times
     return ClassReport(
         source,
         exercises,
         students,
-        dict(backends),
-        tuple(sorted(devices)),
+        dict(tally.backends),
+        tuple(sorted(tally.devices)),
         (min(times), max(times)) if times else None,
-        timed_on,
-        tuple(sorted(unsandboxed)),
+        tally.timed_on,
+        tuple(sorted(tally.unsandboxed)),
         stale,
         partial_credit,
     )
 
 
-def _mark(row: dict, verdict: str, named: str, score: float, note: str, cells: str) -> Mark:
-    result = row.get("result") or {}
-    cases = result.get("cases") or ()
-    failing = next((c for c in cases if c.get("verdict") != "passed"), None)
-    line, source = (failing.get("line"), failing.get("source", "")) if failing else (None, "")
+def _exercise_tally() -> dict:
+    """What `analyse` counts of one exercise, for `_exercise_stats`."""
+    return {
+        "verdicts": Counter(),
+        "scores": [],
+        "max": 0.0,
+        "speedups": [],
+        "required": None,
+        "tiers": Counter(),
+        "rejected": 0,
+        "mistakes": Counter(),
+        "slow": Counter(),
+    }
+
+
+@dataclass
+class _Tally:
+    """What `analyse` counts over the class, one row at a time."""
+
+    by_exercise: dict
+    noted: dict
+    """(student, about, kind) -> the note's text."""
+    starters: dict
+    partial_credit: str
+    by_student: dict = field(default_factory=dict)
+    """Student -> exercise -> `Mark`."""
+    backends: Counter = field(default_factory=Counter)
+    devices: set = field(default_factory=set)
+    times: list = field(default_factory=list)
+    timed_on: dict = field(default_factory=dict)
+    unsandboxed: list = field(default_factory=list)
+
+    def count(self, row: ClassRow) -> None:
+        acc, key = self.by_exercise[row.exercise], (row.student, row.exercise)
+        verdict = NOT_ATTEMPTED if self._untouched(row) else row.verdict
+        acc["verdicts"][verdict] += 1
+        score = credited(row.score, verdict, self.partial_credit)
+        named = mistake(row) if verdict != NOT_ATTEMPTED else ""
+        if named and named in SLOW_MISTAKES and every_case_passed(verdict):
+            acc["slow"][named] += 1
+        elif named and verdict in FAILURES:
+            acc["mistakes"][named] += 1
+        note, cells = self.noted.get((*key, NOT_GRADED), ""), self.noted.get((*key, AUTOGRADER_CELLS), "")
+        self.by_student.setdefault(row.student, {})[row.exercise] = _mark(row, verdict, named, score, note, cells)
+        self.times.append(row.graded_at)
+        if row.result and row.result.unsandboxed:
+            self.unsandboxed.append(key)
+        if verdict in (NOT_SUBMITTED, NOT_ATTEMPTED):
+            return
+        self.backends[_engine(row)] += 1
+        acc["scores"].append(score)
+        acc["max"] = max(acc["max"], row.max_score)
+        _add_speed(acc, row, self.devices)
+        speed = trusted_speed(row)
+        if speed and speed.device:
+            self.timed_on[key] = speed.device
+
+    def _untouched(self, row: ClassRow) -> bool:
+        """Is the hand-in the starter as given out (nbgrader: the released cell)?"""
+        if row.verdict == NOT_SUBMITTED:
+            return False
+        noted = self.noted.get((row.student, row.exercise, UNTOUCHED))
+        return bool(noted or (row.submission_sha256 and row.submission_sha256 == self.starters.get(row.exercise)))
+
+
+def _mark(row: ClassRow, verdict: str, named: str, score: float, note: str, cells: str) -> Mark:
+    cases = row.result.cases if row.result else ()
+    failing = next((c for c in cases if not c.passed), None)
     return Mark(
         verdict,
         named,
         score,
-        row.get("max_score") or 0.0,
-        sum(c.get("verdict") == "passed" for c in cases),
+        row.max_score or 0.0,
+        sum(c.passed for c in cases),
         len(cases),
-        result.get("message", ""),
-        line,
-        source,
+        row.result.message if row.result else "",
+        failing.line if failing else None,
+        failing.source if failing else "",
         note,
         cells,
-        _regraded(row.get("regraded_from")),
+        _regraded(row.regraded_from),
     )
 
 
-def _regraded(before: dict | None) -> str:
+def _regraded(before: Regraded | None) -> str:
     """What a regraded row was before ("was wrong_result, 0/10"), "" for a row never regraded."""
-    if not before:
+    if before is None:
         return ""
-    return f"was {before['verdict']}, {before['score']:g}/{before['max_score']:g}"
+    return f"was {before.verdict}, {before.score:g}/{before.max_score:g}"
 
 
-def _engine(row: dict) -> str:
-    """What ran a result's cases: "gpu", "doctor", "simulator" (grader/result.py `engine`)."""
-    result = row.get("result") or {}
-    if result.get("engine"):
-        return result["engine"]
-    if row["backend"] in ("gpu", "simulator"):  # a result stored before results named their engine
-        return engine_of(row["backend"], result.get("doctor"))
-    return row["backend"] or "unknown"
+def _engine(row: ClassRow) -> str:
+    """What ran a result's cases: "gpu", "doctor", "simulator" (grader/result `CheckResult.engine`)."""
+    if row.result is not None and row.backend in ("gpu", "simulator"):
+        return row.result.engine
+    return row.backend or "unknown"
 
 
 def _starter_hashes(exercise_ids) -> dict:
@@ -474,20 +498,20 @@ def _starter_hashes(exercise_ids) -> dict:
     return out
 
 
-def _add_speed(acc: dict, row: dict, devices: set) -> None:
+def _add_speed(acc: dict, row: ClassRow, devices: set) -> None:
     details = trusted_speed(row)
     if details is None:
         return
-    if details.get("device"):
-        devices.add(details["device"])
-    if details.get("required_speedup") is not None:
-        acc["required"] = details["required_speedup"]
-    if details.get("below_floor") or details.get("hidden_work"):
+    if details.device:
+        devices.add(details.device)
+    if details.required_speedup is not None:
+        acc["required"] = details.required_speedup
+    if not details.trusted:
         acc["rejected"] += 1
         return
-    acc["speedups"].append(float(details["speedup_vs_baseline"]["median"]))
-    if row["verdict"] == "passed" and details.get("tier"):
-        acc["tiers"][details["tier"]] += 1
+    acc["speedups"].append(float(details.speedup_vs_baseline.median))
+    if row.verdict == "passed" and details.tier:
+        acc["tiers"][details.tier] += 1
 
 
 def _exercise_stats(exercise_id: str, acc: dict) -> ExerciseStats:

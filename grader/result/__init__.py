@@ -1,11 +1,21 @@
-"""Results as data: what the notebook renders, the CLI prints, nbgrader records and tests read."""
+"""Results as data: what the notebook renders, the CLI prints, nbgrader records and tests read.
+
+One package below every engine and application holds the types a check produces, from the
+engine to the report: `CheckResult` and its `CaseResult`s (here), its `Speed`
+(grader/result/speed.py), its `DoctorReport` (grader/result/doctor.py); a gradebook's
+`ClassRow` (grader/result/row.py); the one scoring rule (grader/result/scoring.py). They
+become JSON only where they cross a process or reach storage (`to_dict`/`from_dict`).
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
+from grader.result.doctor import DoctorReport
+from grader.result.speed import Speed, SpeedDetails  # noqa: F401 - part of a CheckResult
+from grader.result.stored import known
+from grader.result.views import VIEWS
 from grader.textsafe import capped, unsurrogate
 
 VERDICTS = (
@@ -209,23 +219,14 @@ class CaseResult:
     def passed(self) -> bool:
         return self.verdict == "passed"
 
-
-@dataclass(frozen=True)
-class Speed:
-    """The speed section. On the simulator it only says why nothing was measured."""
-
-    measured: bool
-    reason: str = ""
-    details: dict = field(default_factory=dict)
-
-
-def engine_of(backend: str, doctor) -> str:
-    """What ran a result's cases, from its back end and its doctor report (an object or, read
-    back from JSON, a dict): "gpu", "doctor" or "simulator"."""
-    if backend == "gpu":
-        return "gpu"
-    executor = getattr(doctor, "executor", None) or (doctor.get("executor") if isinstance(doctor, dict) else None)
-    return "doctor" if executor == "kernel doctor" else "simulator"  # grader.doctor.report.DOCTOR
+    @classmethod
+    def from_dict(cls, data: dict) -> "CaseResult":
+        fields = known(cls, data)
+        fields["mismatches"] = tuple(
+            Mismatch(**known(Mismatch, m) | {"index": tuple(m.get("index") or ())})
+            for m in data.get("mismatches") or ()
+        )
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -248,9 +249,9 @@ class CheckResult:
     seed: int | None
     """The public seed used, or None when a secret seed was mixed in."""
     seconds: float = 0.0
-    doctor: object = None
-    """Without a GPU: the kernel doctor's report (grader.doctor.report.DoctorReport): which
-    executor ran the cases, races and other findings, memory efficiency per kernel."""
+    doctor: DoctorReport | None = None
+    """Without a GPU: the kernel doctor's report: which executor ran the cases, races and other
+    findings, memory efficiency per kernel."""
     warnings: tuple = ()
     """What a passed check still gets wrong or costs on a GPU, one short line each ("out[127]
     was written by 128 threads: ...", "11% coalesced: slow on a GPU"); the headline names the
@@ -275,7 +276,8 @@ class CheckResult:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["passed"] = self.passed
-        data["doctor"] = self.doctor.to_dict() if hasattr(self.doctor, "to_dict") else self.doctor
+        data["speed"] = self.speed.to_dict()
+        data["doctor"] = self.doctor.to_dict() if self.doctor is not None else None
         data["engine"] = self.engine
         return data
 
@@ -283,7 +285,9 @@ class CheckResult:
     def engine(self) -> str:
         """What ran the cases: "gpu", "doctor" (the kernel doctor on the CPU) or "simulator"
         (Numba's CUDA simulator, for code the doctor cannot run or with ZEROGPU_DOCTOR=0)."""
-        return engine_of(self.backend, self.doctor)
+        if self.backend == "gpu":
+            return "gpu"
+        return "doctor" if self.doctor is not None and self.doctor.ran_on_doctor else "simulator"
 
     def to_json(self, **kwargs) -> str:
         """The result as JSON, at most about MAX_JSON characters: past that, every list and
@@ -301,32 +305,23 @@ class CheckResult:
     def from_dict(cls, data: dict) -> "CheckResult":
         """A CheckResult again, from `to_dict()` (as stored in a gradebook; results stored by
         another version of the grader may have more fields, or fewer)."""
-        fields = _known(cls, data)
-        cases = []
-        for case in data.get("cases") or ():
-            case = _known(CaseResult, case)
-            case["mismatches"] = tuple(Mismatch(**_known(Mismatch, m)) for m in case.get("mismatches") or ())
-            cases.append(CaseResult(**case))
-        fields["cases"] = tuple(cases)
-        fields["speed"] = Speed(**_known(Speed, data.get("speed") or {"measured": False}))
+        fields = known(cls, data)
+        fields["cases"] = tuple(CaseResult.from_dict(case) for case in data.get("cases") or ())
+        fields["speed"] = Speed.from_dict(data.get("speed"))
+        fields["doctor"] = DoctorReport.from_dict(data["doctor"]) if data.get("doctor") else None
         fields["warnings"] = tuple(data.get("warnings") or ())
         return cls(**fields)
+
+    @classmethod
+    def from_stored(cls, data: dict | None) -> "CheckResult | None":
+        """`from_dict` for what a gradebook or a cell stored: None (nothing graded) stays None."""
+        return None if data is None else cls.from_dict(data)
 
     def _repr_html_(self) -> str:
         return VIEWS["html"](self)
 
     def __str__(self) -> str:
         return VIEWS["text"](self)
-
-
-VIEWS = {"html": lambda result: f"<pre>{result.to_json(indent=2)}</pre>", "text": lambda result: result.to_json()}
-"""How a result shows itself; grader/render.py installs the real views when imported (it sits
-above the engines whose reports it draws, so this data layer never imports it)."""
-
-
-def _known(cls, data: dict) -> dict:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
 
 
 def _unsurrogated(value):
