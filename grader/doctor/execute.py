@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from grader.doctor.efficiency import slow_memory_findings
 from grader.doctor.errors import OutOfBounds, Unsupported
 from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt, mistake_of
 from grader.doctor.kernel import session
@@ -73,9 +74,9 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), prof
     findings = tuple(s.findings.results())
     if error is None:
         error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
-    report = DoctorReport(
-        DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4), tuple(s.launches), s.findings.shuffles()
-    )
+    kernels = kernel_reports(s.efficiency)
+    findings += tuple(slow_memory_findings(kernels))
+    report = DoctorReport(DOCTOR, "", findings, kernels, round(seconds, 4), tuple(s.launches), s.findings.shuffles())
     return DoctorOutcome({k: b.copy() for k, b in buffers.items()}, error, seconds, report)
 
 

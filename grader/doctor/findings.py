@@ -30,6 +30,7 @@ ORDER = (
     "overwrite",
     "duplicate_write",
     "serial_work",
+    "slow_memory",
 )
 """Which finding becomes the case's verdict message when there are several."""
 VERDICT = {
@@ -42,6 +43,7 @@ VERDICT = {
     "overwrite": "race",
     "duplicate_write": "race",  # a warning: it never decides a case (the output does)
     "serial_work": "too_slow",  # a warning: a GPU's speed, estimated, never measured here
+    "slow_memory": "too_slow",  # likewise, from how the kernel's accesses coalesce
 }
 
 
@@ -94,13 +96,78 @@ def mistake_of(finding) -> str:
     if kind == "race":
         same = tuple(get("block") or ()) == tuple(get("other_block") or ())
         return "missing_barrier" if same else "race_between_blocks"
-    return {"overwrite": "blocks_overwrite"}.get(kind, kind)
+    return {"overwrite": "blocks_overwrite", "slow_memory": "uncoalesced"}.get(kind, kind)
 
 
 COUNT_CAP = 10**6
 SERIAL_ELEMENTS = 64
-"""Elements per thread of a launch of one warp or less from which its work counts as serial."""
+"""Elements per thread of a launch of one warp or less from which its work counts as serial;
+elements one thread of a bigger launch stores, likewise (with SERIAL_SHARE)."""
 SERIAL_THREADS = 32
+SERIAL_SHARE = 16
+"""How many times a fair share of the launch's stores (stores / threads) one thread must make."""
+SERIAL_GROWTH = 4
+"""How much a one-block kernel's work must grow over a check's cases, its grid staying one block."""
+_CHECK: dict = {}
+"""Kernel -> what its launches in this check showed: {"sizes": {elements of the global arrays
+given: the case that first gave them}, "one_block": every launch was one block, "share": the
+smallest share of a launch's stores that its busiest thread made}."""
+_CASE = [0]
+"""The case running now (one Findings per case)."""
+
+
+def forget_growth() -> None:
+    """A new check: kernels are measured afresh."""
+    _CHECK.clear()
+
+
+def _touched(views, launch) -> tuple[int, int, np.ndarray]:
+    """(global elements this launch touched, elements of the global arrays it was given
+    (negative when one has rows: only 1-D data counts for the one-block rule), how many
+    elements each thread stored last: one count per storing thread)."""
+    floor, touched, seen, stores = CTX.lfloor, 0, set(), []
+    arrays = [v for v in views if getattr(getattr(v, "mem", None), "space", "") == "global"]
+    given = sum(int(np.prod(v.shape)) for v in arrays)
+    if any(len(v.shape) > 1 for v in arrays):
+        given = -given  # rows and columns: a grid sized by rows is one block at the check's sizes
+    for view in views:
+        mem = getattr(view, "mem", None)
+        if mem is None or mem.space != "global" or id(mem) in seen:
+            continue
+        seen.add(id(mem))
+        wr, rd = np.asarray(mem.wr), np.asarray(mem.rd)
+        touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
+        stores.append(wr[wr >= floor])
+    stamps = np.concatenate(stores) if stores else np.zeros(0, np.int64)
+    block = np.searchsorted(np.asarray(launch.block_starts), stamps >> EPOCH_SHIFT, side="right")
+    writer = block * 4096 + ((stamps >> 1) & 2047)
+    return touched, given, np.unique(writer, return_counts=True)[1]
+
+
+def _serial_worker(kernel: str, threads: int, blocks: int, touched: int, given: int, writers: np.ndarray) -> str:
+    """Who does a launch's work one element after another ("" when nobody does). Beyond a launch
+    of one warp or less, decided when a case repeats a size the check met in an earlier case (a
+    check's last case repeats its largest): by then a kernel whose grid or whose busy threads
+    grow with the data has shown it."""
+    if blocks == 1 and threads <= SERIAL_THREADS:
+        if touched < SERIAL_ELEMENTS * threads:
+            return ""
+        return "one thread does all the work" if threads == 1 else "one warp does all the work"
+    seen = _CHECK.setdefault(kernel, {"sizes": {}, "one_block": True, "share": 1.0})
+    stores, most = int(writers.sum()), int(writers.max(initial=0))
+    seen["one_block"] = seen["one_block"] and blocks == 1
+    if stores:
+        seen["share"] = min(seen["share"], most / stores)
+    first_case = seen["sizes"].setdefault(given, _CASE[0])
+    if first_case == _CASE[0] or abs(given) < max(map(abs, seen["sizes"])):
+        return ""
+    if most >= SERIAL_ELEMENTS and seen["share"] >= 0.5 and most * threads * blocks >= SERIAL_SHARE * stores:
+        return "one thread stores most of the elements while the others store few"
+    if seen["one_block"] and given > 0 and given >= max(SERIAL_GROWTH * min(seen["sizes"]), 2 * threads):
+        return "one block does all the work (its grid stays one block however large the data)"
+    return ""
+
+
 SHUFFLES_KEPT = 5
 """Offsets kept per shuffle site: a warp reduction's or scan's five steps."""
 
@@ -140,6 +207,7 @@ class Findings:
     """Collects findings over every launch of one run (a case)."""
 
     def __init__(self):
+        _CASE[0] += 1
         self.items: dict = {}
         self.launch: Launch | None = None
         self.current_block: tuple = (0, 0, 0)
@@ -225,40 +293,35 @@ class Findings:
                 mem.dups = mem.dup_same = None
 
     def _serial(self, views) -> None:
-        """A launch of one warp or less whose threads each touched SERIAL_ELEMENTS elements or
-        more of the arrays it writes: work a GPU would spread over thousands of threads done one
-        element after another (a serial scan, a serial carry between blocks). A warning whose
-        headline says a pass would likely be too slow on a GPU; nothing is timed here. (A whole
-        block doing the work is not told from a register-tiled kernel at a small size, whose
-        one block is its grid there: only launches of at most a warp count.)"""
+        """Work a GPU would spread over thousands of threads, done one element after another:
+        a warning whose headline says a pass would likely be too slow on a GPU (an estimate
+        from what the doctor counted; nothing is timed here). Three forms (`_serial_worker`):
+        a launch of one warp or less touching SERIAL_ELEMENTS elements per thread (a serial scan,
+        a serial carry between blocks); one thread storing SERIAL_ELEMENTS elements, most of its
+        launch's stores in every case (block 0 walking the whole array); a kernel whose grid
+        stayed one block while its data grew SERIAL_GROWTH times (a reduction by one block with
+        a grid-stride loop; 1-D data only: a grid sized by the rows of a matrix, or a register-
+        tiled kernel's, is one block at the check's small sizes too)."""
         launch = self.launch
         threads = launch.block[0] * launch.block[1] * launch.block[2]
-        if launch.grid != (1, 1, 1) or threads > SERIAL_THREADS:
+        blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
+        touched, given, writers = _touched(views, launch)
+        worker = _serial_worker(launch.kernel, threads, blocks, touched, given, writers)
+        if not worker:
             return
-        floor, touched, seen = CTX.lfloor, 0, set()
-        for view in views:
-            mem = getattr(view, "mem", None)
-            if mem is None or mem.space != "global" or id(mem) in seen:
-                continue
-            seen.add(id(mem))
-            wr, rd = np.asarray(mem.wr), np.asarray(mem.rd)
-            touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
-        if touched < SERIAL_ELEMENTS * threads:
-            return
-        who = "one thread does all the work" if threads == 1 else "one warp does all the work"
         fix = (
             "Spread the work over the grid: one thread per element (or a few), many blocks "
             "(blocks = ceil(n / threads_per_block)); a scan scans each block's part in parallel, "
             "then the blocks' totals, then adds each block's carry."
         )
         headline = (
-            f"on a GPU this would likely be too slow: {who} in kernel `{launch.kernel}`, one "
+            f"on a GPU this would likely be too slow: {worker} in kernel `{launch.kernel}`, one "
             "element after another, where a GPU runs thousands of threads at once"
         )
         message = (
-            f"Kernel `{launch.kernel}` ran as a single block of {threads} thread"
-            f"{'' if threads == 1 else 's'}, which touched {touched} elements between them, one "
-            "after another: correct, but on a GPU this leaves almost every core idle and would "
+            f"Kernel `{launch.kernel}` ran as {blocks} block{'' if blocks == 1 else 's'} of {threads} "
+            f"thread{'' if threads == 1 else 's'}, and {worker}: {touched} elements touched in all, "
+            "one after another: correct, but on a GPU this leaves almost every core idle and would "
             f"likely fail the speed requirement (too_slow; an estimate: nothing was timed). {fix}"
         )
         self._add(
