@@ -62,7 +62,9 @@ def test_reference_kernels_run_clean(exercise_id, which):
         results = judge_all(ex, [p], {p.index: outcome}, lambda q: [])
         assert results[0].verdict == "passed", results[0].message
     report = merge(reports)
-    assert report.ran_on_doctor and not report.findings, [f.message for f in report.findings]
+    # a baseline is the speed floor: the estimate that a GPU finds it too slow is its due
+    found = [f for f in report.findings if not (which == "baseline" and f.kind == "slow_memory")]
+    assert report.ran_on_doctor and not found, [f.message for f in found]
     if which != "baseline":
         assert not [t for k in report.kernels for t in k.suggestions], [k.suggestions for k in report.kernels]
 

@@ -28,6 +28,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from grader.backend import races
+
 _lock = threading.Lock()
 _installed = False
 ON_INSTALL: list = []
@@ -161,7 +163,10 @@ def install() -> None:
 
     def shared(self, shape, dtype, alignment=None):
         if shape == 0 or alignment is not None:
-            return shared_array(self, shape, dtype, alignment)
+            res = shared_array(self, shape, dtype, alignment)
+            if races.RECORD is None or not isinstance(res, np.ndarray):
+                return res
+            return races.watch_shared(res, traceback.extract_stack(sys._getframe())[-2].line or "")
         # One array per block, as on a GPU (the simulator would share one across the launch).
         block = tuple(getattr(threading.current_thread(), "blockIdx", ()))
         caller = (*traceback.extract_stack(sys._getframe())[-2][0:2], block)
@@ -169,6 +174,8 @@ def install() -> None:
             res = self._allocations.get(caller)
             if res is None:
                 res = garbage(shape, as_dtype(dtype))
+                if races.RECORD is not None:
+                    res = races.watch_shared(res, traceback.extract_stack(sys._getframe())[-2].line or "")
                 self._allocations[caller] = res
         return res
 
@@ -185,9 +192,12 @@ def install() -> None:
         if not self._device and not kernel._kernel_context:  # not a device function, not from a kernel
             for step in BEFORE_LAUNCH:
                 args = step(self, args)
+            if races.RECORD is not None:
+                args = races.watch_arguments(self, args)
         return launch(self, *args)
 
     kernel.FakeCUDAKernel.__call__ = launch_from_host
+    races.install(kernel, kernelapi)
     kernel.swapped_cuda_module = _swapping_closures_too(kernelapi.swapped_cuda_module)
     import numba.cuda
     import numba.cuda.simulator

@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grader.doctor.findings import SEVERITY_WARNING, Finding, forget_growth
 from grader.doctor.memory import CTX, View
+from grader.result.doctor import FIXES
 
 SECTOR = 32
 BANKS = 32
@@ -153,8 +155,10 @@ class Efficiency:
 
 
 def forget() -> None:
-    """Profile every kernel again (tests that look at the same kernel's report twice)."""
+    """A new check: profile every kernel again (tests that look at the same kernel's report
+    twice), and measure one-block kernels' growth afresh (grader/doctor/findings.py)."""
     _SAMPLED.clear()
+    forget_growth()
 
 
 class LaunchProfile:
@@ -439,4 +443,53 @@ def _shared_pattern(stats, stride, moved):
     return (
         f"{degree:.1f}-way bank conflicts (up to {stats.degree_max}): lanes {abs(stride)} elements apart share banks",
         "spread_banks",
+    )
+
+
+TOO_SLOW_BELOW = 0.25
+"""A kernel whose global loads or stores are less coalesced than this (a warp using at most a
+quarter of the bytes its memory transactions fetch), at a site with a fix, would likely be too
+slow on a GPU. Calibrated on the bundled kernels (docs/DOCTOR.md, "Speed estimates"): every
+solution, baseline-or-better kernel and valid alternative is 100% coalesced; the naive transpose
+(the speed baseline a pass must beat by 1.2x) stores at 12.5%."""
+
+
+def slow_memory_findings(kernels) -> list[Finding]:
+    """A warning per kernel whose memory access pattern alone would likely make it fail the
+    speed requirement on a GPU: an estimate from the doctor's coalescing count, never a time."""
+    found = []
+    for k in kernels:
+        worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
+        sites = [s for s in k.sites if s.space == "global" and s.suggestion and (s.efficiency or 1.0) < TOO_SLOW_BELOW]
+        if worst is None or worst >= TOO_SLOW_BELOW or not sites:
+            continue
+        found.append(_slow_memory(k.kernel, min(sites, key=lambda s: s.efficiency)))
+    return found
+
+
+def _slow_memory(kernel: str, site) -> Finding:
+    what, advice = FIXES[site.suggestion]
+    verb = "reads" if site.access == "load" else "writes"
+    headline = (
+        f"on a GPU this would likely be too slow: kernel `{kernel}` {verb} `{site.array}` with "
+        f"neighbouring threads far apart (`{site.text}`), so most of every memory "
+        "transaction is bytes no thread asked for"
+    )
+    message = (
+        f"Kernel `{kernel}` {verb} `{site.array}` at `{site.text}` (line {site.line}): {what}. Each "
+        "warp then fetches many memory sectors and uses a few bytes of each: correct, but on a GPU "
+        "this would likely fail the speed requirement (too_slow; an estimate from how the accesses "
+        f"coalesce: nothing was timed). {advice}"
+    )
+    return Finding(
+        "slow_memory",
+        SEVERITY_WARNING,
+        message,
+        kernel,
+        line=site.line,
+        source=site.text,
+        array=site.array,
+        fix=advice,
+        headline=headline,
+        mistake="uncoalesced",
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from grader.doctor.efficiency import slow_memory_findings
 from grader.doctor.errors import OutOfBounds, Unsupported
 from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt, mistake_of
 from grader.doctor.kernel import session
@@ -73,9 +74,9 @@ def execute(spec: Spec, launch, inputs: dict, dims: Dims, learner_files=(), prof
     findings = tuple(s.findings.results())
     if error is None:
         error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
-    report = DoctorReport(
-        DOCTOR, "", findings, kernel_reports(s.efficiency), round(seconds, 4), tuple(s.launches), s.findings.shuffles()
-    )
+    kernels = kernel_reports(s.efficiency)
+    findings += tuple(slow_memory_findings(kernels))
+    report = DoctorReport(DOCTOR, "", findings, kernels, round(seconds, 4), tuple(s.launches), s.findings.shuffles())
     return DoctorOutcome({k: b.copy() for k, b in buffers.items()}, error, seconds, report)
 
 
@@ -84,17 +85,23 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
     try:
         return execute(spec, launch, inputs, dims, learner_files)
     except Unsupported as why:
-        from grader.steps.execute import execute as simulate
+        return simulate_recorded(spec, launch, inputs, dims, learner_files, str(why))
 
-        from grader.doctor.fallback import blame_the_grader
 
+def simulate_recorded(spec: Spec, launch, inputs: dict, dims: Dims, learner_files, why: str) -> DoctorOutcome:
+    """The case on Numba's simulator, its accesses recorded: a race fails it as on the doctor."""
+    from grader.backend.races import recording
+    from grader.steps.execute import execute as simulate
+
+    from grader.doctor.fallback import blame_the_grader, race_findings
+
+    with recording() as record:
         outcome = simulate(spec, launch, inputs, dims, learner_files)
-        return DoctorOutcome(
-            outcome.buffers,
-            blame_the_grader(outcome.error, str(why)),
-            outcome.seconds,
-            DoctorReport(SIMULATOR, str(why)),
-        )
+    findings = tuple(race_findings(record.clashes.values()))
+    error = blame_the_grader(outcome.error, why)
+    if error is None:
+        error = _as_error(next((f for f in findings if f.severity == SEVERITY_ERROR), None), findings)
+    return DoctorOutcome(outcome.buffers, error, outcome.seconds, DoctorReport(SIMULATOR, why, findings))
 
 
 def execute_source(spec: Spec, source: str, filename: str, inputs: dict, dims: Dims) -> DoctorOutcome:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from grader.backend.races import Clash as RecordedClash
+from grader.backend.races import Place
 from grader.compiler.client import REPORT
+from grader.doctor.findings import Clash, Finding, Findings, clash_finding
+from grader.doctor.sites import Site
 
 SIMULATOR_MARKS = ("FakeCUDA", "simulator", "cudasim", "CUDASIM")
 
@@ -33,3 +37,23 @@ def blame_the_grader(error, why: str):
         f"{error.message}). {REPORT}"
     )
     return replace(error, verdict="crashed", message=message)
+
+
+def race_findings(clashes) -> list[Finding]:
+    """The doctor's findings for the clashes a recorded simulator run found, merged and
+    ordered as the doctor's own are (one per kind, pair of lines and array; errors first)."""
+    merged = Findings()
+    for k, c in enumerate(clashes):
+        merged.items[k] = [_finding(c), c.count]
+    return merged.results()
+
+
+def _finding(c: RecordedClash) -> Finding:
+    me, them = _site(c.me_place, c.array), _site(c.them_place, c.array)
+    clash = Clash(c.kind, c.cross, c.array, c.space, c.index, me, them, c.me, c.them)
+    return clash_finding(clash, c.launch.kernel, relaxed=c.launch.relaxed)
+
+
+def _site(place: Place, array: str) -> Site:
+    text = place.statement.split("=", 1)[0].rstrip() + "= ..." if place.kind == "update" else array
+    return Site(place.kind, place.filename, place.line, text, place.function, array, place.statement)

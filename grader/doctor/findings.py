@@ -14,10 +14,10 @@ import bisect
 from array import array
 
 import numpy as np
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 from grader.doctor.memory import CTX, EPOCH_SHIFT
-from grader.doctor.sites import SITES
+from grader.doctor.sites import SITES, Site
 from grader.result.doctor import SEVERITY_ERROR, SEVERITY_WARNING, Finding, mistake_of  # noqa: F401 - the report's types
 
 ORDER = (
@@ -30,6 +30,7 @@ ORDER = (
     "overwrite",
     "duplicate_write",
     "serial_work",
+    "slow_memory",
 )
 """Which finding becomes the case's verdict message when there are several."""
 VERDICT = {
@@ -42,13 +43,79 @@ VERDICT = {
     "overwrite": "race",
     "duplicate_write": "race",  # a warning: it never decides a case (the output does)
     "serial_work": "too_slow",  # a warning: a GPU's speed, estimated, never measured here
+    "slow_memory": "too_slow",  # likewise, from how the kernel's accesses coalesce
 }
 
 
 COUNT_CAP = 10**6
 SERIAL_ELEMENTS = 64
-"""Elements per thread of a launch of one warp or less from which its work counts as serial."""
+"""Elements per thread of a launch of one warp or less from which its work counts as serial;
+elements one thread of a bigger launch stores, likewise (with SERIAL_SHARE)."""
 SERIAL_THREADS = 32
+SERIAL_SHARE = 16
+"""How many times a fair share of the launch's stores (stores / threads) one thread must make."""
+SERIAL_GROWTH = 4
+"""How much a one-block kernel's work must grow over a check's cases, its grid staying one block."""
+_CHECK: dict = {}
+"""Kernel -> what its launches in this check showed: {"sizes": {elements of the global arrays
+given: the case that first gave them}, "one_block": every launch was one block, "share": the
+smallest share of a launch's stores that its busiest thread made}."""
+_CASE = [0]
+"""The case running now (one Findings per case)."""
+
+
+def forget_growth() -> None:
+    """A new check: kernels are measured afresh."""
+    _CHECK.clear()
+
+
+def _touched(views, launch) -> tuple[int, int, np.ndarray]:
+    """(global elements this launch touched, elements of the global arrays it was given
+    (negative when one has rows: only 1-D data counts for the one-block rule), how many
+    elements each thread stored last: one count per storing thread)."""
+    floor, touched, seen, stores = CTX.lfloor, 0, set(), []
+    arrays = [v for v in views if getattr(getattr(v, "mem", None), "space", "") == "global"]
+    given = sum(int(np.prod(v.shape)) for v in arrays)
+    if any(len(v.shape) > 1 for v in arrays):
+        given = -given  # rows and columns: a grid sized by rows is one block at the check's sizes
+    for view in views:
+        mem = getattr(view, "mem", None)
+        if mem is None or mem.space != "global" or id(mem) in seen:
+            continue
+        seen.add(id(mem))
+        wr, rd = np.asarray(mem.wr), np.asarray(mem.rd)
+        touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
+        stores.append(wr[wr >= floor])
+    stamps = np.concatenate(stores) if stores else np.zeros(0, np.int64)
+    block = np.searchsorted(np.asarray(launch.block_starts), stamps >> EPOCH_SHIFT, side="right")
+    writer = block * 4096 + ((stamps >> 1) & 2047)
+    return touched, given, np.unique(writer, return_counts=True)[1]
+
+
+def _serial_worker(kernel: str, threads: int, blocks: int, touched: int, given: int, writers: np.ndarray) -> str:
+    """Who does a launch's work one element after another ("" when nobody does). Beyond a launch
+    of one warp or less, decided when a case repeats a size the check met in an earlier case (a
+    check's last case repeats its largest): by then a kernel whose grid or whose busy threads
+    grow with the data has shown it."""
+    if blocks == 1 and threads <= SERIAL_THREADS:
+        if touched < SERIAL_ELEMENTS * threads:
+            return ""
+        return "one thread does all the work" if threads == 1 else "one warp does all the work"
+    seen = _CHECK.setdefault(kernel, {"sizes": {}, "one_block": True, "share": 1.0})
+    stores, most = int(writers.sum()), int(writers.max(initial=0))
+    seen["one_block"] = seen["one_block"] and blocks == 1
+    if stores:
+        seen["share"] = min(seen["share"], most / stores)
+    first_case = seen["sizes"].setdefault(given, _CASE[0])
+    if first_case == _CASE[0] or abs(given) < max(map(abs, seen["sizes"])):
+        return ""
+    if most >= SERIAL_ELEMENTS and seen["share"] >= 0.5 and most * threads * blocks >= SERIAL_SHARE * stores:
+        return "one thread stores most of the elements while the others store few"
+    if seen["one_block"] and given > 0 and given >= max(SERIAL_GROWTH * min(seen["sizes"]), 2 * threads):
+        return "one block does all the work (its grid stays one block however large the data)"
+    return ""
+
+
 SHUFFLES_KEPT = 5
 """Offsets kept per shuffle site: a warp reduction's or scan's five steps."""
 
@@ -88,6 +155,7 @@ class Findings:
     """Collects findings over every launch of one run (a case)."""
 
     def __init__(self):
+        _CASE[0] += 1
         self.items: dict = {}
         self.launch: Launch | None = None
         self.current_block: tuple = (0, 0, 0)
@@ -173,40 +241,35 @@ class Findings:
                 mem.dups = mem.dup_same = None
 
     def _serial(self, views) -> None:
-        """A launch of one warp or less whose threads each touched SERIAL_ELEMENTS elements or
-        more of the arrays it writes: work a GPU would spread over thousands of threads done one
-        element after another (a serial scan, a serial carry between blocks). A warning whose
-        headline says a pass would likely be too slow on a GPU; nothing is timed here. (A whole
-        block doing the work is not told from a register-tiled kernel at a small size, whose
-        one block is its grid there: only launches of at most a warp count.)"""
+        """Work a GPU would spread over thousands of threads, done one element after another:
+        a warning whose headline says a pass would likely be too slow on a GPU (an estimate
+        from what the doctor counted; nothing is timed here). Three forms (`_serial_worker`):
+        a launch of one warp or less touching SERIAL_ELEMENTS elements per thread (a serial scan,
+        a serial carry between blocks); one thread storing SERIAL_ELEMENTS elements, most of its
+        launch's stores in every case (block 0 walking the whole array); a kernel whose grid
+        stayed one block while its data grew SERIAL_GROWTH times (a reduction by one block with
+        a grid-stride loop; 1-D data only: a grid sized by the rows of a matrix, or a register-
+        tiled kernel's, is one block at the check's small sizes too)."""
         launch = self.launch
         threads = launch.block[0] * launch.block[1] * launch.block[2]
-        if launch.grid != (1, 1, 1) or threads > SERIAL_THREADS:
+        blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
+        touched, given, writers = _touched(views, launch)
+        worker = _serial_worker(launch.kernel, threads, blocks, touched, given, writers)
+        if not worker:
             return
-        floor, touched, seen = CTX.lfloor, 0, set()
-        for view in views:
-            mem = getattr(view, "mem", None)
-            if mem is None or mem.space != "global" or id(mem) in seen:
-                continue
-            seen.add(id(mem))
-            wr, rd = np.asarray(mem.wr), np.asarray(mem.rd)
-            touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
-        if touched < SERIAL_ELEMENTS * threads:
-            return
-        who = "one thread does all the work" if threads == 1 else "one warp does all the work"
         fix = (
             "Spread the work over the grid: one thread per element (or a few), many blocks "
             "(blocks = ceil(n / threads_per_block)); a scan scans each block's part in parallel, "
             "then the blocks' totals, then adds each block's carry."
         )
         headline = (
-            f"on a GPU this would likely be too slow: {who} in kernel `{launch.kernel}`, one "
+            f"on a GPU this would likely be too slow: {worker} in kernel `{launch.kernel}`, one "
             "element after another, where a GPU runs thousands of threads at once"
         )
         message = (
-            f"Kernel `{launch.kernel}` ran as a single block of {threads} thread"
-            f"{'' if threads == 1 else 's'}, which touched {touched} elements between them, one "
-            "after another: correct, but on a GPU this leaves almost every core idle and would "
+            f"Kernel `{launch.kernel}` ran as {blocks} block{'' if blocks == 1 else 's'} of {threads} "
+            f"thread{'' if threads == 1 else 's'}, and {worker}: {touched} elements touched in all, "
+            "one after another: correct, but on a GPU this leaves almost every core idle and would "
             f"likely fail the speed requirement (too_slow; an estimate: nothing was timed). {fix}"
         )
         self._add(
@@ -297,116 +360,20 @@ class Findings:
 
     def _conflict(self, kind, view, other, other_site, site, index, cross):
         launch = self.launch
-        me_site, them_site = SITES[site], SITES[other_site]
         me_lin = (self._me_stamp() >> 1) & 2047
         them_lin = (other >> 1) & 2047
-        me_block = self.current_block[: launch.rank]
-        them_block = launch.block_of_epoch(other >> EPOCH_SHIFT)
-        element = f"`{view.name}[{_index_text(index)}]`"
-        space = "shared" if view.mem.space == "shared" else "global"
-        me, them = self.who(me_lin, me_block), self.who(them_lin, them_block)
-        verbs = {"load": "read {}", "store": "wrote {}", "update": "updated {}", "atomic": "updated {} with an atomic"}
-        them_did = (verbs.get(them_site.kind, "wrote {}") if kind != "war" else "read {}").format(element)
-        me_did = (verbs.get(me_site.kind, "wrote {}") if kind != "raw" else "read {}").format("it")
-        both_update = me_site.kind == "update" and them_site.kind == "update"
-        lines = f"line {them_site.line}" + ("" if them_site.line == me_site.line else f" and line {me_site.line}")
-        mistake = ""
-        if both_update:
-            kind_out = "missing_atomic"
-            fix = (
-                f"Make the update atomic: cuda.atomic.add({view.name}, index, value) instead of "
-                f"`{me_site.text}`, whenever several threads may update one element."
-            )
-            message = (
-                f"Missing atomic: {them} and {me} both do `{me_site.text}` on {element} ({lines}). "
-                "A read-modify-write that is not atomic loses updates when threads overlap: "
-                f"use cuda.atomic.add({view.name}, index, value) (or sub, max, min)."
-            )
-        elif cross and kind == "ww":
-            kind_out = "overwrite"
-            fix = (
-                f"Blocks must not store into one element: add each block's value with "
-                f"cuda.atomic.add({view.name}, index, value), or give each block its own elements."
-            )
-            message = (
-                f"Blocks overwrite each other: {them} wrote {element} (line {them_site.line}) and "
-                f"{me} wrote a different value there (line {me_site.line}). Blocks run in any "
-                "order, so which value stays is luck: give each block its own elements, or "
-                f"combine the blocks' values with cuda.atomic.add({view.name}, ...)."
-            )
-        elif cross:
-            kind_out, mistake = "race", "race_between_blocks"
-            fix = _CROSS_FIX[kind].format(a=view.name)
-            fix = fix[0].upper() + fix[1:]
-            message = (
-                f"Race between blocks on global array `{view.name}`: {them} {them_did} "
-                f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) during the "
-                "same launch. Blocks run in any order and never wait for each other (no "
-                f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[kind].format(a=view.name)}"
-            )
-            if "atomic" in (me_site.kind, them_site.kind):
-                message += (
-                    " Atomics only protect against other atomics: every access to a "
-                    "total that several blocks update must be atomic."
-                )
-                fix = "Make every access to a total that several blocks update atomic."
-        else:
-            kind_out = "race"
-            atomic = "atomic" in (me_site.kind, them_site.kind)
-            mistake = "threads_write_one_element" if kind == "ww" and not atomic else "missing_barrier"
-            fix = {
-                "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
-                "needs the new value, or at the end of each loop step when the write "
-                "belongs to the next step (nobody may overwrite what others still read).",
-                "war": "Put a cuda.syncthreads() between the read and the write (e.g. at the end of "
-                "each loop step), so that nobody overwrites what others still have to read.",
-                "ww": "Let one thread write each element, or use cuda.atomic.* when many must update it.",
-            }[kind]
-            if "atomic" in (me_site.kind, them_site.kind):
-                fix = (
-                    "Atomics only protect against other atomics: separate the plain access "
-                    "from the atomic ones with a cuda.syncthreads()."
-                )
-            elif kind == "ww":
-                fix = (
-                    "Let one thread store each element (guard the store with `if "
-                    "cuda.threadIdx.x == 0:` when the block has one value to store), or combine "
-                    f"the values with cuda.atomic.add({view.name}, index, value) when many must add to it."
-                )
-            if kind == "ww" and "atomic" not in (me_site.kind, them_site.kind):
-                message = (
-                    f"Race on {space} array `{view.name}`: {them} wrote {element} (line "
-                    f"{them_site.line}) and {me} stored a different value there (line {me_site.line}), "
-                    "with no cuda.syncthreads() between the stores, so on a GPU which value stays "
-                    f"is luck. {fix}"
-                )
-            else:
-                message = (
-                    f"Race on {space} array `{view.name}`: {them} {them_did} "
-                    f"(line {them_site.line}) and {me} {me_did} (line {me_site.line}) with no "
-                    f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
-                )
-        severity = SEVERITY_ERROR
-        if cross and self.relaxed:
-            severity = SEVERITY_WARNING
-        return Finding(
-            kind_out,
-            severity,
-            message,
-            launch.kernel,
-            me_site.filename,
-            me_site.line,
-            me_site.statement,
-            them_site.line,
-            self.launch.thread(me_lin),
-            me_block,
-            self.launch.thread(them_lin),
-            them_block,
+        clash = Clash(
+            kind,
+            cross,
             view.name,
+            "shared" if view.mem.space == "shared" else "global",
             _as_tuple(index),
-            fix=fix,
-            mistake=mistake,
+            SITES[site],
+            SITES[other_site],
+            (launch.thread(me_lin), self.current_block[: launch.rank]),
+            (launch.thread(them_lin), launch.block_of_epoch(other >> EPOCH_SHIFT)),
         )
+        return clash_finding(clash, launch.kernel, relaxed=self.relaxed)
 
     def _me_stamp(self):
         from grader.doctor.memory import CTX
@@ -616,6 +583,175 @@ class Findings:
                 "barrier inside an `if` that only some threads take)."
             ),
         )
+
+
+@dataclass(frozen=True)
+class Clash:
+    """Two threads' accesses to one element with nothing ordering them: all a race's message
+    needs (the doctor's shadow memory finds them; so does the simulator's record,
+    grader/backend/races.py, when the simulator runs a kernel the doctor cannot)."""
+
+    kind: str
+    """"raw" (the later access reads what the earlier wrote), "war" (it writes what the earlier
+    read) or "ww" (both write)."""
+    cross: bool
+    """The two threads are in different blocks."""
+    array: str
+    space: str
+    """"shared" or "global"."""
+    index: tuple
+    me_site: Site
+    """The later access."""
+    them_site: Site
+    """The earlier access."""
+    me: tuple
+    """(thread, block) of the later access."""
+    them: tuple
+    """(thread, block) of the earlier access."""
+
+    @property
+    def element(self) -> str:
+        return f"`{self.array}[{_index_text(self.index)}]`"
+
+
+def clash_finding(c: Clash, kernel: str, relaxed: bool = False) -> Finding:
+    """The finding of a clash, in a learner's words. `relaxed`: the kernel uses
+    cuda.threadfence(), so a clash between blocks is only a warning (the last-block pattern)."""
+    if c.me_site.kind == "update" and c.them_site.kind == "update":
+        kind_out, message, fix, mistake = _missing_atomic_words(c)
+    elif c.cross and c.kind == "ww":
+        kind_out, message, fix, mistake = _overwrite_words(c)
+    elif c.cross:
+        kind_out, message, fix, mistake = _between_blocks_words(c)
+    else:
+        kind_out, message, fix, mistake = _within_block_words(c)
+    return Finding(
+        kind_out,
+        SEVERITY_WARNING if c.cross and relaxed else SEVERITY_ERROR,
+        message,
+        kernel,
+        c.me_site.filename,
+        c.me_site.line,
+        c.me_site.statement,
+        c.them_site.line,
+        c.me[0],
+        c.me[1],
+        c.them[0],
+        c.them[1],
+        c.array,
+        c.index,
+        fix=fix,
+        mistake=mistake,
+    )
+
+
+def _who(thread_block) -> str:
+    thread, block = thread_block
+    return f"thread {fmt(thread)} of block {fmt(block)}"
+
+
+_VERBS = {"load": "read {}", "store": "wrote {}", "update": "updated {}", "atomic": "updated {} with an atomic"}
+
+
+def _deeds(c: Clash) -> tuple[str, str]:
+    """What the earlier and the later access did, e.g. ("wrote `a[3]`", "read it")."""
+    them_did = (_VERBS.get(c.them_site.kind, "wrote {}") if c.kind != "war" else "read {}").format(c.element)
+    me_did = (_VERBS.get(c.me_site.kind, "wrote {}") if c.kind != "raw" else "read {}").format("it")
+    return them_did, me_did
+
+
+def _with_atomic(c: Clash) -> bool:
+    return "atomic" in (c.me_site.kind, c.them_site.kind)
+
+
+def _missing_atomic_words(c: Clash) -> tuple:
+    me_line, them_line = c.me_site.line, c.them_site.line
+    lines = f"line {them_line}" + ("" if them_line == me_line else f" and line {me_line}")
+    fix = (
+        f"Make the update atomic: cuda.atomic.add({c.array}, index, value) instead of "
+        f"`{c.me_site.text}`, whenever several threads may update one element."
+    )
+    message = (
+        f"Missing atomic: {_who(c.them)} and {_who(c.me)} both do `{c.me_site.text}` on {c.element} ({lines}). "
+        "A read-modify-write that is not atomic loses updates when threads overlap: "
+        f"use cuda.atomic.add({c.array}, index, value) (or sub, max, min)."
+    )
+    return "missing_atomic", message, fix, ""
+
+
+def _overwrite_words(c: Clash) -> tuple:
+    fix = (
+        f"Blocks must not store into one element: add each block's value with "
+        f"cuda.atomic.add({c.array}, index, value), or give each block its own elements."
+    )
+    message = (
+        f"Blocks overwrite each other: {_who(c.them)} wrote {c.element} (line {c.them_site.line}) and "
+        f"{_who(c.me)} wrote a different value there (line {c.me_site.line}). Blocks run in any "
+        "order, so which value stays is luck: give each block its own elements, or "
+        f"combine the blocks' values with cuda.atomic.add({c.array}, ...)."
+    )
+    return "overwrite", message, fix, ""
+
+
+def _between_blocks_words(c: Clash) -> tuple:
+    them_did, me_did = _deeds(c)
+    fix = _CROSS_FIX[c.kind].format(a=c.array)
+    fix = fix[0].upper() + fix[1:]
+    message = (
+        f"Race between blocks on global array `{c.array}`: {_who(c.them)} {them_did} "
+        f"(line {c.them_site.line}) and {_who(c.me)} {me_did} (line {c.me_site.line}) during the "
+        "same launch. Blocks run in any order and never wait for each other (no "
+        f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[c.kind].format(a=c.array)}"
+    )
+    if _with_atomic(c):
+        message += (
+            " Atomics only protect against other atomics: every access to a "
+            "total that several blocks update must be atomic."
+        )
+        fix = "Make every access to a total that several blocks update atomic."
+    return "race", message, fix, "race_between_blocks"
+
+
+_WITHIN_BLOCK_FIX = {
+    "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
+    "needs the new value, or at the end of each loop step when the write "
+    "belongs to the next step (nobody may overwrite what others still read).",
+    "war": "Put a cuda.syncthreads() between the read and the write (e.g. at the end of "
+    "each loop step), so that nobody overwrites what others still have to read.",
+}
+
+
+def _within_block_words(c: Clash) -> tuple:
+    atomic = _with_atomic(c)
+    mistake = "threads_write_one_element" if c.kind == "ww" and not atomic else "missing_barrier"
+    if atomic:
+        fix = (
+            "Atomics only protect against other atomics: separate the plain access "
+            "from the atomic ones with a cuda.syncthreads()."
+        )
+    elif c.kind == "ww":
+        fix = (
+            "Let one thread store each element (guard the store with `if "
+            "cuda.threadIdx.x == 0:` when the block has one value to store), or combine "
+            f"the values with cuda.atomic.add({c.array}, index, value) when many must add to it."
+        )
+    else:
+        fix = _WITHIN_BLOCK_FIX[c.kind]
+    if c.kind == "ww" and not atomic:
+        message = (
+            f"Race on {c.space} array `{c.array}`: {_who(c.them)} wrote {c.element} (line "
+            f"{c.them_site.line}) and {_who(c.me)} stored a different value there (line {c.me_site.line}), "
+            "with no cuda.syncthreads() between the stores, so on a GPU which value stays "
+            f"is luck. {fix}"
+        )
+    else:
+        them_did, me_did = _deeds(c)
+        message = (
+            f"Race on {c.space} array `{c.array}`: {_who(c.them)} {them_did} "
+            f"(line {c.them_site.line}) and {_who(c.me)} {me_did} (line {c.me_site.line}) with no "
+            f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
+        )
+    return "race", message, fix, mistake
 
 
 _CROSS_FIX = {

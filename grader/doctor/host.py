@@ -6,7 +6,8 @@ Without a GPU, `run` calls `fn` with its kernels (and `cuda.to_device`, `device_
 `copy_to_host`...) re-bound to the doctor, which runs them 30-300 times faster than Numba's
 simulator, so a lesson can show real sizes. A race, a missing atomic, a divergent barrier or a
 read of unwritten memory raises KernelDoctorError with the doctor's message (an index out of
-range raises as it would on the simulator); code the doctor cannot run goes to the simulator.
+range raises as it would on the simulator); code the doctor cannot run goes to the simulator,
+whose recorded accesses still raise on a race (grader/backend/races.py).
 On a GPU, or with ZEROGPU_DOCTOR=0, it is plainly `fn(*args, **kwargs)`.
 """
 
@@ -21,7 +22,6 @@ class KernelDoctorError(RuntimeError):
 
 def run(fn, *args, **kwargs):
     """`fn(*args, **kwargs)`, its kernels on the kernel doctor when there is no GPU."""
-    from grader.doctor.findings import SEVERITY_ERROR
     from grader.doctor.integration import doctor_enabled
     from grader.doctor.kernel import session
     from grader.doctor.rebind import doctor_launch
@@ -33,8 +33,25 @@ def run(fn, *args, **kwargs):
         with session(profile=False) as s:
             value = rebound(*args, **kwargs)
     except Unsupported:
-        return fn(*args, **kwargs)
-    errors = [f for f in s.findings.results() if f.severity == SEVERITY_ERROR]
+        return _on_the_simulator(fn, args, kwargs)
+    _raise_first_error(s.findings.results())
+    return value
+
+
+def _on_the_simulator(fn, args, kwargs):
+    """`fn` on Numba's simulator, its accesses recorded: a race still raises."""
+    from grader.backend.races import recording
+    from grader.doctor.fallback import race_findings
+
+    with recording() as record:
+        value = fn(*args, **kwargs)
+    _raise_first_error(race_findings(record.clashes.values()))
+    return value
+
+
+def _raise_first_error(findings) -> None:
+    from grader.doctor.findings import SEVERITY_ERROR
+
+    errors = [f for f in findings if f.severity == SEVERITY_ERROR]
     if errors:
         raise KernelDoctorError(errors[0].message)
-    return value

@@ -25,9 +25,9 @@ class Finding:
     kind: str
     """"race", "missing_atomic", "divergent_barrier", "uninitialised_shared",
     "uninitialised_local", "uninitialised_global" (scratch from cuda.device_array read before
-    anything wrote it), "overwrite" (blocks storing different values to one global element)
-    or "duplicate_write" (several threads of one launch storing the same value to one global
-    element)."""
+    anything wrote it), "overwrite" (blocks storing different values to one global element),
+    "duplicate_write" (several threads of one launch storing the same value to one global
+    element), "serial_work" or "slow_memory" (warnings: a GPU would likely be too slow)."""
     severity: str
     """"error": fails the case whatever the output; "warning": shown, and the output decides
     the case."""
@@ -70,7 +70,7 @@ def mistake_of(finding: Finding) -> str:
         return finding.mistake
     if finding.kind == "race":
         return "missing_barrier" if finding.block == finding.other_block else "race_between_blocks"
-    return {"overwrite": "blocks_overwrite"}.get(finding.kind, finding.kind)
+    return {"overwrite": "blocks_overwrite", "slow_memory": "uncoalesced"}.get(finding.kind, finding.kind)
 
 
 FIXES = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from grader.steps import collectives, diagnose
@@ -61,6 +63,32 @@ def _compare(array, got: np.ndarray, want: np.ndarray, tol) -> tuple[np.ndarray,
     return never, err, (err > tol) & ~never
 
 
+@dataclass
+class _Tally:
+    """What the comparison of a case's outputs found, output after output."""
+
+    total: int = 0
+    unwritten: int = 0
+    wrong: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    mismatches: list = field(default_factory=list)
+    first_unwritten: tuple | None = None
+    """(output, first indices never written, the diagnosis of why or None)."""
+    related: tuple = ("", "", "")
+    """(what the wrong values say, hint, mistake), from the first output with wrong values."""
+
+    def stats(self) -> dict:
+        return dict(
+            wrong=self.wrong,
+            unwritten=self.unwritten,
+            total=self.total,
+            max_abs_error=self.max_abs,
+            max_rel_error=self.max_rel,
+            mismatches=tuple(self.mismatches),
+        )
+
+
 def judge_case(
     spec: Spec, case: Case, outcome: Outcome, expected: dict, tolerance, inputs: dict | None = None
 ) -> CaseResult:
@@ -69,81 +97,90 @@ def judge_case(
     dims = dict(case.dims)
     base = dict(name=case.name, dims=dims, seconds=outcome.seconds)
     if outcome.error is not None:
-        e = outcome.error
-        return CaseResult(
-            verdict=e.verdict,
-            message=e.message,
-            line=e.line,
-            source=e.source,
-            hint=getattr(e, "hint", ""),
-            mistake=getattr(e, "mistake", ""),
-            **base,
-        )
+        return _error_result(outcome.error, base)
     fence = _fence_hit(spec, outcome)
     if fence:
         return CaseResult(verdict="out_of_bounds", message=fence[0], mistake=fence[1], **base)
-
-    unwritten = wrong = total = 0
-    mismatches, max_abs, max_rel, first_unwritten, related = [], 0.0, 0.0, None, ("", "", "")
+    tally = _Tally()
     for array in spec.outputs:
-        shape = array.shape_for(dims)
-        got = output_view(outcome.buffers[array.name], shape)
-        want = np.asarray(expected[array.name])
-        total += got.size
-        never, err, bad = _compare(array, got, want, tolerance[array.name])
-        if never.any() and first_unwritten is None:
-            first_unwritten = (
-                array.name,
-                [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
-                diagnose.unwritten(array.name, never, getattr(outcome, "report", None)),
-            )
-        if bad.any() and not related[0]:
-            report = getattr(outcome, "report", None)
-            alike = {a.name: inputs[a.name] for a in spec.inputs if a.shape == array.shape and a.name in (inputs or {})}
-            related = collectives.diagnose(got, want, alike, report, tolerance[array.name])
-            if related is None:
-                text, mistake = diagnose.relation(got, want, bad)
-                related = (text, "", mistake)
-        unwritten += int(never.sum())
-        wrong += int(bad.sum())
-        finite = np.where(never, 0.0, err)
-        max_abs = max(max_abs, float(finite.max(initial=0.0)))
-        scale = np.maximum(np.abs(want.astype(np.float64)), np.finfo(np.float64).tiny)
-        with np.errstate(over="ignore", invalid="ignore"):
-            relative = np.where(never, 0.0, finite / scale)
-        max_rel = max(max_rel, float(relative.max(initial=0.0)))
-        for flat in np.flatnonzero(bad)[: SHOWN - len(mismatches)]:
-            idx = _index(flat, shape)
-            mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))
+        _tally_output(tally, spec, array, outcome, dims, expected, tolerance[array.name], inputs)
+    if tally.unwritten:
+        return _unwritten_result(tally, base)
+    if tally.wrong:
+        return _wrong_result(tally, base, inputs)
+    return CaseResult(verdict="passed", **base, **tally.stats())
 
-    stats = dict(
-        wrong=wrong,
-        unwritten=unwritten,
-        total=total,
-        max_abs_error=max_abs,
-        max_rel_error=max_rel,
-        mismatches=tuple(mismatches),
+
+def _error_result(e, base: dict) -> CaseResult:
+    """The case's result when the run itself failed (an exception, a race, a bad index)."""
+    return CaseResult(
+        verdict=e.verdict,
+        message=e.message,
+        line=e.line,
+        source=e.source,
+        hint=getattr(e, "hint", ""),
+        mistake=getattr(e, "mistake", ""),
+        **base,
     )
-    if unwritten:
-        name, where, diagnosis = first_unwritten
-        if diagnosis:
-            message, hint, mistake = diagnosis
-            return CaseResult(verdict="unwritten_output", message=message, hint=hint, mistake=mistake, **base, **stats)
-        shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
-        message = (
-            f"{unwritten} of {total} output elements were never written, first in `{name}` at "
-            f"{shown}. Does your grid cover every element?"
+
+
+def _tally_output(tally: _Tally, spec, array, outcome, dims, expected, tol, inputs) -> None:
+    """Compare one output with the oracle's and add what it shows to `tally`."""
+    shape = array.shape_for(dims)
+    got = output_view(outcome.buffers[array.name], shape)
+    want = np.asarray(expected[array.name])
+    report = getattr(outcome, "report", None)
+    tally.total += got.size
+    never, err, bad = _compare(array, got, want, tol)
+    if never.any() and tally.first_unwritten is None:
+        tally.first_unwritten = (
+            array.name,
+            [_index(i, shape) for i in np.flatnonzero(never)[:SHOWN]],
+            diagnose.unwritten(array.name, never, report),
         )
-        return CaseResult(verdict="unwritten_output", message=message, **base, **stats)
-    if wrong:
-        m = mismatches[0]
-        message = (
-            f"{wrong} of {total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
-            f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {max_abs:.3g})."
-            f"{related[0]}{diagnose.inputs_text(inputs)}"
+    if bad.any() and not tally.related[0]:
+        alike = {a.name: inputs[a.name] for a in spec.inputs if a.shape == array.shape and a.name in (inputs or {})}
+        tally.related = collectives.diagnose(got, want, alike, report, tol)
+        if tally.related is None:
+            text, mistake = diagnose.relation(got, want, bad)
+            tally.related = (text, "", mistake)
+    tally.unwritten += int(never.sum())
+    tally.wrong += int(bad.sum())
+    finite = np.where(never, 0.0, err)
+    tally.max_abs = max(tally.max_abs, float(finite.max(initial=0.0)))
+    scale = np.maximum(np.abs(want.astype(np.float64)), np.finfo(np.float64).tiny)
+    with np.errstate(over="ignore", invalid="ignore"):
+        relative = np.where(never, 0.0, finite / scale)
+    tally.max_rel = max(tally.max_rel, float(relative.max(initial=0.0)))
+    for flat in np.flatnonzero(bad)[: SHOWN - len(tally.mismatches)]:
+        idx = _index(flat, shape)
+        tally.mismatches.append(Mismatch(array.name, idx, float(want[idx]), float(got[idx])))
+
+
+def _unwritten_result(tally: _Tally, base: dict) -> CaseResult:
+    name, where, diagnosis = tally.first_unwritten
+    if diagnosis:
+        message, hint, mistake = diagnosis
+        return CaseResult(
+            verdict="unwritten_output", message=message, hint=hint, mistake=mistake, **base, **tally.stats()
         )
-        return CaseResult(verdict="wrong_result", message=message, hint=related[1], mistake=related[2], **base, **stats)
-    return CaseResult(verdict="passed", **base, **stats)
+    shown = "; ".join(f"[{_fmt_index(i)}]" for i in where)
+    message = (
+        f"{tally.unwritten} of {tally.total} output elements were never written, first in `{name}` at "
+        f"{shown}. Does your grid cover every element?"
+    )
+    return CaseResult(verdict="unwritten_output", message=message, **base, **tally.stats())
+
+
+def _wrong_result(tally: _Tally, base: dict, inputs) -> CaseResult:
+    m = tally.mismatches[0]
+    text, hint, mistake = tally.related
+    message = (
+        f"{tally.wrong} of {tally.total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
+        f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {tally.max_abs:.3g})."
+        f"{text}{diagnose.inputs_text(inputs)}"
+    )
+    return CaseResult(verdict="wrong_result", message=message, hint=hint, mistake=mistake, **base, **tally.stats())
 
 
 SAMPLED = 1 << 20
