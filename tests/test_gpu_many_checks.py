@@ -24,7 +24,7 @@ def needs_gpu():
 
 def speedup(result) -> float:
     assert result.passed and result.speed.measured, result.message
-    return result.speed.details["speedup_vs_baseline"]["median"]
+    return result.speed.details.speedup_vs_baseline.median
 
 
 @pytest.mark.skipif(sandbox.unavailable() is not None, reason="graded checks need the sandbox")
