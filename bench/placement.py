@@ -4,8 +4,8 @@ of a different size each time, which moves every buffer allocated after it; one 
 GPU otherwise idle. On an H200 (2026-11-29) the histogram's solution and baseline took
 6.12 / 116.2 ms or 11.38 / 139.5 ms from one placement to another (both bound by global
 atomics on the hot bin, whose L2 slice depends on its address); vector_add's did not move.
-The exercises whose speedups spread when several checks shared a GPU (docs/BENCHMARKS.md,
-"Several checks per GPU") are the default. `--held-by-another-mib N`: another process
+The exercises whose speedups spread when several checks shared a GPU (docs/BENCHMARKS-LOG.md,
+"Several checks per GPU by turns") are the default. `--held-by-another-mib N`: another process
 allocates N MiB on the GPU and holds it, idle, while this one measures, as another check's
 memory does when checks share a GPU.
 

@@ -265,3 +265,42 @@ def test_a_pool_reserved_for_the_largest_benchmark_holds_every_exercises_arena()
         pool = harness.Pool(harness.arena_bytes(small.spec))
         harness._Arena(small.spec, [small.spec.make_inputs(dims, np.random.default_rng(0))], dims, pool=pool)
         assert pool.offset == harness.arena_bytes(small.spec), exercise_id
+
+
+def test_a_kernel_that_writes_into_the_timed_inputs_gets_no_speed_and_harms_no_rival():
+    """On a GPU a kernel can write past its outputs into the benchmark's inputs, to make its
+    rivals' work harder (every value one histogram bin) and so look faster. Each contender gets
+    inputs made anew just before its launch, and base inputs changed during the timed rounds
+    end the timing with no speed."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    real = solution(ex)
+    seen_by_rivals = []
+
+    def spoils_the_inputs(**kwargs):
+        real(**kwargs)
+        kwargs["a"].copy_to_device(np.zeros(kwargs["a"].size, kwargs["a"].dtype))  # after its own answer
+
+    def baseline(**kwargs):
+        seen_by_rivals.append(kwargs["a"].copy_to_host())
+        ex.baseline(**kwargs)
+
+    samples = harness.measure(
+        ex.spec,
+        {"yours": spoils_the_inputs, "baseline": baseline},
+        [ex.spec.make_inputs({"n": 300}, np.random.default_rng(1))],
+        min_rounds=2,
+        cap_seconds=0.0,
+    )
+    assert seen_by_rivals and all(np.any(a != 0) for a in seen_by_rivals)
+    assert len(samples.seconds["baseline"]) >= 2
+
+    def spoils_the_base(**kwargs):
+        real(**kwargs)
+        arena = harness._kept[(ex.id, 4)]
+        arena.base[0]["b"].copy_to_device(np.ones(arena.base[0]["b"].size, arena.base[0]["b"].dtype))
+
+    with pytest.raises(harness.InputsChanged, match="`b` changed"):
+        collect(ex, spoils_the_base, seed=3, base_seed=4, keep=True, min_rounds=2, cap_seconds=0.0)
+    harness._kept.clear()

@@ -80,6 +80,23 @@ class _Arena:
             pristine.copy_to_device(fenced_buffer(pristine.dtype, pristine.size - 2 * PAD, self.inits[name]))
             self.buffers[name].copy_to_device(pristine)
 
+    def require_intact_inputs(self, samples: int = 64, chunk: int = 1024) -> None:
+        """Raise if the base inputs on the device differ from the grader's, at `samples` places
+        chosen at random (`chunk` elements each): a kernel that wrote into them during the timed
+        rounds changed every later round's inputs, its rivals' too, and gets no speed."""
+        rng = random.SystemRandom()
+        for device_set, host_set in zip(self.base, self.input_sets):
+            for name, device in device_set.items():
+                flat_device, flat_host = device.reshape(device.size), np.ascontiguousarray(host_set[name]).reshape(-1)
+                for _ in range(samples if device.size > chunk else 1):
+                    start = rng.randrange(max(device.size - chunk, 0) + 1)
+                    seen = flat_device[start : start + chunk].copy_to_host()
+                    if seen.tobytes() != flat_host[start : start + chunk].tobytes():  # NaN too
+                        raise InputsChanged(
+                            f"the benchmark's input `{name}` changed during the timed runs: a kernel wrote "
+                            "outside its output arrays, so no speed can be measured"
+                        )
+
     def fresh_inputs(self, set_index, variant_seed, round_index):
         """This launch's inputs: the set, varied as `variant_for` says (never seen before)."""
         for name, base in self.base[set_index].items():
@@ -99,6 +116,10 @@ class _Arena:
 
     def copy_outputs(self):
         return {name: buf.copy_to_host() for name, buf in self.buffers.items()}
+
+
+class InputsChanged(RuntimeError):
+    """The benchmark's inputs on the device changed during timing (`_Arena.require_intact_inputs`)."""
 
 
 def _upload(take, host: np.ndarray):
@@ -292,14 +313,15 @@ def measure(
     check = check or choose_check(len(input_sets), min_rounds)
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
     arena = kept_arena(keep, spec, input_sets, dims) if keep is not None else _Arena(spec, input_sets, dims)
-    arena.fresh_inputs(0, variant_seed, -1)
     samples.phases["inputs to device"] = time.perf_counter() - clock
     for name in names:  # warm-up: JIT compile and module load stay out of the figures
         clock = time.perf_counter()
+        arena.fresh_inputs(0, variant_seed, -1)
         _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
         samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
     _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop)
+    arena.require_intact_inputs()
     samples.phases["timed rounds"] = time.perf_counter() - started
     return samples
 
@@ -313,9 +335,11 @@ def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets,
     while True:
         for set_index in input_sets:
             order = names[launch_index % len(names) :] + names[: launch_index % len(names)]
-            # Inputs no launch has seen: caching answers by input buffer or content fails.
-            arena.fresh_inputs(set_index, variant_seed, samples.rounds)
             for name in order:
+                # Inputs no launch has seen (caching answers by input buffer or content fails),
+                # made anew for each contender: a kernel that wrote past its outputs into the
+                # inputs cannot make the next contender's work harder
+                arena.fresh_inputs(set_index, variant_seed, samples.rounds)
                 seconds, after_end = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
                 samples.seconds[name].append(seconds)
                 samples.after_end_seconds[name].append(after_end)
