@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.checking.pipeline import check_file
-from grader.cli.doctor import diagnose
+from grader.doctor.checkup import diagnose
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent

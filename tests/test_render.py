@@ -86,13 +86,13 @@ def test_a_pass_that_is_slow_on_a_gpu_says_so_in_every_headline(tmp_path):
     path.write_text(CHUNKED)
     r = check_file("vector_add", path, seed=7)
     assert r.passed and r.warnings, r.message
-    assert r.warnings[0].endswith("coalesced: slow on a GPU (kernel `add_kernel`)")
+    assert len(r.warnings) == 1, r.warnings  # one warning for one uncoalesced kernel
+    said = r.warnings[0]
+    assert said.startswith("on a GPU this would likely be too slow: kernel `add_kernel` reads `a`"), said
     assert r.mistake == "uncoalesced"
-    percent = int(r.warnings[0].split("%")[0])
-    assert percent < 50
-    assert f"PASSED — but {percent}% coalesced: slow on a GPU" in result_text(r).splitlines()[0]
-    assert f"Passed — but {percent}% coalesced" in result_html(r)
-    assert f"PASSED — but {percent}% coalesced" in rich_text(r)
+    assert f"PASSED — but {said}" in result_text(r).splitlines()[0]
+    assert "Passed — but on a GPU this would likely be too slow" in result_html(r)
+    assert "PASSED — but on a GPU this would likely be too slow" in rich_text(r)
     assert json.loads(r.to_json())["warnings"] == list(r.warnings)
     assert CheckResult.from_dict(json.loads(r.to_json())).warnings == r.warnings
 

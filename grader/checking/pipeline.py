@@ -184,9 +184,12 @@ def speed_warnings(doctor) -> tuple:
 def _slow(doctor) -> list:
     """(mistake, warning) for what makes a correct kernel slow on a GPU, worst first."""
     found = []
+    # a kernel the doctor already named an uncoalesced access of (its `slow_memory` warning,
+    # with the array and the fix) is not named twice
+    named = {f.kernel for f in (doctor.findings if doctor else ()) if f.kind == "slow_memory"}
     for k in doctor.kernels if doctor else ():
         worst = min((v for v in (k.load_efficiency, k.store_efficiency) if v is not None), default=None)
-        if worst is not None and worst < COALESCED_BELOW:
+        if worst is not None and worst < COALESCED_BELOW and k.kernel not in named:
             found.append((worst, "uncoalesced", f"{worst:.0%} coalesced: slow on a GPU (kernel `{k.kernel}`)"))
         degree = k.shared_degree
         if degree is not None and degree >= CONFLICTS_FROM:
