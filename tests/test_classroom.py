@@ -83,6 +83,7 @@ def test_discover_gives_every_student_every_exercise(class_dir):
     assert Task("kim", "vector_add", None) in tasks
 
 
+@pytest.mark.slow
 def test_killed_grader_resumes_without_losing_or_duplicating(class_dir, tmp_path):
     db = tmp_path / "book.sqlite"
     env = {**os.environ, "ZEROGPU_SECRET": "class-secret"}
@@ -251,6 +252,7 @@ def test_a_child_that_stops_answering_is_ended_by_the_coordinator(tmp_path):
     assert set(_children_of_this_process()) - before == set(), "no child outlives the grading run"
 
 
+@pytest.mark.slow
 def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monkeypatch):
     """If a worker thread hangs where no child can be killed (as a Popen that never returns
     would), is its task recorded as `timeout` and the run finished all the same?"""
@@ -318,6 +320,7 @@ def test_grade_names_files_it_does_not_grade_and_logs_plain_lines(tmp_path):
     assert "\r" not in proc.stdout and "━" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_path, monkeypatch):
     """As on a GPU host, where a few workers share each GPU: three workers on one device slot,
     each (student, exercise) recorded once with its verdict."""

@@ -269,6 +269,7 @@ def wait_for_rows(db, count: int, proc) -> None:
     raise AssertionError(f"fewer than {count} rows arrived")
 
 
+@pytest.mark.slow
 def test_workers_started_with_the_dask_command_line_give_the_same_verdicts(class_dir, tmp_path, cluster):
     db = tmp_path / "book.sqlite"
     proc = grade(class_dir, db, cluster.address)
@@ -285,6 +286,7 @@ def test_workers_started_with_the_dask_command_line_give_the_same_verdicts(class
     assert cluster.spares() == [], "no idle checker is kept once the grade has ended"
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_path, cluster):
     db = tmp_path / "book.sqlite"
     proc = grade(class_dir, db, cluster.address)
@@ -307,6 +309,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(class_dir, tmp_pat
         assert f"note: {student}/{exercise_id} started on Dask worker(s)" in output
 
 
+@pytest.mark.slow
 def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, tmp_path, cluster):
     db = tmp_path / "book.sqlite"
     proc = grade(class_dir, db, cluster.address)

@@ -119,6 +119,7 @@ def zerogpu(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_grading_a_hostile_class_reads_nothing_outside_it_then_regrades_a_row(tmp_path, secret_file):
     """`zerogpu grade` on the hostile class: every row right, the refusals in its output and the
     notes, nothing of /etc, the solution or the secret anywhere; the report it writes is not a
