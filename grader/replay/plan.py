@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.result import MAX_TEXT
+
 MAX_MESSAGE_BYTES = 32 << 20
 """The most the grading process reads from a recording child's pipe."""
 MAX_STEPS = 4096
@@ -31,7 +33,7 @@ MAX_NAME_CHARS = 200
 MAX_GLOBALS = 512
 MAX_NESTING = 8
 MAX_DIMS = 8
-MAX_TEXT_CHARS = 4000
+MAX_TEXT_CHARS = MAX_TEXT  # a failure's texts, capped as a result's are
 DTYPES = {
     "?",
     "|b1",

@@ -19,7 +19,14 @@ import numpy as np
 
 from grader.backend.simulator import SIGNATURES
 from grader.compiler.describe import describe_function, jit_python_function
-from grader.compiler.dispatch import signature_types
+from grader.compiler.dispatch import (
+    AXES,
+    MAX_BLOCK,
+    MAX_GRID,
+    MAX_THREADS_PER_BLOCK,
+    SHARED_BYTES_PER_BLOCK,
+    signature_types,
+)
 from grader.replay.plan import FAILING_VERDICTS, MAX_STEPS, MAX_UPLOAD_BYTES, Failure, Param, Plan, Ref, Step, Value
 from grader.steps.explain import explain_exception
 
@@ -27,14 +34,10 @@ H200 = {
     "name": "NVIDIA H200",
     "compute_capability": (9, 0),
     "MULTIPROCESSOR_COUNT": 132,
-    "MAX_THREADS_PER_BLOCK": 1024,
-    "MAX_BLOCK_DIM_X": 1024,
-    "MAX_BLOCK_DIM_Y": 1024,
-    "MAX_BLOCK_DIM_Z": 64,
-    "MAX_GRID_DIM_X": 2**31 - 1,
-    "MAX_GRID_DIM_Y": 65535,
-    "MAX_GRID_DIM_Z": 65535,
-    "MAX_SHARED_MEMORY_PER_BLOCK": 49152,
+    "MAX_THREADS_PER_BLOCK": MAX_THREADS_PER_BLOCK,
+    **{f"MAX_BLOCK_DIM_{axis.upper()}": most for axis, most in zip(AXES, MAX_BLOCK)},
+    **{f"MAX_GRID_DIM_{axis.upper()}": most for axis, most in zip(AXES, MAX_GRID)},
+    "MAX_SHARED_MEMORY_PER_BLOCK": SHARED_BYTES_PER_BLOCK,
     "WARP_SIZE": 32,
 }
 """What `cuda.get_current_device()` answers while recording when the grading process names no
