@@ -23,6 +23,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+import inspect
 
 import numpy as np
 
@@ -306,8 +307,6 @@ def _is_update(statement: str) -> bool:
 # -- the simulator's side ---------------------------------------------------------------------
 def watch_arguments(kernel, args: tuple) -> tuple:
     """A launch's arguments, its arrays Watched under their parameter names (a new launch)."""
-    import inspect
-
     from numba.cuda.simulator.kernel import normalize_kernel_dimensions
 
     fn = kernel.fn

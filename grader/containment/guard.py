@@ -22,6 +22,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+import resource
 
 from grader.paths import compile_cache_dir
 
@@ -71,8 +72,6 @@ def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None
 
 def apply_limits(cpu_seconds: int, address_space: int | None) -> None:
     """Limit this process (the child calls it on itself before loading the submission)."""
-    import resource
-
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (8 * GIB, 8 * GIB))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))

@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from pathlib import Path
+import resource
 
 PROCESS_CAP = 2048
 """Tasks (processes and threads) at once. The simulator runs a thread per GPU thread of a block
@@ -32,8 +33,6 @@ CGROUP_PREFIX = "zerogpu-"
 
 def limit_own_processes(cap: int = PROCESS_CAP) -> None:
     """The child, inside the sandbox, before anything of the submission's runs."""
-    import resource
-
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 
 
