@@ -29,7 +29,7 @@ def case_executor():
     """execute(spec, launch, inputs, dims, learner_files=()) -> Outcome, for this machine.
     Called once per check: the doctor's memory profiling starts afresh for it."""
     if doctor_enabled():
-        from grader.doctor.execute import execute_or_simulate  # noqa: PLC0415 - run by a check; out of `import grader`
+        from grader.doctor.execute import execute_or_simulate  # noqa: PLC0415 - the doctor loads with a check, not `import grader`
 
         forget()
         return execute_or_simulate
@@ -47,7 +47,7 @@ def with_report(outcome, fields: dict):
     data = fields.get("doctor")
     if not data:
         return outcome
-    from grader.doctor.execute import DoctorOutcome  # noqa: PLC0415 - read by a check; out of `import grader`
+    from grader.doctor.execute import DoctorOutcome  # noqa: PLC0415 - the doctor loads with a check, not `import grader`
 
     return DoctorOutcome(outcome.buffers, outcome.error, outcome.seconds, DoctorReport.from_dict(data))
 
