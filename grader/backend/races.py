@@ -17,13 +17,13 @@ each launch starts afresh (a launch sees what the previous one wrote).
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
 import os
 import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-import inspect
 
 import numpy as np
 

@@ -7,11 +7,11 @@ source file in a child process with a time limit (the CLI path). Both share ever
 from __future__ import annotations
 
 import re
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-import tempfile
-import threading
 
 import numpy as np
 

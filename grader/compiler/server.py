@@ -23,13 +23,13 @@ depend on the kernel alone, so only they are cached.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import re
 import sys
 import textwrap
 from pathlib import Path
-import importlib
 
 MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator")
 MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")

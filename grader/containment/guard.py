@@ -18,11 +18,11 @@ the second wall. docs/SECURITY.md lists what is and is not defended.
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-import resource
 
 from grader.paths import compile_cache_dir
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import threading
 import time
 from pathlib import Path
-import resource
 
 PROCESS_CAP = 2048
 """Tasks (processes and threads) at once. The simulator runs a thread per GPU thread of a block

@@ -25,7 +25,8 @@ from grader.doctor.report import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
 from grader.doctor.sites import SITES
 from grader.steps.explain import ErrorInfo, bounds_hint, explain_exception
 from grader.sentinels import PAD, fenced_buffer
-from grader.steps.execute import execute as simulate, Outcome
+from grader.steps.execute import Outcome
+from grader.steps.execute import execute as simulate
 from grader.authoring.spec import Dims, Spec
 from grader.backend.races import recording
 from grader.doctor.fallback import blame_the_grader, race_findings

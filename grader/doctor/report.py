@@ -8,8 +8,8 @@ reader); they are named here too, where the doctor's callers have always found t
 from __future__ import annotations
 
 import html
-from dataclasses import replace
 from collections import Counter
+from dataclasses import replace
 
 from grader.result.doctor import (  # noqa: F401 - the report's types, named where callers look
     DOCTOR,

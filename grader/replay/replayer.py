@@ -19,7 +19,7 @@ import linecache
 import numpy as np
 
 from grader.replay.plan import Param, Plan, Ref, Value
-from grader.compiler.server import argument_type, build_function, Opaque
+from grader.compiler.server import Opaque, argument_type, build_function
 
 
 class RebuildError(Exception):
