@@ -17,6 +17,7 @@ _wiring.install()  # the tables lower layers read (the simulator's steps, the vi
 from grader.checking import pipeline as _pipeline  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402
+from grader.notebook.progress import progress_line as _progress_line  # noqa: E402
 from grader.settings import CASE_TIMEOUT  # noqa: E402
 
 
@@ -24,11 +25,9 @@ def check(exercise_id: str, launch, **options):
     """Check a notebook's `launch` (grader/checking/pipeline.py `check`) and record the attempt
     in the learner's progress. In a notebook, a line under the cell states each case's time
     limit and follows the case under way. Never raises for a learner's bug."""
-    from grader.notebook.progress import progress_line
-
     cases = len(exercise(exercise_id).spec.cases) + 1  # the last one again, with fresh inputs
     limit = options.get("case_timeout", CASE_TIMEOUT)
-    with progress_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
+    with _progress_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
         result = _pipeline.check(exercise_id, launch, progress=progress, **options)
     _progress.record(result)
     return result
@@ -36,7 +35,7 @@ def check(exercise_id: str, launch, **options):
 
 def __getattr__(name):  # `from grader import widgets` in lessons written before the re-layout
     if name == "widgets":
-        from grader.notebook import widgets
+        from grader.notebook import widgets  # noqa: PLC0415 - matplotlib, ipywidgets: only a lesson that draws
 
         return widgets
     raise AttributeError(f"module 'grader' has no attribute {name!r}")

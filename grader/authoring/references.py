@@ -9,14 +9,13 @@ import sys
 from functools import lru_cache
 
 from grader.paths import ROOT
+from grader.backend.simulator import install_if_simulating
 
 
 @lru_cache(maxsize=None)
 def reference(exercise_id: str):
     """The module kernels/<id>.py, loaded once (after the back end is chosen: it imports
     numba.cuda, and on the simulator our patches must be in first)."""
-    from grader.backend.simulator import install_if_simulating
-
     path = ROOT / "kernels" / f"{exercise_id}.py"
     if not path.is_file():
         raise FileNotFoundError(f"no reference kernels at {path}")

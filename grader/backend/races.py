@@ -17,6 +17,7 @@ each launch starts afresh (a launch sees what the previous one wrote).
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
 import os
 import sys
@@ -306,8 +307,6 @@ def _is_update(statement: str) -> bool:
 # -- the simulator's side ---------------------------------------------------------------------
 def watch_arguments(kernel, args: tuple) -> tuple:
     """A launch's arguments, its arrays Watched under their parameter names (a new launch)."""
-    import inspect
-
     from numba.cuda.simulator.kernel import normalize_kernel_dimensions
 
     fn = kernel.fn

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from grader.backend import races
+from grader.sentinels import poison_value
 
 _lock = threading.Lock()
 _installed = False
@@ -141,8 +142,6 @@ def garbage(shape, dtype) -> np.ndarray:
 
 
 def unset(shape, dtype) -> np.ndarray:
-    from grader.sentinels import poison_value
-
     return np.full(shape, poison_value(dtype)[0], dtype=dtype)
 
 
@@ -210,7 +209,5 @@ def install() -> None:
 
 
 def install_if_simulating() -> None:
-    import os
-
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         install()

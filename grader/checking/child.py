@@ -20,12 +20,29 @@ closes its CUDA context. A spare makes no CUDA context before its task arrives
 from __future__ import annotations
 
 import json
+import linecache
 import os
+import resource
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
+
+from grader.backend import current  # importing grader chose the back end before numba loaded
+from grader.checking.stuck import Lookout, snapshot
+from grader.compiler.client import start_helper
+from grader.containment.guard import Guard, apply_limits
+from grader.containment.process_cap import limit_own_processes
+from grader.doctor.integration import case_executor, outcome_fields
+from grader.exercises import LADDER, exercise
+from grader.paths import ROOT, data_dir
+from grader.replay.plan import Failure, Message
+from grader.steps.cases import RERUN_STRIDE
+from grader.steps.execute import Outcome
+from grader.steps.explain import ErrorInfo
+from grader.steps.load import SubmissionError, load_launch
 
 GUARD = None
 LOOKOUT = [None]
@@ -63,10 +80,7 @@ def wait_as_spare(task_dir: Path) -> None:
     """A spare (grader/checking/isolate.py keep_warm): do the slow start-up now, then wait for the
     parent's task.json. The lifeline ends it if the parent goes first (`follow_lifeline`: also
     when the parent died before this process started)."""
-    from grader.backend import current  # importing grader chose the back end before numba loaded
-    from grader.doctor.integration import case_executor  # noqa: F401
-    from grader.gpu.speed import collect  # noqa: F401
-
+    _import_replay_code()
     if current() == "gpu":
         try:  # the compiler's first use (NVVM, libdevice) costs ~0.6 s; no CUDA context needed
             from numba import cuda, float32
@@ -84,8 +98,6 @@ def _warm_up_kernel(a):
 
 def _lower_cpu_limit(seconds: int) -> None:
     """The task's CPU allowance from now on (a spare started with a generous one); never raised."""
-    import resource
-
     used = resource.getrusage(resource.RUSAGE_SELF)
     limit = int(used.ru_utime + used.ru_stime) + 1 + seconds
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -105,9 +117,7 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     if task.get("cpu_seconds") and not served:
         _lower_cpu_limit(task["cpu_seconds"])
     _import_replay_code()
-    from grader.exercises import exercise  # importing grader chose the back end before numba loaded
     from grader.gpu.harness import settle
-    from grader.replay.plan import Message
 
     clock = {"imported": time.perf_counter()}
     ex = exercise(task["exercise"])
@@ -137,10 +147,6 @@ def run_task(task_dir: Path, served: bool = False) -> None:
 
 def _import_replay_code() -> None:
     """Import what a task runs before its clock starts: loading the file is timed from after."""
-    import grader.checking.stuck  # noqa: F401
-    import grader.compiler.client  # noqa: F401
-    import grader.containment.guard  # noqa: F401
-    import grader.doctor.integration  # noqa: F401
     import grader.gpu.speed  # noqa: F401 - timing code bound before the kernels run
     import grader.replay.replayer  # noqa: F401
 
@@ -150,10 +156,6 @@ def _guard_and_lookout(task_dir: Path, task: dict, served: bool):
     the code is when time runs out (grader/checking/stuck.py); the parent's clock for loading the
     file starts here."""
     global GUARD
-    from grader.checking.stuck import Lookout
-    from grader.compiler.client import start_helper
-    from grader.containment.guard import Guard
-
     if not served:
         GUARD = Guard(_private(task_dir, task), task_dir)
         start_helper()  # the GPU compile check's process; the guard forbids starting it later
@@ -174,8 +176,6 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
     try:
         functions = rebuild(message.kernels, None if task.get("kernel_files") else path, task.get("source"))
     except RebuildError as err:
-        import linecache
-
         text = linecache.getline(path, err.line).strip() if err.line else ""
         _write_json(
             task_dir / "load-error.json",
@@ -192,8 +192,6 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
 
 def _run_cases(task_dir: Path, task: dict, ex, message, launches: dict, inputs: dict) -> None:
     """Each case's raw outcome, written for the parent as it finishes: outcome-<i>.npz and .json."""
-    from grader.doctor.integration import case_executor, outcome_fields
-
     execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
     for index in task["cases"]:
         key = str(index % RERUN_STRIDE)
@@ -218,12 +216,7 @@ def serve(inbox: Path, fd: int) -> None:
     compiled once, the benchmark inputs and the buffers they are timed in (grader/gpu/harness.py).
     No code of a submission's runs here on the host: on a GPU its kernels run on the device."""
     global GUARD
-    from grader.compiler.client import start_helper
-    from grader.containment.guard import Guard
     from grader.gpu.harness import settle
-
-    from grader.backend import current
-    from grader.exercises import LADDER, exercise
 
     specs = [exercise(exercise_id).spec for exercise_id in LADDER]  # read before the guard hides them
     if current() == "gpu":  # the benchmark's buffers first, at the same places in every replayer
@@ -254,14 +247,8 @@ DONE = "done"
 """What a replayer leaves in a task's folder once it has finished with it (`serve`)."""
 
 
-RERUN_STRIDE = 1000
-"""A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/pipeline.py)."""
-
-
 def _private(task_dir: Path, task: dict) -> list:
     """What the guard keeps a child from reading: the course's private folders and the task's."""
-    from grader.paths import ROOT, data_dir
-
     own = [task_dir] if task_dir is not None else []  # a replayer reads the folders it is handed
     return [ROOT / "solutions", ROOT / "kernels", ROOT / "tests", data_dir(), *own, *task.get("private", [])]
 
@@ -277,9 +264,6 @@ def _kernel_options(desc: dict) -> dict:
 
 def _unrecorded(failure):
     """The outcome of a case whose `launch` could not be recorded: the recording child's account."""
-    from grader.steps.execute import Outcome
-    from grader.steps.explain import ErrorInfo
-
     if failure is None:
         return Outcome({}, ErrorInfo("exception", "`launch` was not recorded for this case."), 0.0)
     info = ErrorInfo(
@@ -338,7 +322,6 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
 def follow_lifeline(fd: int) -> None:
     """End this process when the grader has gone: `fd` reads end-of-file then (grader/checking/isolate.py
     `_lifeline`), whatever this process is doing, a spare waiting or a task running."""
-    import threading
 
     def wait():
         try:
@@ -364,9 +347,7 @@ def _arguments(argv: list) -> dict:
 def _record(ex, source: str, path: str, wanted: dict, recorder, phase: list):
     """The message for `wanted` (plan key -> {"dims", "scalars"}): the file's load failure, or a
     plan or a failure per key."""
-    from grader.replay.plan import Failure, Message
     from grader.replay.record import record_cases
-    from grader.steps.load import SubmissionError, load_launch
 
     try:
         launch = load_launch(ex.spec, source, path)
@@ -381,9 +362,6 @@ def _report_where(fd: int, path: str, phase: list) -> None:
     the submission each thread is on, and whether the file is still loading. The grading process
     reads the last line only when time has run out (grader/checking/recording.py); it never
     decides anything."""
-    import threading
-
-    from grader.checking.stuck import snapshot
 
     def run():
         me = threading.get_ident()
@@ -404,8 +382,6 @@ def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     secret, no GPU context; decides nothing."""
     global GUARD
     task = json.loads((task_dir / "task.json").read_text())
-    from grader.exercises import exercise  # importing grader chose the simulator: no GPU here
-    from grader.containment.guard import Guard
     from grader.replay.record import Recorder, recording
 
     ex = exercise(task["exercise"])
@@ -430,12 +406,8 @@ if __name__ == "__main__":
     if "lifeline" in args:
         follow_lifeline(args["lifeline"])
     if "cpu" in args:  # first: nothing of the submission's has run yet
-        from grader.containment.guard import apply_limits
-
         apply_limits(args["cpu"], args.get("address_space"))
     if "processes" in args:  # inside the sandbox, where the kernel counts its own tasks only
-        from grader.containment.process_cap import limit_own_processes
-
         limit_own_processes(args["processes"])
     if "record" in args:
         record_task(args["task_dir"], args["record"], args.get("where"))

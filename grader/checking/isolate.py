@@ -33,6 +33,7 @@ from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
 from grader.paths import data_dir
 from grader.settings import forced_backend
+from grader.gpu.harness import Samples
 
 
 STARTUP_SECONDS = 30.0
@@ -158,8 +159,6 @@ SPEED_TIMEOUT = 180.0
 
 
 def _read_samples(task_dir: Path):
-    from grader.gpu.harness import Samples
-
     data = json.loads((task_dir / "speed.json").read_text())
     if "error" in data:
         return data["error"]

@@ -7,6 +7,8 @@ source file in a child process with a time limit (the CLI path). Both share ever
 from __future__ import annotations
 
 import re
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import backend as _backend
-from grader.checking.child import RERUN_STRIDE
-from grader.steps.cases import PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
+from grader.steps.cases import RERUN_STRIDE, PreparedCase, derived_seed, load_secret, new_seed, prepare, secret_file
 from grader.doctor.findings import mistake_of
 from grader.doctor.integration import case_executor, result_report
 from grader.exercises import Exercise, exercise
@@ -25,6 +26,8 @@ from grader.steps.load import SubmissionError, check_signature
 from grader.result import CaseResult, CheckResult, Speed
 from grader.steps.execute import Outcome
 from grader.settings import CASE_TIMEOUT, CheckOptions
+from grader.steps.extract import NotExtractable, extract
+from grader.doctor.report import DOCTOR, DoctorReport
 
 BENCH_SEED = 0
 """Graded checks draw the benchmark's base inputs from this and the secret (`check_file`)."""
@@ -330,10 +333,6 @@ def record_here(ex: Exercise, launch, wanted: dict):
 
 
 def _check_isolated(exercise_id: str, launch, seed, case_timeout, progress=None) -> CheckResult | None:
-    import tempfile
-
-    from grader.steps.extract import NotExtractable, extract
-
     exercise(exercise_id)  # an unknown id raises here, as in-process
     try:
         extracted = extract(launch)
@@ -585,7 +584,6 @@ def _judged(check: _FileCheck, message, run) -> CheckResult:
     """Every case the child finished, judged (`judge_all`), then the one it stopped on and those
     it never reached; the doctor's report; the verdict."""
     from grader.checking.stuck import engine_of
-    from grader.doctor.report import DOCTOR, DoctorReport
 
     prepared = check.prepared
     finished = [p for p in prepared if p.index in run.outcomes]
@@ -718,7 +716,6 @@ def _expected_in_background(ex: Exercise, seed: int, base_seed: int | None):
     to check and computes its expected output while the child runs (seconds at 2^28 elements).
     A daemon thread: when the submission fails before timing, nobody waits for it at exit.
     `base_seed`: a graded run's shared benchmark seed (its base inputs are kept)."""
-    import threading
     from concurrent.futures import Future
 
     from grader.gpu.speed import expected_for_check, new_check

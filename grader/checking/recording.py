@@ -24,6 +24,7 @@ from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
 from grader.replay.plan import MAX_MESSAGE_BYTES, Message, PlanError
 from grader.steps.load import SubmissionError
+from grader.checking.stuck import MOST_PLACES, _place
 
 
 class RecordingStopped(Exception):
@@ -130,8 +131,6 @@ class _Lookout:
     def last_said(self) -> tuple:
         """(phase, places) of the last whole line, each place checked (grader/checking/stuck.py);
         ("running", []) when it said nothing readable."""
-        from grader.checking.stuck import MOST_PLACES, _place
-
         self.drain()
         lines = self.data.split(b"\n")[:-1]
         try:

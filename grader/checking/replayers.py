@@ -43,6 +43,7 @@ from grader.containment import scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT
 from grader.settings import forced_backend
+from grader.backend import current
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -197,8 +198,6 @@ def replayers():
 
 def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
     """The replayer serving `device` inside `replayers()` on a GPU host, else None."""
-    from grader.backend import current
-
     if not _active or (forced_backend() or current()) != "gpu":
         return None
     key = (device, sandboxed, tuple(str(p) for p in private))

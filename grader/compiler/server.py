@@ -23,6 +23,7 @@ depend on the kernel alone, so only they are cached.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import re
@@ -61,9 +62,7 @@ def _value(desc, build_function):
     """A global's value from its description. The description may come from a submission's
     process, so each kind is held to what describe.py makes: modules and their functions only
     from MODULES, numba and NumPy types only, constants parsed, never evaluated."""
-    import importlib
-
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - loaded with numba, at the first request (module docstring)
     from numba import types
 
     kind = desc[0]
@@ -167,7 +166,7 @@ def build_function(desc: dict, device: bool = False):
 
 
 def argument_type(desc):
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - loaded with numba, at the first request (module docstring)
     from numba import types
     from numba.np.numpy_support import from_dtype
 

@@ -10,6 +10,7 @@ import textwrap
 
 from grader.steps.compile_errors import ARGUMENT_COUNT, DURING_AT, FILE_LINE, NO_IMPLEMENTATION, why
 from grader.steps.explain import ErrorInfo, missing_attribute
+from grader.compiler.describe import jit_python_function
 
 
 def _return_line(py_func) -> int | None:
@@ -44,8 +45,6 @@ def _refused_line(text: str, py_func) -> int | None:
 
 def _functions_of(py_func) -> list:
     """The kernel and the device functions it calls by name (one level is where loops hide)."""
-    from grader.compiler.describe import jit_python_function
-
     found = [py_func]
     for name in py_func.__code__.co_names:
         called = jit_python_function(py_func.__globals__.get(name))

@@ -18,6 +18,7 @@ the second wall. docs/SECURITY.md lists what is and is not defended.
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import threading
 from contextlib import contextmanager
@@ -71,8 +72,6 @@ def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None
 
 def apply_limits(cpu_seconds: int, address_space: int | None) -> None:
     """Limit this process (the child calls it on itself before loading the submission)."""
-    import resource
-
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (8 * GIB, 8 * GIB))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import threading
 import time
 from pathlib import Path
@@ -32,8 +33,6 @@ CGROUP_PREFIX = "zerogpu-"
 
 def limit_own_processes(cap: int = PROCESS_CAP) -> None:
     """The child, inside the sandbox, before anything of the submission's runs."""
-    import resource
-
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from grader import settings
 from grader.containment import view
+from grader.containment.seccomp_filter import program
+from grader.paths import ROOT, data_dir
 
 BWRAP = "bwrap"
 NVIDIA_DEVICES = (
@@ -129,8 +131,6 @@ def require() -> None:
 def seccomp_program() -> bytes:
     """The filter as a BPF program: libseccomp's binding in this Python, else the system's."""
     try:
-        from grader.containment.seccomp_filter import program
-
         return program()
     except ImportError:
         pass
@@ -223,8 +223,6 @@ def _driver_folders() -> tuple:
 
 def _private_places(hidden) -> list:
     """Host places nothing inside may name: the project, the data dir, home, `hidden`."""
-    from grader.paths import ROOT, data_dir
-
     places = [ROOT, data_dir(), os.path.expanduser("~"), *hidden]
     return sorted({os.path.realpath(p) for p in places if os.path.realpath(p) != "/"})
 

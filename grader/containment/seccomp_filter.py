@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import sys
+import tempfile
 
 DENIED = (
     # another process's memory, or tracing it
@@ -57,8 +58,6 @@ DENIED = (
 def program() -> bytes:
     """Allow everything but DENIED, which fails with EPERM (not a kill: a library probing a
     syscall gets an error it can handle, and the submission gets a normal verdict)."""
-    import tempfile
-
     try:
         import seccomp  # libseccomp's own binding (Debian/Ubuntu python3-seccomp)
     except ImportError:  # the same API over the same C library, through ctypes (pip: pyseccomp)

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from grader.containment.scratch import remove_tree
 from grader.paths import ROOT
 
@@ -68,8 +70,6 @@ def _name(dist) -> str:
 def _required(dist) -> list:
     """The names of what `dist` requires whatever extras were asked for (a requirement with an
     `extra` marker is only wanted if it is installed, which `needed_distributions` sees)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     names = []
     for line in dist.requires or []:
         try:

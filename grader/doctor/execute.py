@@ -26,7 +26,11 @@ from grader.doctor.sites import SITES
 from grader.steps.explain import ErrorInfo, bounds_hint, explain_exception
 from grader.sentinels import PAD, fenced_buffer
 from grader.steps.execute import Outcome
+from grader.steps.execute import execute as simulate
 from grader.authoring.spec import Dims, Spec
+from grader.backend.races import recording
+from grader.doctor.fallback import blame_the_grader, race_findings
+from grader.steps.load import load_launch
 
 
 @dataclass
@@ -90,11 +94,6 @@ def execute_or_simulate(spec: Spec, launch, inputs: dict, dims: Dims, learner_fi
 
 def simulate_recorded(spec: Spec, launch, inputs: dict, dims: Dims, learner_files, why: str) -> DoctorOutcome:
     """The case on Numba's simulator, its accesses recorded: a race fails it as on the doctor."""
-    from grader.backend.races import recording
-    from grader.steps.execute import execute as simulate
-
-    from grader.doctor.fallback import blame_the_grader, race_findings
-
     with recording() as record:
         outcome = simulate(spec, launch, inputs, dims, learner_files)
     findings = tuple(race_findings(record.clashes.values()))
@@ -106,8 +105,6 @@ def simulate_recorded(spec: Spec, launch, inputs: dict, dims: Dims, learner_file
 
 def execute_source(spec: Spec, source: str, filename: str, inputs: dict, dims: Dims) -> DoctorOutcome:
     """Load a submission's source (policy checks included) and run one case on the doctor."""
-    from grader.steps.load import load_launch
-
     launch = load_launch(spec, source, filename)
     return execute(spec, launch, inputs, dims, learner_files=(filename,))
 

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 import numpy as np
 
 from grader.doctor.errors import Unsupported
-from grader.doctor.memory import CTX
+from grader.doctor.memory import CTX, View
 from grader.doctor.spaces import global_array, scratch_array
+from grader.backend.simulator import garbage
 
 WARP = 32
 
@@ -175,8 +176,6 @@ class FakeCuda:
     # -- host side (launch code) --------------------------------------------------------------
     @staticmethod
     def to_device(obj, stream=0, copy=True, to=None):
-        from grader.doctor.memory import View
-
         if isinstance(obj, View):
             return obj
         data = np.array(obj, copy=True)
@@ -187,8 +186,6 @@ class FakeCuda:
 
     @staticmethod
     def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-        from grader.backend.simulator import garbage
-
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)

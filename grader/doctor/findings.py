@@ -16,7 +16,7 @@ from array import array
 import numpy as np
 from dataclasses import asdict, dataclass, replace
 
-from grader.doctor.memory import CTX, EPOCH_SHIFT
+from grader.doctor.memory import CTX, EPOCH_SHIFT, UNSET
 from grader.doctor.sites import SITES, Site
 from grader.result.doctor import SEVERITY_ERROR, SEVERITY_WARNING, Finding, mistake_of  # noqa: F401 - the report's types
 
@@ -376,13 +376,9 @@ class Findings:
         return clash_finding(clash, launch.kernel, relaxed=self.relaxed)
 
     def _me_stamp(self):
-        from grader.doctor.memory import CTX
-
         return CTX.me
 
     def _uninit(self, view, site, index):
-        from grader.doctor.memory import CTX
-
         s = SITES[site]
         block = self.current_block[: self.launch.rank]
         what = "updated" if s.kind in ("atomic", "update") else "read"
@@ -522,8 +518,6 @@ class Findings:
         """A thread reads an element of its local array it never wrote, having written others,
         in a kernel with a cuda.syncthreads(): threads meant to share the array (each writes
         its own element, then reads a neighbour's), which only a shared array allows."""
-        from grader.doctor.memory import UNSET
-
         wrote = sum(1 for v in view.vals if v is not UNSET) > 1  # the element read holds the poison now
         return wrote and any(t.kind == "barrier" and t.filename == s.filename for t in SITES)
 

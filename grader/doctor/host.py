@@ -14,6 +14,10 @@ On a GPU, or with ZEROGPU_DOCTOR=0, it is plainly `fn(*args, **kwargs)`.
 from __future__ import annotations
 
 from grader.doctor.errors import Unsupported
+from grader.doctor.integration import doctor_enabled
+from grader.doctor.kernel import session
+from grader.backend.races import recording
+from grader.doctor.findings import SEVERITY_ERROR
 
 
 class KernelDoctorError(RuntimeError):
@@ -22,9 +26,7 @@ class KernelDoctorError(RuntimeError):
 
 def run(fn, *args, **kwargs):
     """`fn(*args, **kwargs)`, its kernels on the kernel doctor when there is no GPU."""
-    from grader.doctor.integration import doctor_enabled
-    from grader.doctor.kernel import session
-    from grader.doctor.rebind import doctor_launch
+    from grader.doctor.rebind import doctor_launch  # noqa: PLC0415 - only a lesson's `doctor.run`; out of `import grader`
 
     if not doctor_enabled():
         return fn(*args, **kwargs)
@@ -40,8 +42,7 @@ def run(fn, *args, **kwargs):
 
 def _on_the_simulator(fn, args, kwargs):
     """`fn` on Numba's simulator, its accesses recorded: a race still raises."""
-    from grader.backend.races import recording
-    from grader.doctor.fallback import race_findings
+    from grader.doctor.fallback import race_findings  # noqa: PLC0415 - only code the doctor cannot run; out of `import grader`
 
     with recording() as record:
         value = fn(*args, **kwargs)
@@ -50,8 +51,6 @@ def _on_the_simulator(fn, args, kwargs):
 
 
 def _raise_first_error(findings) -> None:
-    from grader.doctor.findings import SEVERITY_ERROR
-
     errors = [f for f in findings if f.severity == SEVERITY_ERROR]
     if errors:
         raise KernelDoctorError(errors[0].message)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from grader.doctor.report import DoctorReport, merge
 from grader.settings import doctor_allowed
+from grader.doctor.efficiency import forget
+from grader.steps.execute import execute
 
 
 def doctor_enabled() -> bool:
@@ -27,13 +29,10 @@ def case_executor():
     """execute(spec, launch, inputs, dims, learner_files=()) -> Outcome, for this machine.
     Called once per check: the doctor's memory profiling starts afresh for it."""
     if doctor_enabled():
-        from grader.doctor.efficiency import forget
-        from grader.doctor.execute import execute_or_simulate
+        from grader.doctor.execute import execute_or_simulate  # noqa: PLC0415 - the doctor loads with a check, not `import grader`
 
         forget()
         return execute_or_simulate
-    from grader.steps.execute import execute
-
     return execute
 
 
@@ -48,7 +47,7 @@ def with_report(outcome, fields: dict):
     data = fields.get("doctor")
     if not data:
         return outcome
-    from grader.doctor.execute import DoctorOutcome
+    from grader.doctor.execute import DoctorOutcome  # noqa: PLC0415 - the doctor loads with a check, not `import grader`
 
     return DoctorOutcome(outcome.buffers, outcome.error, outcome.seconds, DoctorReport.from_dict(data))
 

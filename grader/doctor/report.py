@@ -8,6 +8,7 @@ reader); they are named here too, where the doctor's callers have always found t
 from __future__ import annotations
 
 import html
+from collections import Counter
 from dataclasses import replace
 
 from grader.result.doctor import (  # noqa: F401 - the report's types, named where callers look
@@ -18,6 +19,8 @@ from grader.result.doctor import (  # noqa: F401 - the report's types, named whe
     KernelReport,
     SiteReport,
 )
+from grader.doctor.efficiency import describe, interleaved, strided_run
+from grader.doctor.sites import SITES
 
 
 def merge(reports) -> DoctorReport | None:
@@ -162,11 +165,6 @@ def report_rich(r: DoctorReport):
 
 def kernel_reports(efficiency) -> tuple:
     """KernelReports from the doctor's efficiency statistics of one run."""
-    from collections import Counter
-
-    from grader.doctor.efficiency import describe, interleaved, strided_run
-    from grader.doctor.sites import SITES
-
     if efficiency is None:
         return ()
     fields = Counter(

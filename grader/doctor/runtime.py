@@ -16,6 +16,8 @@ from grader.doctor.memory import View
 from grader.doctor.spaces import global_array, local_array, shared_array
 from grader.doctor.sites import SITES
 from grader.doctor.warp_calls import lanemask_lt, warp_call
+from grader.backend.simulator import garbage, unset
+from grader.doctor.efficiency import profiled
 
 
 class Block:
@@ -199,8 +201,6 @@ def shared(shape, dtype, site):
     key = ("dynamic", numpy_dtype(dtype)) if _dynamic(shape) else site
     view = BLOCK.shared.get(key)
     if view is None:
-        from grader.backend.simulator import garbage
-
         if key == site:
             dims = _shape(shape, site)
         elif any(k[0] == "dynamic" for k in BLOCK.shared if k.__class__ is tuple):
@@ -210,8 +210,6 @@ def shared(shape, dtype, site):
         view = shared_array(dims, SITES[site].array or "shared array", garbage(dims, numpy_dtype(dtype)).copy())
         BLOCK.shared[key] = view
         if BLOCK.profiling:
-            from grader.doctor.efficiency import profiled
-
             BLOCK.views.append(view)
             view.__class__ = profiled(view.__class__)
     return view
@@ -220,8 +218,6 @@ def shared(shape, dtype, site):
 def local(shape, dtype, site):
     """cuda.local.array: a fresh array per thread, holding the poison value (an accumulator
     nobody set is plainly wrong)."""
-    from grader.backend.simulator import unset
-
     dims = _shape(shape, site)
     dt = numpy_dtype(dtype)
     return local_array(dims, dt, SITES[site].array or "local array", lambda: unset(dims, dt))

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from grader.doctor import sites
 from grader.doctor.errors import Unsupported
 from grader.doctor.devicemath import in_kernel
-from grader.doctor.fakecuda import replacement
+from grader.doctor.fakecuda import FAKE_CUDA, FAKE_NUMBA, replacement
 from grader.doctor.runtime import HELPERS
 
 MISSING = object()
@@ -257,7 +257,6 @@ class _Builder(ast.NodeTransformer):
         if value is MISSING:
             return None
         swapped = replacement(value) or value  # numba.cuda, or the doctor's own (an import inside `launch`)
-        from grader.doctor.fakecuda import FAKE_CUDA, FAKE_NUMBA
 
         parts.reverse()
         if swapped is FAKE_NUMBA and parts[:1] == ["cuda"]:

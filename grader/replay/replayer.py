@@ -19,6 +19,7 @@ import linecache
 import numpy as np
 
 from grader.replay.plan import Param, Plan, Ref, Value
+from grader.compiler.server import Opaque, argument_type, build_function
 
 
 class RebuildError(Exception):
@@ -36,8 +37,6 @@ def rebuild(kernels: dict, filename: str | None, source: str | None = None) -> d
     submission's name, for messages), with the file's text (`source`, else the kernels' own lines)
     registered for tracebacks and the doctor; never executed. `filename` None: each kernel keeps
     the file it names (a notebook's cells, recorded in the learner's own process)."""
-    from grader.compiler.server import Opaque, build_function
-
     texts: dict = {}
     functions = {}
     for key, desc in kernels.items():
@@ -142,8 +141,6 @@ def _signatures(declared: list) -> list:
     """Declared signatures (argument descriptions, grader/compiler/dispatch.py) as numba's
     `void(...)` signatures for `cuda.jit`."""
     from numba.core import types
-
-    from grader.compiler.server import argument_type
 
     return [types.void(*(argument_type(d) for d in signature)) for signature in declared]
 

@@ -25,6 +25,11 @@ class PreparedCase:
     """Output name -> largest allowed |got - exact| (scalar or per element)."""
 
 
+RERUN_STRIDE = 1000
+"""A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/pipeline.py
+`_rerun`); the child replays the plan of case index % RERUN_STRIDE."""
+
+
 def new_seed() -> int:
     return secrets.randbits(32)
 

@@ -305,7 +305,7 @@ def _public_names(obj) -> list:
 def missing_attribute(exc: BaseException, text: str) -> tuple[str, str] | None:
     """("cuda has no `threadidx`; did you mean `threadIdx`?", hint) for a misspelt attribute of
     numba.cuda (or of any object), in the project's words rather than the simulator's class names."""
-    import difflib
+    import difflib  # noqa: PLC0415 - only for a misspelt name; out of `import grader`
 
     match = _NO_ATTRIBUTE.search(text)
     if match is None:

@@ -1,0 +1,77 @@
+"""What stays out of a process until it is used (pyproject.toml's ruff section lists why each
+import inside a function stays there): `import grader` never loads numba or the heavy packages,
+nor the machinery only a file check or a GPU runs; a recording child never loads the GPU timing."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEAVY = [
+    "numba",
+    "rich",
+    "matplotlib",
+    "ipywidgets",
+    "IPython",
+    "nbgrader",
+    "dask",
+    "distributed",
+    "seccomp",
+    "pyseccomp",
+]
+"""Packages a process loads only when it uses them."""
+
+
+def loaded_after(code: str) -> set:
+    """The modules a fresh interpreter holds after running `code`, on the simulator."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ZEROGPU_BACKEND": "simulator"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+@pytest.fixture(scope="module")
+def after_import_grader() -> set:
+    return loaded_after("import grader")
+
+
+@pytest.mark.parametrize("package", HEAVY)
+def test_import_grader_loads_no_heavy_package(after_import_grader, package):
+    """Does `import grader` (every notebook, every child, every command) leave `package` unloaded?
+    numba above all: the back end must be chosen before it loads."""
+    assert package not in after_import_grader
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "grader.checking.isolate",
+        "grader.checking.recording",
+        "grader.checking.replayers",
+        "grader.replay",
+        "grader.gpu",
+    ],
+)
+def test_import_grader_leaves_what_a_check_starts_for_the_check(after_import_grader, module):
+    """Is the child-process and GPU-timing machinery loaded by a check, not by `import grader`?"""
+    assert module not in after_import_grader
+
+
+def test_the_childs_own_imports_load_neither_numba_nor_the_gpu_timing():
+    """The recording child imports what grader/checking/child.py imports at its top: does that
+    leave numba (loaded when a kernel runs, after the limits) and gpu/ (a replaying child's) out?"""
+    loaded = loaded_after("import grader.checking.child")
+    assert "grader.checking.child" in loaded
+    assert {"numba", "grader.gpu", "grader.replay.replayer"}.isdisjoint(loaded)
