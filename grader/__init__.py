@@ -24,11 +24,11 @@ def check(exercise_id: str, launch, **options):
     """Check a notebook's `launch` (grader/checking/pipeline.py `check`) and record the attempt
     in the learner's progress. In a notebook, a line under the cell states each case's time
     limit and follows the case under way. Never raises for a learner's bug."""
-    from grader.notebook.progress import progress_line
+    from grader.notebook.status_line import status_line
 
     cases = len(exercise(exercise_id).spec.cases) + 1  # the last one again, with fresh inputs
     limit = options.get("case_timeout", CASE_TIMEOUT)
-    with progress_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
+    with status_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
         result = _pipeline.check(exercise_id, launch, progress=progress, **options)
     _progress.record(result)
     return result
