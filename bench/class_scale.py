@@ -150,8 +150,8 @@ def phase_breakdown(rows: list) -> dict:
     """Phase -> (checks that had it, total seconds), over every timed check."""
     phases: dict = {}
     for row in rows:
-        details = ((row["result"] or {}).get("speed") or {}).get("details") or {}
-        for name, seconds in (details.get("phase_seconds") or {}).items():
+        details = row.result.speed.details if row.result else None
+        for name, seconds in (details.phase_seconds if details else {}).items():
             count, total = phases.get(name, (0, 0.0))
             phases[name] = (count + 1, total + seconds)
     return phases
@@ -162,11 +162,11 @@ def solution_spreads(rows: list, kinds: dict) -> dict:
     handed in the solution: one solution graded many times."""
     speedups: dict = {}
     for row in rows:
-        if kinds.get((row["student"], row["exercise"])) != "solution":
+        if kinds.get((row.student, row.exercise)) != "solution":
             continue
-        details = ((row["result"] or {}).get("speed") or {}).get("details") or {}
-        if details.get("speedup_vs_baseline"):
-            speedups.setdefault(row["exercise"], []).append(details["speedup_vs_baseline"]["median"])
+        details = row.result.speed.details if row.result else None
+        if details and details.speedup_vs_baseline:
+            speedups.setdefault(row.exercise, []).append(details.speedup_vs_baseline.median)
     return {e: (len(v), min(v), max(v), max(v) / min(v) if min(v) > 0 else float("inf")) for e, v in speedups.items()}
 
 
@@ -184,7 +184,7 @@ def print_details(rows: list, kinds: dict, wall: float) -> dict:
     else:
         print("  no timed checks (no GPU): no phases", flush=True)
     crashed = Counter(
-        f"{r['exercise']}: {(r['result'] or {}).get('message', '')[:300]}" for r in rows if r["verdict"] == "crashed"
+        f"{r.exercise}: {(r.result.message if r.result else '')[:300]}" for r in rows if r.verdict == "crashed"
     )
     for said, count in crashed.most_common(5):  # the grader's own failures, to be looked into
         print(f"  crashed x{count}: {said}", flush=True)
@@ -245,7 +245,7 @@ def main() -> None:
             where.grade(tasks, book, options)
             wall = time.perf_counter() - started
             rows = book.rows()
-            verdicts = Counter(r["verdict"] for r in rows)
+            verdicts = Counter(r.verdict for r in rows)
             print(
                 f"run {repeat + 1}: {len(rows)}/{len(tasks)} rows ({handed_in} handed in) in {wall:.1f} s: "
                 f"{len(tasks) / wall:.2f} checks a second, {wall / len(tasks):.2f} s a check "

@@ -17,7 +17,7 @@ _wiring.install()  # the tables lower layers read (the simulator's steps, the vi
 from grader.checking import pipeline as _pipeline  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402
-from grader.notebook.progress import progress_line as _progress_line  # noqa: E402
+from grader.notebook.status_line import status_line as _status_line  # noqa: E402
 from grader.settings import CASE_TIMEOUT  # noqa: E402
 
 
@@ -27,7 +27,7 @@ def check(exercise_id: str, launch, **options):
     limit and follows the case under way. Never raises for a learner's bug."""
     cases = len(exercise(exercise_id).spec.cases) + 1  # the last one again, with fresh inputs
     limit = options.get("case_timeout", CASE_TIMEOUT)
-    with _progress_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
+    with _status_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
         result = _pipeline.check(exercise_id, launch, progress=progress, **options)
     _progress.record(result)
     return result

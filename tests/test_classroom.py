@@ -134,7 +134,7 @@ def test_reading_files_in_class_grading_is_refused(class_dir, tmp_path):
     book = Gradebook(tmp_path / "b.sqlite")
     tasks = [t for t in discover(class_dir, ["vector_add"]) if t.student == "zed"]
     grade_class(tasks, book, workers=1, case_timeout=10, backend="simulator", private=[class_dir])
-    assert book.rows()[0]["verdict"] == "forbidden"
+    assert book.rows()[0].verdict == "forbidden"
 
 
 FRESH_CLASS_SIZE = 8
@@ -175,8 +175,8 @@ def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatc
         book = Gradebook(tmp_path / f"book-{attempt}.sqlite")
         graded = grade_class(discover(class_dir, ["vector_add"]), book, workers=4, case_timeout=30, backend="simulator")
         assert graded == FRESH_CLASS_SIZE
-        assert [(r["student"], r["verdict"]) for r in book.rows() if r["verdict"] != "passed"] == [], [
-            r["result"]["message"] for r in book.rows() if r["verdict"] != "passed"
+        assert [(r.student, r.verdict) for r in book.rows() if r.verdict != "passed"] == [], [
+            r.result.message for r in book.rows() if r.verdict != "passed"
         ]
         text = (home / "grading-secret").read_text().strip()
         assert [p.name for p in home.iterdir()] == ["grading-secret"]
@@ -242,10 +242,10 @@ def test_a_child_that_stops_answering_is_ended_by_the_coordinator(tmp_path):
         discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=600, backend="simulator", task_timeout=20
     )
     assert time.monotonic() - started < 120
-    verdicts = {r["student"]: r for r in book.rows()}
-    assert verdicts["s0"]["verdict"] == "passed"
-    assert verdicts["s1"]["verdict"] == "timeout"
-    assert "no result within 20 s" in verdicts["s1"]["result"]["message"]
+    verdicts = {r.student: r for r in book.rows()}
+    assert verdicts["s0"].verdict == "passed"
+    assert verdicts["s1"].verdict == "timeout"
+    assert "no result within 20 s" in verdicts["s1"].result.message
     deadline = time.monotonic() + 15
     while set(_children_of_this_process()) - before and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -274,7 +274,7 @@ def test_a_worker_stuck_outside_any_child_does_not_stall_the_run(tmp_path, monke
     grade_class(
         discover(class_dir, ["vector_add"]), book, workers=2, case_timeout=30, backend="simulator", task_timeout=15
     )
-    assert [(r["student"], r["verdict"]) for r in book.rows()] == [
+    assert [(r.student, r.verdict) for r in book.rows()] == [
         ("s0", "passed"),
         ("s1", "timeout"),
         ("s2", "passed"),
@@ -341,7 +341,7 @@ def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_
         on_done=lambda task, result: recorded.append((task.student, task.exercise)),
     )
     assert graded == len(tasks) == len(recorded) == len(set(recorded))
-    assert sorted((r["student"], r["verdict"]) for r in book.rows()) == sorted(
+    assert sorted((r.student, r.verdict) for r in book.rows()) == sorted(
         (student, verdict) for student, (_, verdict) in CLASS.items()
     )
 
@@ -444,3 +444,46 @@ def test_a_run_that_cannot_start_raises_one_line_and_grades_nothing(tmp_path, ma
     with pytest.raises(GradingError, match=says) as raised:
         grade_folder(make(tmp_path), request, heard)
     assert "\n" not in str(raised.value) and heard.starts == heard.finished == []
+
+
+def test_gradebook_rows_read_back_typed_whoever_stored_them(tmp_path):
+    """Does every gradebook row read back as a `ClassRow` with a typed result and regrade: a row
+    an earlier grader stored (fewer fields, one regrade before), a hand-in never made, a row
+    graded now; and does regrading a regraded row store what it replaced, chain kept?"""
+    import json
+
+    from test_result import OLDER_ROW, a_result
+
+    from grader.result.row import ClassRow, Regraded
+
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    older = {k: v for k, v in OLDER_ROW.items() if k not in ("result", "regraded_from")}
+    with sqlite3.connect(book.path) as db:
+        db.execute(
+            f"INSERT INTO results ({', '.join(older)}, result_json, regraded_from) VALUES ({', '.join('?' * (len(older) + 2))})",
+            (*older.values(), json.dumps(OLDER_ROW["result"]), json.dumps(OLDER_ROW["regraded_from"])),
+        )
+    book.record("bo", "vector_add", None, None)
+    book.record("cy", "vector_add", "sha", a_result("wrong_result"), graded_on="simulator on n1", seed=7)
+    ada, bo, cy = book.rows()
+    assert all(isinstance(row, ClassRow) for row in (ada, bo, cy))
+    assert ada.result.speed.details.speedup_vs_baseline.median == 1.5 and ada.regraded_from.verdict == "wrong_result"
+    assert bo.verdict == NOT_SUBMITTED and bo.result is None and bo.regraded_from is None
+    assert cy.result.cases[1].mismatches[0].index == (3,) and (cy.seed, cy.graded_on) == (7, "simulator on n1")
+    assert book.by_task("cy") == {("cy", "vector_add"): cy} and book.row("cy", "saxpy") is None
+
+    book.record("ada", "vector_add", "abc", a_result("passed", score=10.0), seed=3, regrade_of=ada)
+    again = book.row("ada", "vector_add")
+    assert again.regraded_from == Regraded("passed", 11.0, 13.0, 1.0e9, None, None, Regraded("wrong_result", 0.0, 10.0))
+    with sqlite3.connect(book.path) as db:
+        (stored,) = db.execute("SELECT regraded_from FROM results WHERE student = 'ada'").fetchone()
+    assert set(json.loads(stored)) == {
+        "verdict",
+        "score",
+        "max_score",
+        "graded_at",
+        "graded_on",
+        "seed",
+        "regraded_from",
+    }
+    assert "regraded_from" not in json.loads(stored)["regraded_from"], "the end of the chain, stored as before"

@@ -288,20 +288,38 @@ USE_CASES = {
     "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.course.config", "grader.settings"},
     "doctor": {"grader.doctor.checkup", "grader.doctor.report", "grader.settings"},
     "course": {"grader.course.build", "grader.course.config"},
+    "check": {"grader.learner.attempt", "grader.render", "grader.settings"},
+    "ladder": {"grader.learner.ladder", "grader.learner.progress", "grader.notebook.widgets"},
+    "report": {"grader.report.write", "grader.course.feedback"},
+    "device": {"grader.gpu.ceilings"},
+    # the package's own: one-line errors for what any use case may refuse; a safe terminal
+    "__init__": {"grader.exercises", "grader.paths"},
+    "__main__": set(),
+    "console": {"grader.textsafe"},
 }
+CLI_MODULES = sorted(p.stem for p in (ROOT / "grader" / "cli").glob("*.py"))
 
 
-@pytest.mark.parametrize("command", sorted(USE_CASES))
+@pytest.mark.parametrize("command", CLI_MODULES)
 def test_a_command_calls_its_use_case_and_holds_no_grading_logic(command):
-    """Does `zerogpu grade`, `doctor` or `course` import only the one use case it calls (and
-    what it prints with), rather than the grading machinery below it?"""
-    import ast
+    """Does each module of grader/cli/ import only the use case it calls (and what it prints
+    with), rather than the grading machinery below it (imports inside functions and
+    `from package import module` included)?"""
+    from test_layers import imported_names, resolve
 
-    tree = ast.parse((ROOT / "grader" / "cli" / f"{command}.py").read_text())
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    grader = {m for m in imported if m.startswith("grader.") and not m.startswith("grader.cli")}
-    assert grader <= USE_CASES[command]
+    names = {resolve(n) for n in imported_names(ROOT / "grader" / "cli" / f"{command}.py")}
+    assert {n for n in names if not n.startswith("grader.cli")} <= USE_CASES[command]
+
+
+def test_the_use_case_rule_sees_a_command_that_reaches_below_its_use_case(tmp_path):
+    """Would the rule notice a command importing the pipeline inside a function, or through
+    its package (`from grader.checking import pipeline`)?"""
+    from test_layers import imported_names, resolve
+
+    for line in ("from grader.checking.pipeline import check_file", "from grader.checking import pipeline"):
+        sneaky = tmp_path / "sneaky.py"
+        sneaky.write_text(f"def cmd(args):\n    {line}\n")
+        assert {resolve(n) for n in imported_names(sneaky)} == {"grader.checking.pipeline"}
 
 
 def test_grade_refuses_a_missing_folder_with_one_line(tmp_path, capsys):
@@ -330,3 +348,53 @@ def test_the_doctors_checkup_stops_an_endless_kernel_at_its_limit(how, capsys):
     assert time.monotonic() - started < 30
     assert rows[-1]["verdict"] == "timeout" and "no result within 1 s" in rows[-1]["message"]
     assert all(r["verdict"] != "timeout" for r in rows[:-1])
+
+
+@pytest.mark.parametrize(
+    "command, says",
+    [
+        (["check", "vector_add", "{tmp}/nowhere.py"], "error: no such file: {tmp}/nowhere.py"),
+        (["report"], "error: give a class (or course) folder, or --db PATH"),
+        (
+            ["report", "{tmp}"],
+            "error: no gradebook at {tmp}/gradebook.sqlite. Grade the class first: zerogpu grade {tmp}",
+        ),
+        (
+            ["report", "--db", "{tmp}/not-a-book.sqlite"],
+            "error: cannot read the gradebook {tmp}/not-a-book.sqlite (file is not a database): give the right file",
+        ),
+    ],
+    ids=["check-missing-file", "report-nothing-named", "report-no-gradebook", "report-not-a-gradebook"],
+)
+def test_a_use_case_that_refuses_is_one_line_and_exit_2(command, says, tmp_path, capsys):
+    """Does a command whose use case refuses (a missing file, no gradebook, a file that is not
+    one) print one line naming the fix, exit 2, and write nothing?"""
+    (tmp_path / "not-a-book.sqlite").write_text("these are notes, not a gradebook\n" * 200)
+    before = sorted(tmp_path.iterdir())
+    code = main([part.format(tmp=tmp_path) for part in command])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith(says.format(tmp=tmp_path)), err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("where", ["simulator", "failing GPU"])
+def test_device_says_why_it_has_no_ceilings(where, monkeypatch, capsys):
+    """On a CPU engine `zerogpu device` says there is nothing to measure; on a GPU whose
+    measurement fails, one error line: exit 1 either way, no traceback."""
+    import grader.backend
+    import grader.gpu.ceilings
+
+    if where == "failing GPU":
+
+        def fails(refresh=False):
+            raise RuntimeError("measuring the ceilings failed: no driver")
+
+        monkeypatch.setattr(grader.backend, "current", lambda: "gpu")
+        monkeypatch.setattr(grader.gpu.ceilings, "cached_ceilings", lambda: None)
+        monkeypatch.setattr(grader.gpu.ceilings, "ceilings", fails)
+    else:
+        monkeypatch.setattr(grader.backend, "current", lambda: "simulator")
+    assert main(["device"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    said = "error: measuring the ceilings failed: no driver" if where == "failing GPU" else "no ceilings to measure"
+    assert said in out and "Traceback" not in out

@@ -620,8 +620,8 @@ def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ZEROGPU_CASE_TIMEOUT", CASE_TIMEOUT)
     _, result = cells._scores("saxpy")
-    assert line > 25 and result["verdict"] == "out_of_bounds"
-    assert f"(line {line}: out[k] = alpha * x[k] + y[k])" in result["message"], result["message"]
+    assert line > 25 and result.verdict == "out_of_bounds"
+    assert f"(line {line}: out[k] = alpha * x[k] + y[k])" in result.message, result.message
 
 
 def test_hand_ins_of_a_course_are_read_as_regular_files_and_nbgraders_files_are_no_hand_ins(tmp_path, env):
@@ -705,3 +705,35 @@ def test_a_new_course_config_names_todays_modules_and_the_one_limit(tmp_path):
     text = (tmp_path / CONFIG).read_text()
     assert "grader.course.preprocessors.ExecuteAutograderCells" in text and "grader.course.plugins" not in text
     assert f'setdefault("ZEROGPU_CASE_TIMEOUT", "{CASE_TIMEOUT:.0f}")' in text
+
+
+@pytest.mark.parametrize("size", ["plain", "cut"])
+def test_a_cells_result_is_the_same_fresh_and_read_back_from_the_gradebook(size, tmp_path):
+    """Does an autograder cell show and fingerprint a result the same whether it graded it now or
+    read it back from the gradebook (feedback compares the two), whatever its size (a result too
+    long for the gradebook is stored shortened), and does a result stored before results were
+    typed keep its fingerprint (feedback made then stays current)?"""
+    import hashlib
+    from dataclasses import replace
+
+    from test_result import a_result
+
+    from grader.classroom.gradebook import Gradebook
+    from grader.course.grade_cell import as_stored, stored_result
+    from grader.course.scores import result_digest
+    from grader.result import MAX_JSON
+
+    fresh = a_result("wrong_result")
+    if size == "cut":
+        fresh = replace(fresh, cases=fresh.cases * 1000)
+        assert len(json.dumps(fresh.to_dict(), default=str)) > MAX_JSON and len(as_stored(fresh).cases) < 2000
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    book.record("ada", "vector_add", "sha", fresh)
+    read_back = stored_result(book.path, "ada", "vector_add", "sha")
+    assert isinstance(read_back, CheckResult) and read_back == as_stored(fresh)
+    assert result_digest(read_back) == result_digest(as_stored(fresh))
+    if size == "plain":
+        before_types = json.dumps(json.loads(fresh.to_json()), sort_keys=True, default=str)
+        assert result_digest(read_back) == hashlib.sha256(before_types.encode()).hexdigest()[:16]
+    assert stored_result(book.path, "ada", "vector_add", "other sha") is None
+    assert stored_result(book.path, "ada", "vector_add", "sha", backend="gpu") is None, "graded without a GPU"

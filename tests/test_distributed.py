@@ -97,7 +97,7 @@ def test_a_local_cluster_gives_the_verdicts_of_the_in_process_pool(class_dir, tm
         graded = grade_class_on(client, tasks, cluster, case_timeout=30, backend="simulator", private=[class_dir])
     assert graded == len(tasks) == len(EXPECTED)
     assert verdicts(pool.path) == verdicts(cluster.path) == EXPECTED
-    where = {r["graded_on"] for r in cluster.rows() if r["verdict"] != NOT_SUBMITTED}
+    where = {r.graded_on for r in cluster.rows() if r.verdict != NOT_SUBMITTED}
     assert where == {f"simulator on {socket.gethostname()}"}
 
 
@@ -369,9 +369,9 @@ def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
     finally:
         stop(proc)
     assert proc.returncode == 0, output
-    rows = {r["student"]: r for r in Gradebook(db).rows()}
-    assert (rows["ann"]["verdict"], rows["ben"]["verdict"]) == ("passed", "timeout")
-    assert "no result within 10 s" in rows["ben"]["result"]["message"]
+    rows = {r.student: r for r in Gradebook(db).rows()}
+    assert (rows["ann"].verdict, rows["ben"].verdict) == ("passed", "timeout")
+    assert "no result within 10 s" in rows["ben"].result.message
 
 
 def test_a_worker_keeps_one_copy_per_submission_content(class_dir, secret, tmp_path, monkeypatch):

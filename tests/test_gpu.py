@@ -156,7 +156,7 @@ def test_a_class_with_unguarded_writes_before_correct_ones_completes_on_every_gp
     book = Gradebook(tmp_path / "book.sqlite")
     tasks = discover(tmp_path / "class", ["vector_add"])
     grade_class(tasks, book, workers=gpus, case_timeout=60, backend="gpu", task_timeout=300)
-    verdicts = [r["verdict"] for r in book.rows()]
+    verdicts = [r.verdict for r in book.rows()]
     assert len(verdicts) == len(tasks)
     assert verdicts[2 * gpus :] == ["passed"] * (2 * gpus)
     assert all(v != "passed" for v in verdicts[: 2 * gpus])

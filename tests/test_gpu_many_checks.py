@@ -64,6 +64,6 @@ def test_four_workers_on_one_gpu_grade_every_row_once(tmp_path, monkeypatch):
     graded = classroom.grade_class(tasks, book, workers=4, case_timeout=60, backend="gpu", private=[tmp_path / "class"])
     assert graded == len(tasks) == 12
     rows = book.rows()
-    assert sorted((r["student"], r["exercise"]) for r in rows) == sorted((t.student, t.exercise) for t in tasks)
-    assert all(r["verdict"] == "passed" for r in rows), [r["result"]["message"] for r in rows]
-    assert all(r["result"]["speed"]["measured"] for r in rows)
+    assert sorted((r.student, r.exercise) for r in rows) == sorted((t.student, t.exercise) for t in tasks)
+    assert all(r.verdict == "passed" for r in rows), [r.result.message for r in rows]
+    assert all(r.result.speed.measured for r in rows)

@@ -133,14 +133,14 @@ def test_grading_a_hostile_class_reads_nothing_outside_it_then_regrades_a_row(tm
     assert graded.returncode == 0, graded.stdout + graded.stderr
     assert "not graded: zed/ — zed is a symbolic link, which is never followed: nothing in it was read" in graded.stdout
     book = Gradebook(class_dir / "gradebook.sqlite")
-    rows = {r["student"]: r for r in book.rows()}
-    assert {s: r["verdict"] for s, r in rows.items()} == {
+    rows = {r.student: r for r in book.rows()}
+    assert {s: r.verdict for s, r in rows.items()} == {
         "ann": "passed",
         "ivy": "unwritten_output",
         **{s: NOT_SUBMITTED for s in ("bob", "cy", "dee", "eve", "fay", "gus", "hal", "jo")},
     }
-    assert all(isinstance(rows[s]["seed"], int) for s in ("ann", "ivy")), "graded rows keep their seed"
-    assert rows["ann"]["result"]["seed"] is None, "the learner's result still does not show it"
+    assert all(isinstance(rows[s].seed, int) for s in ("ann", "ivy")), "graded rows keep their seed"
+    assert rows["ann"].result.seed is None, "the learner's result still does not show it"
     notes = book.notes()
     everything = graded.stdout + graded.stderr + repr(book.rows()) + repr(notes)
     assert "root:" not in everything and SECRET_TEXT not in everything and "/etc/" not in everything
@@ -149,7 +149,7 @@ def test_grading_a_hostile_class_reads_nothing_outside_it_then_regrades_a_row(tm
     assert report.returncode == 0, report.stdout + report.stderr
     assert (class_dir / "report" / "submissions.csv").is_file()
     again = zerogpu("grade", str(class_dir), "--timeout", "20", env=env)
-    assert again.returncode == 0 and "report" not in {r["student"] for r in book.rows()}
+    assert again.returncode == 0 and "report" not in {r.student for r in book.rows()}
     assert "10 tasks, 10 already graded, 0 to grade" in again.stdout
     data = analyse(book.rows(), notes=book.notes())
     assert data.not_attempted == {"vector_add": 1} and "report" not in {s.name for s in data.students}
@@ -160,8 +160,8 @@ def test_grading_a_hostile_class_reads_nothing_outside_it_then_regrades_a_row(tm
     assert regraded.returncode == 0, regraded.stdout + regraded.stderr
     assert "ann/vector_add, regraded on its stored seed" in regraded.stdout and "stored" in regraded.stdout
     after = book.row("ann", "vector_add")
-    assert after["seed"] == before["seed"] and after["graded_at"] > before["graded_at"]
-    assert after["regraded_from"]["verdict"] == "passed" and after["regraded_from"]["seed"] == before["seed"]
+    assert after.seed == before.seed and after.graded_at > before.graded_at
+    assert after.regraded_from.verdict == "passed" and after.regraded_from.seed == before.seed
     marks = {s.name: s.marks["vector_add"] for s in analyse(book.rows(), notes=book.notes()).students}
     assert marks["ann"].regraded == "was passed, 10/10" and marks["ivy"].regraded == ""
     for which, said in (
@@ -196,9 +196,9 @@ def test_a_regrade_draws_the_very_inputs_of_the_stored_row(tmp_path, monkeypatch
     grade_class(tasks, book, workers=1, case_timeout=30, backend="simulator")
     row = book.row("ann", "vector_add")
     grade_class(tasks, book, workers=1, case_timeout=30, backend="simulator", replaying={("ann", "vector_add"): row})
-    assert drawn[0] == drawn[1] and drawn[0][0] == row["seed"]
+    assert drawn[0] == drawn[1] and drawn[0][0] == row.seed
     grade_class(tasks, book, workers=1, case_timeout=30, backend="simulator")
-    assert drawn[2][0] != row["seed"], "a plain grade draws a new seed"
+    assert drawn[2][0] != row.seed, "a plain grade draws a new seed"
 
 
 def rows_of(db: Path) -> dict:
@@ -267,7 +267,7 @@ def test_a_full_gradebook_is_one_line_and_keeps_every_stored_row(tmp_path, monke
     message = str(caught.value)
     assert "disk is full" in message and "--db PATH" in message and "\n" not in message
     monkeypatch.setattr(Gradebook, "_connect", connect)
-    assert [r["student"] for r in book.rows()] == ["s9"]
+    assert [r.student for r in book.rows()] == ["s9"]
 
 
 BWRAP = shutil.which("bwrap")
@@ -363,20 +363,23 @@ def test_a_cell_handed_in_as_released_counts_as_not_attempted_in_the_report():
     """nbgrader's released cell is not exercises/<id>.py, so its hash alone cannot say it is
     untouched: the UNTOUCHED note that `zerogpu grade` keeps does."""
     from grader.report.data import NOT_ATTEMPTED, analyse
+    from grader.result.row import ClassRow
 
-    row = {
-        "student": "ada",
-        "exercise": "vector_add",
-        "submission_sha256": "0" * 64,
-        "verdict": "unwritten_output",
-        "score": 0.0,
-        "max_score": 10.0,
-        "backend": "simulator",
-        "result": None,
-        "graded_at": 1.0,
-        "graded_on": None,
-        "regraded_from": None,
-    }
+    row = ClassRow.from_dict(
+        {
+            "student": "ada",
+            "exercise": "vector_add",
+            "submission_sha256": "0" * 64,
+            "verdict": "unwritten_output",
+            "score": 0.0,
+            "max_score": 10.0,
+            "backend": "simulator",
+            "result": None,
+            "graded_at": 1.0,
+            "graded_on": None,
+            "regraded_from": None,
+        }
+    )
     note = {"student": "ada", "about": "vector_add", "kind": UNTOUCHED, "text": "handed in as given out"}
     assert analyse([row]).students[0].verdicts["vector_add"] == "unwritten_output"
     report = analyse([row], notes=[note])

@@ -174,7 +174,7 @@ def test_pass_rates_and_verdict_counts_match_the_rows(simulator_report):
     }
     assert list(summary) == list(EXERCISES), "ladder order"
     for exercise in EXERCISES:
-        verdicts = Counter(r["verdict"] for r in rows if r["exercise"] == exercise)
+        verdicts = Counter(r.verdict for r in rows if r.exercise == exercise)
         line = summary[exercise]
         for verdict in ("passed", "out_of_bounds", "race", "wrong_result", "too_slow", NOT_SUBMITTED):
             assert int(line[verdict]) == verdicts[verdict], (exercise, verdict)
@@ -442,7 +442,7 @@ def test_a_gradebook_without_graded_on_gains_it(tmp_path):
         db.execute("INSERT INTO results VALUES ('ada', 'vector_add', 'x', 'passed', 10, 10, 'gpu', NULL, 1)")
     book = Gradebook(path)
     book.record("bob", "vector_add", "y", result("vector_add", "passed"), graded_on="simulator on n1")
-    assert {r["student"]: r["graded_on"] for r in book.rows()} == {"ada": None, "bob": "simulator on n1"}
+    assert {r.student: r.graded_on for r in book.rows()} == {"ada": None, "bob": "simulator on n1"}
 
 
 def test_results_graded_without_the_sandbox_are_named_in_the_report(tmp_path):
@@ -712,16 +712,23 @@ def test_a_regraded_row_is_marked_on_the_page_and_in_submissions_csv(tmp_path):
     """A row regraded on its stored seed (the gradebook row's `regraded_from`: what it was) has a
     badge in its grid cell, a line saying what it was when it opens, and that in submissions.csv;
     the others have none."""
+    from dataclasses import replace
+
     from grader.report.page import page
     from grader.report.write import submissions_csv
 
     book = Gradebook(tmp_path / "gradebook.sqlite")
     fill(book)
-    rows = book.rows()
-    before = {"verdict": "passed", "score": 10.0, "max_score": 10.0}
-    for row in rows:
-        row["regraded_from"] = before if (row["student"], row["exercise"]) == ("bob", "saxpy") else None
-    report = analyse(rows)
+    bob = book.row("bob", "saxpy")
+    book.record(
+        "bob",
+        "saxpy",
+        bob.submission_sha256,
+        bob.result,
+        seed=bob.seed,
+        regrade_of=replace(bob, verdict="passed", score=10.0, max_score=10.0),
+    )
+    report = analyse(book.rows())
     html = page(report, {"verdicts": b"", "speed": None, "scores": b""})
     assert html.count('class="cell re"') == 1 and "saxpy: wrong result (regraded)" in html
     assert html.count("Regraded on its stored seed (was passed, 10/10)") == 1
@@ -731,5 +738,7 @@ def test_a_regraded_row_is_marked_on_the_page_and_in_submissions_csv(tmp_path):
     }
     assert [key for key, flag in marked.items() if flag] == [("bob", "saxpy")]
     assert marked["bob", "saxpy"] == "was passed, 10/10"
-    plain = page(analyse(book.rows()), {"verdicts": b"", "speed": None, "scores": b""})
+    plain = page(
+        analyse([replace(r, regraded_from=None) for r in book.rows()]), {"verdicts": b"", "speed": None, "scores": b""}
+    )
     assert 'class="cell re"' not in plain and "regraded:" not in plain

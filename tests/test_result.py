@@ -187,7 +187,7 @@ def test_a_row_an_earlier_grader_wrote_reads_back_typed():
         {"student": "bo", "exercise": "vector_add", "verdict": "not_submitted", "result": None}
     )
     assert nothing.result is None
-    report = analyse([OLDER_ROW, {**OLDER_ROW, "student": "bo", "regraded_from": None}])
+    report = analyse([row, ClassRow.from_dict({**OLDER_ROW, "student": "bo", "regraded_from": None})])
     [stats] = report.exercises
     assert stats.speedups == (1.5, 1.5) and stats.tiers == {"good": 2} and report.devices == ("NVIDIA H200",)
     assert report.students[0].marks["vector_add"].regraded == "was wrong_result, 0/10"
@@ -202,6 +202,6 @@ def test_the_course_and_the_report_apply_one_partial_credit_rule(verdict, partia
     cell = part_scores(result, exercise("vector_add").spec, partial_credit)["correctness"].points
     row = {"student": "ada", "exercise": "vector_add", "verdict": verdict, "score": result.score}
     row |= {"max_score": 10.0, "backend": "simulator", "result": result.to_dict(), "graded_at": 0.0}
-    [stats] = analyse([row], partial_credit=partial_credit).exercises
+    [stats] = analyse([ClassRow.from_dict(row)], partial_credit=partial_credit).exercises
     assert stats.scores == (cell,) == (credited(result.score, verdict, partial_credit),)
     assert cell == (0.0 if partial_credit == ALL_OR_NOTHING and verdict not in ("passed", "too_slow") else result.score)

@@ -115,7 +115,7 @@ def _as_race(result: CaseResult) -> CaseResult:
 
 
 def summarise(
-    ex: Exercise, backend: str, seed, case_results: list[CaseResult], started: float, secret: bool = False, doctor=None
+    ex: Exercise, backend: str, seed, case_results: list[CaseResult], started: float, graded: bool = False, doctor=None
 ) -> CheckResult:
     failing = next((c for c in case_results if not c.passed), None)
     passed_count = sum(c.passed for c in case_results)
@@ -140,7 +140,7 @@ def summarise(
         speed=speed_section(backend),
         score=score,
         max_score=float(ex.spec.points),
-        seed=None if secret else seed,
+        seed=None if graded else seed,  # graded: a secret was mixed in
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
         warnings=passed_warnings(doctor) if failing is None else (),
@@ -597,7 +597,7 @@ def _judged(check: _FileCheck, message, run) -> CheckResult:
     report = result_report(run.outcomes.values())
     if report is None and engine_of(run.where or []) == "doctor":  # killed before any outcome
         report = DoctorReport(DOCTOR)
-    result = summarise(check.ex, check.backend, check.seed, results, check.started, secret=check.graded, doctor=report)
+    result = summarise(check.ex, check.backend, check.seed, results, check.started, graded=check.graded, doctor=report)
     return replace(result, unsandboxed=check.unsandboxed)
 
 

@@ -25,6 +25,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from grader.paths import DataDirError
+from grader.result.row import ClassRow, Regraded
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -106,6 +107,11 @@ def _cannot_write(path: Path, err: Exception) -> GradebookError:
     )
 
 
+def _cannot_read(path: Path, err: Exception) -> GradebookError:
+    """A reader's error: the file is no gradebook, or a damaged one."""
+    return GradebookError(f"cannot read the gradebook {path} ({err}): give the right file with --db PATH.")
+
+
 class Gradebook:
     def __init__(self, path: Path, read_only: bool = False):
         """`read_only`: for a reader (a report) of a gradebook in a folder it may not write: opened
@@ -139,7 +145,7 @@ class Gradebook:
             with closing(self._connect()) as db, db:
                 yield db
         except sqlite3.Error as err:
-            raise _cannot_write(self.path, err) from None
+            raise (_cannot_read if self.read_only else _cannot_write)(self.path, err) from None
 
     @contextmanager
     def only_run(self):
@@ -176,7 +182,7 @@ class Gradebook:
         result,
         graded_on: str | None = None,
         seed: int | None = None,
-        regrade_of: dict | None = None,
+        regrade_of: ClassRow | None = None,
     ) -> None:
         """Insert or replace one row, atomically. `result` is a CheckResult or None (missing);
         `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3"); `seed`: the
@@ -243,31 +249,46 @@ class Gradebook:
             db.row_factory = sqlite3.Row
             return [dict(r) for r in db.execute("SELECT * FROM notes ORDER BY student, about, kind")]
 
-    def rows(self, student: str | None = None) -> list[dict]:
-        """Every row (one student's, when named), its result parsed."""
+    def rows(self, student: str | None = None) -> list[ClassRow]:
+        """Every row (one student's, when named), typed: the one place stored rows become
+        `ClassRow`s, whichever grader stored them."""
         with self._transaction() as db:
             db.row_factory = sqlite3.Row
             if student is None:
                 rows = db.execute("SELECT * FROM results ORDER BY student, exercise").fetchall()
             else:
                 rows = db.execute("SELECT * FROM results WHERE student = ? ORDER BY exercise", (student,)).fetchall()
-        out = []
-        for r in rows:
-            item = dict(r)
-            item["result"] = json.loads(item.pop("result_json")) if item.get("result_json") else None
-            item["regraded_from"] = json.loads(item["regraded_from"]) if item.get("regraded_from") else None
-            out.append(item)
-        return out
+        return [ClassRow.from_dict(_parsed(dict(r))) for r in rows]
 
-    def row(self, student: str, exercise: str) -> dict | None:
+    def by_task(self, student: str | None = None) -> dict[tuple[str, str], ClassRow]:
+        """`rows` by (student, exercise)."""
+        return {(r.student, r.exercise): r for r in self.rows(student)}
+
+    def row(self, student: str, exercise: str) -> ClassRow | None:
         """One (student, exercise) row, as `rows` gives it, or None."""
-        return next((r for r in self.rows(student) if r["exercise"] == exercise), None)
+        return next((r for r in self.rows(student) if r.exercise == exercise), None)
 
 
-def regrade_summary(row: dict) -> dict:
-    """What a regraded row keeps of the row it replaced (and of any it replaced in turn)."""
-    keep = ("verdict", "score", "max_score", "graded_at", "graded_on", "seed")
-    return {k: row.get(k) for k in keep} | ({"regraded_from": row["regraded_from"]} if row.get("regraded_from") else {})
+def _parsed(stored: dict) -> dict:
+    """A stored row with its JSON columns read."""
+    result_json, before = stored.pop("result_json", None), stored.get("regraded_from")
+    return stored | {
+        "result": json.loads(result_json) if result_json else None,
+        "regraded_from": json.loads(before) if before else None,
+    }
+
+
+def regrade_summary(row: ClassRow) -> dict:
+    """What a regraded row keeps of the row it replaced (and of any it replaced in turn), as
+    stored: the keys of `Regraded`, `regraded_from` only where there was one."""
+    return _stored_regrade(
+        Regraded(row.verdict, row.score, row.max_score, row.graded_at, row.graded_on, row.seed, row.regraded_from)
+    )
+
+
+def _stored_regrade(before: Regraded) -> dict:
+    data = {k: getattr(before, k) for k in ("verdict", "score", "max_score", "graded_at", "graded_on", "seed")}
+    return data | ({"regraded_from": _stored_regrade(before.regraded_from)} if before.regraded_from else {})
 
 
 def _read_only(path: Path) -> sqlite3.Connection:

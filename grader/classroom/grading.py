@@ -351,7 +351,7 @@ class _Running:
 def seed_for(task: Task, replaying: dict | None) -> int:
     """The seed a task's inputs are drawn from: a stored row's when it is regraded, else new."""
     row = (replaying or {}).get((task.student, task.exercise))
-    return row["seed"] if row else new_seed()
+    return row.seed if row else new_seed()
 
 
 def grade_class(

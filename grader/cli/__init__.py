@@ -1,5 +1,6 @@
-"""`zerogpu`: the command line. Parsing and printing only; the work is in the library. Each
-command is a module of this package with a `register(subparsers)`."""
+"""`zerogpu`: the command line. Each command is a module of this package with a
+`register(subparsers)`; it parses, calls its one use case below (tests/test_cli.py
+`USE_CASES` lists them) and prints what it returns."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import sys
 from grader.cli.console import error
 
 COMMANDS = (
-    "grader.cli.ladder",  # zerogpu list
+    "grader.cli.ladder",  # zerogpu list, zerogpu progress
     "grader.cli.check",  # zerogpu check
     "grader.cli.grade",  # zerogpu grade
     "grader.cli.course",  # zerogpu course ..., nbgrader
-    "grader.cli.report",  # zerogpu report, zerogpu progress
+    "grader.cli.report",  # zerogpu report
     "grader.cli.doctor",  # zerogpu doctor
     "grader.cli.device",  # zerogpu device
 )

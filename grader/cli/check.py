@@ -1,4 +1,5 @@
 """`zerogpu check ID FILE`: one submission, one result (exit 0 passed, 1 not yet, 2 usage).
+The check and its progress record are grader/learner/attempt.py `attempt`; this prints them.
 
 On stderr, unless --json: first the time limit of each case, then (in a terminal) a status
 line that follows the case under way and its seconds, gone when the result prints."""
@@ -13,38 +14,32 @@ from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_check(args) -> int:
-    from grader.checking.pipeline import check_file
-    from grader.containment.sandbox import SandboxUnavailable
-    from grader.exercises import exercise
-    from grader.learner import progress
+    from grader.learner.attempt import CannotCheck, attempt
     from grader.render import result_rich
 
-    path = Path(args.file)
-    if not path.is_file():
-        return error(f"no such file: {path}")
     options = CheckOptions(seed=args.seed, case_timeout=args.timeout, graded=args.graded, unsandboxed=args.unsandboxed)
-    cases = len(exercise(args.exercise).spec.cases) + 1  # the last one again, with fresh inputs
     talk = None if args.json else console(stderr=True)
-    if talk is not None:  # the limit first: a learner waiting knows how long it may take
-        talk.print(
-            f"Checking {args.exercise}: {cases} cases, each may take up to {args.timeout:g} s "
-            f"(--timeout to change){', graded' if args.graded else ''}."
-        )
+
+    def heading(cases: int) -> None:  # the limit first: a learner waiting knows how long it may take
+        if talk is not None:
+            talk.print(
+                f"Checking {args.exercise}: {cases} cases, each may take up to {args.timeout:g} s "
+                f"(--timeout to change){', graded' if args.graded else ''}."
+            )
+
     try:
         with talk.status("starting the check") if talk is not None else nullcontext() as status:
-            result = check_file(
-                args.exercise, path, options=options, progress=status.update if status is not None else None
-            )
-    except SandboxUnavailable as err:
+            update = status.update if status is not None else None
+            done = attempt(args.exercise, Path(args.file), options, starting=heading, progress_line=update)
+    except CannotCheck as err:
         return error(str(err))
-    not_recorded = progress.record(result)
     if args.json:
-        print(result.to_json())
+        print(done.result.to_json())
     else:
-        console().print(result_rich(result), soft_wrap=False)  # wrapped inside its panel, not cut off
-    if not_recorded:
-        console(stderr=True).print(f"[yellow]warning:[/] {not_recorded}")
-    return EXIT_PASSED if result.passed else EXIT_FAILED
+        console().print(result_rich(done.result), soft_wrap=False)  # wrapped inside its panel, not cut off
+    if done.not_recorded:
+        console(stderr=True).print(f"[yellow]warning:[/] {done.not_recorded}")
+    return EXIT_PASSED if done.result.passed else EXIT_FAILED
 
 
 def register(sub) -> None:

@@ -1,4 +1,5 @@
-"""`zerogpu device`: measure (or show the cached) ceilings of this GPU."""
+"""`zerogpu device`: measure (or show the cached) ceilings of this GPU. The work is
+grader/gpu/ceilings.py `device_report`; this prints it."""
 
 from __future__ import annotations
 
@@ -6,19 +7,15 @@ from __future__ import annotations
 def cmd_device(args) -> int:
     from rich.console import Console
 
-    from grader.backend import current as current_backend
+    from grader.gpu.ceilings import NoGPU, device_report
 
     console = Console(highlight=False)
-    if current_backend() != "gpu":
-        console.print("No GPU: running on Numba's CUDA simulator, which has no ceilings to measure.")
-        return 1
-    from grader.gpu.ceilings import cached_ceilings, ceilings
-
+    measuring = "Measuring this GPU's ceilings (about 25 s, once per GPU model and driver)"
     try:
-        c = None if args.refresh else cached_ceilings()
-        if c is None:
-            with console.status("Measuring this GPU's ceilings (about 25 s, once per GPU model and driver)"):
-                c = ceilings(refresh=True)
+        c = device_report(refresh=args.refresh, measuring=lambda: console.status(measuring))
+    except NoGPU as err:
+        console.print(str(err))
+        return 1
     except RuntimeError as err:
         console.print(f"[red]error:[/] {err}")
         return 1

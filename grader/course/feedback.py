@@ -25,7 +25,6 @@ from pathlib import Path
 from grader.course.grade_cell import MIME
 from grader.course.scores import PER_CASE, part_scores, result_digest
 from grader.exercises import LADDER, exercise
-from grader.result import CheckResult
 
 BANNER_ID = "zerogpu-out-of-date"
 _BANNER = re.compile(rf'<div id="{BANNER_ID}".*?</div>\n?', re.S)
@@ -45,16 +44,15 @@ def shown(nb: dict) -> list[dict]:
 def outdated(nb: dict, student: str, rows: dict, partial_credit: str = PER_CASE) -> list[str]:
     """Exercises whose results the notebook shows differently from the gradebook: other points,
     another verdict or, where the marker has one, another result. `rows`: (student, exercise)
-    -> our gradebook row."""
+    -> our gradebook's `ClassRow` (`Gradebook.by_task`)."""
     stale = []
     for marker in shown(nb):
         exercise_id = marker["exercise"]
         row = rows.get((student, exercise_id))
-        result = row["result"] if row else None
-        parts = part_scores(CheckResult.from_stored(result), exercise(exercise_id).spec, partial_credit)
-        points = parts[marker["part"]].points
+        result = row.result if row else None
+        points = part_scores(result, exercise(exercise_id).spec, partial_credit)[marker["part"]].points
         differs = float(marker.get("points") or 0) != points or (
-            "verdict" in marker and marker["verdict"] != (result or {}).get("verdict")
+            "verdict" in marker and marker["verdict"] != (result.verdict if result else None)
         )
         if marker.get("result") and result is not None:
             differs = differs or marker["result"] != result_digest(result)
@@ -145,7 +143,7 @@ def note_out_of_date(course, book, assignments) -> dict:
     from grader.classroom.gradebook import FEEDBACK
     from grader.course.submissions import students
 
-    rows = {(r["student"], r["exercise"]): r for r in book.rows()}
+    rows = book.by_task()
     found = {}
     for assignment in assignments:
         stale = mark_feedback(course, assignment, rows)

@@ -23,10 +23,8 @@ import html
 import io
 import json
 import os
-import sqlite3
 import tempfile
 import warnings
-from contextlib import closing
 from pathlib import Path
 
 from grader import settings
@@ -37,9 +35,9 @@ MIME = "application/vnd.zerogpu.grade+json"
 """Output data for grader/course/preprocessors.py: which part, its points, whether it was graded."""
 
 _RESULTS: dict = {}
-"""(exercise id, sha256 of the cell) -> result dict, for this kernel's lifetime."""
+"""(exercise id, sha256 of the cell) -> its result, as stored, for this kernel's lifetime."""
 _COURSE_RESULTS: dict = {}
-"""(course, student, exercise id, sha256) -> result dict, in an autograde run without kernels."""
+"""(course, student, exercise id, sha256) -> its result, as stored, in an autograde run without kernels."""
 
 
 def grade_cell(exercise_id: str, part: str) -> float:
@@ -74,9 +72,7 @@ def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, studen
                 if key not in _COURSE_RESULTS:  # the speed cell reuses the correctness cell's
                     _COURSE_RESULTS[key] = _grade_for_course(exercise_id, source, sha, course, student, assignment)
                 result = _COURSE_RESULTS[key]
-            score = part_scores(
-                CheckResult.from_stored(result), exercise(exercise_id).spec, partial_credit_of(str(course))
-            )[part]
+            score = part_scores(result, exercise(exercise_id).spec, partial_credit_of(str(course)))[part]
         html_text, text, marker = _summary(exercise_id, part, score, result)
         points = score.points
     except Exception as exc:  # noqa: BLE001 - as in grade_cell
@@ -174,19 +170,23 @@ def _autograde_context() -> tuple[Path, str, str] | None:
 
 def stored_result(
     book_path: Path, student: str, exercise_id: str, sha256: str, backend: str = "simulator"
-) -> dict | None:
+) -> CheckResult | None:
     """The result our gradebook holds for exactly this submission, if any; on a GPU host,
     not one graded without a GPU (its speed was not graded)."""
+    from grader.classroom.gradebook import Gradebook
+
     if not Path(book_path).is_file():
         return None
-    with closing(sqlite3.connect(book_path, timeout=30)) as db:
-        row = db.execute(
-            "SELECT submission_sha256, result_json, backend FROM results WHERE student = ? AND exercise = ?",
-            (student, exercise_id),
-        ).fetchone()
-    if row and row[0] == sha256 and row[1] and not (backend == "gpu" and row[2] == "simulator"):
-        return json.loads(row[1])
+    row = Gradebook(book_path, read_only=True).row(student, exercise_id)
+    if row and row.submission_sha256 == sha256 and not (backend == "gpu" and row.backend == "simulator"):
+        return row.result
     return None
+
+
+def as_stored(result: CheckResult) -> CheckResult:
+    """A fresh result as a gradebook gives it back (its JSON read again, shortened where it
+    was long): what a cell shows and fingerprints is then the same for both."""
+    return CheckResult.from_dict(json.loads(result.to_json()))
 
 
 def _check(exercise_id: str, path: Path):
@@ -195,7 +195,9 @@ def _check(exercise_id: str, path: Path):
     return check_file(exercise_id, path, options=CheckOptions(graded=True, case_timeout=settings.case_timeout()))
 
 
-def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, student: str, assignment: str) -> dict:
+def _grade_for_course(
+    exercise_id: str, source: str, sha: str, course: Path, student: str, assignment: str
+) -> CheckResult:
     """During autograde: the stored result of this very submission, else grade and store it
     as `zerogpu grade` does (the task's secret, a seed kept in the gradebook: replayable)."""
     from grader.backend import current as current_backend
@@ -215,11 +217,11 @@ def _grade_for_course(exercise_id: str, source: str, sha: str, course: Path, stu
         task = Task(student, exercise_id, source.encode("utf-8"))
         checked = grade_task(task, CheckOptions(case_timeout=settings.case_timeout(), seed=seed))
         Gradebook(book).record(student, exercise_id, sha, checked, seed=seed)
-        result = json.loads(checked.to_json())
+        result = as_stored(checked)
     return result
 
 
-def _grade(exercise_id: str, source: str) -> dict:
+def _grade(exercise_id: str, source: str) -> CheckResult:
     sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
     if (exercise_id, sha) not in _RESULTS:  # the speed cell reuses the correctness cell's check
         context = _autograde_context()
@@ -229,7 +231,7 @@ def _grade(exercise_id: str, source: str) -> dict:
             with tempfile.TemporaryDirectory(prefix="zerogpu-cell-") as tmp:
                 path = Path(tmp) / f"{exercise_id}.py"
                 path.write_text(source, encoding="utf-8")
-                result = json.loads(_check(exercise_id, path).to_json())
+                result = as_stored(_check(exercise_id, path))
         _RESULTS[exercise_id, sha] = result
     return _RESULTS[exercise_id, sha]
 
@@ -241,7 +243,7 @@ def _scores(exercise_id: str):
     spec = exercise(exercise_id).spec
     source = _find_submission(exercise_id)
     result = None if source is None else _grade(exercise_id, source)
-    return part_scores(CheckResult.from_stored(result), spec, partial_credit_of(settings.course_dir())), result
+    return part_scores(result, spec, partial_credit_of(settings.course_dir())), result
 
 
 @functools.lru_cache(maxsize=None)
@@ -270,7 +272,7 @@ def _display(html_text: str, text: str, marker: dict) -> None:
     display(_bundle(html_text, text, marker), raw=True)
 
 
-def _summary(exercise_id: str, part: str, score, result: dict | None) -> tuple[str, str, dict]:
+def _summary(exercise_id: str, part: str, score, result: CheckResult | None) -> tuple[str, str, dict]:
     """(HTML, text, marker) an autograder cell shows for its part."""
     from grader.course.scores import result_digest
 
@@ -280,11 +282,10 @@ def _summary(exercise_id: str, part: str, score, result: dict | None) -> tuple[s
         "points": score.points,
         "max_points": score.max_points,
         "graded": score.graded,
-        "verdict": result["verdict"] if result else None,
+        "verdict": result.verdict if result else None,
         "result": result_digest(result) if result else None,
     }
     head = f"<p style='font-family:sans-serif'><b>{html.escape(score.note)}</b></p>"
     if part == "correctness" and result is not None:
-        checked = CheckResult.from_dict(result)
-        return checked._repr_html_() + head, f"{checked}\n{score.note}", marker
+        return result._repr_html_() + head, f"{result}\n{score.note}", marker
     return head, score.note, marker

@@ -39,7 +39,7 @@ def grade_course(course_dir: Path, assignment: str | None, request: GradeRequest
             f"{', '.join(names)}: {len(tasks)} tasks, {len(tasks) - len(todo)} already graded, {len(todo)} to grade"
         )
         lost = grade_tasks(todo, book, request, (course.root, book.path.parent.resolve()), heading, listener, replaying)
-        rows = {(r["student"], r["exercise"]): r for r in book.rows()}
+        rows = book.by_task()
         synced = [(name, sync_nbgrader(course, name, rows), course.db_url) for name in names]
         stale = [
             (name, sorted(students), refresh_commands(name, next(iter(students)) if len(students) == 1 else None))

@@ -190,7 +190,7 @@ class MarkStaleFeedback(NbGraderPreprocessor):
         if book is None or not book.is_file():
             return nb, resources
         info = resources["nbgrader"]
-        rows = {(r["student"], r["exercise"]): r for r in Results(book).rows(student=info["student"])}
+        rows = Results(book).by_task(student=info["student"])
         exercises = outdated(nb, info["student"], rows, partial_credit_of(course))
         nb.cells = [c for c in nb.cells if c.get("id") != BANNER_ID]
         if exercises:

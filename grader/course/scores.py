@@ -17,13 +17,14 @@ from grader.result.scoring import ALL_OR_NOTHING, PARTIAL_CREDIT, PER_CASE, cred
 PARTS = ("correctness", "speed")
 
 
-def result_digest(result: dict) -> str:
-    """A short fingerprint of one stored result (its JSON form): feedback shows it, to be told
-    apart from a later grading of the same hand-in (grader/course/feedback.py)."""
+def result_digest(result: CheckResult) -> str:
+    """A short fingerprint of one stored result (of its JSON form, keys sorted): feedback shows
+    it, to be told apart from a later grading of the same hand-in (grader/course/feedback.py)."""
     import hashlib
     import json
 
-    return hashlib.sha256(json.dumps(result, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    stored = json.loads(result.to_json())
+    return hashlib.sha256(json.dumps(stored, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def test_cell_id(exercise_id: str, part: str) -> str:

@@ -318,10 +318,10 @@ def _timestamp(course: Course, student: str, assignment: str):
         return None
 
 
-def _comment(result: dict | None) -> str:
+def _comment(result: CheckResult | None) -> str:
     if result is None:
         return "No response."
-    return f"zerogpu: {result['verdict']} ({result['score']:g}/{result['max_score']:g}). {result['message']}"[:1000]
+    return f"zerogpu: {result.verdict} ({result.score:g}/{result.max_score:g}). {result.message}"[:1000]
 
 
 def check_released(course: Course, assignment: str) -> None:
@@ -341,7 +341,8 @@ def check_released(course: Course, assignment: str) -> None:
 
 def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
     """Write every student's autograder scores of the assignment into nbgrader's gradebook;
-    returns how many grades were written. `rows`: (student, exercise) -> our gradebook row."""
+    returns how many grades were written. `rows`: (student, exercise) -> our gradebook's
+    `ClassRow` (`Gradebook.by_task`)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     written = 0
@@ -361,10 +362,8 @@ def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
                 comments = {c.name: c for c in submitted.comments}
                 for exercise_id in ids:
                     row = rows.get((student, exercise_id))
-                    result = row["result"] if row else None
-                    parts = part_scores(
-                        CheckResult.from_stored(result), exercise(exercise_id).spec, course.partial_credit
-                    )
+                    result = row.result if row else None
+                    parts = part_scores(result, exercise(exercise_id).spec, course.partial_credit)
                     for part, score in parts.items():
                         grade = grades.get(test_cell_id(exercise_id, part))
                         if grade is None:
@@ -383,7 +382,5 @@ def regrade_for_speed(tasks, book) -> list:
     from grader.classroom.grading import pending
 
     done = set(pending(tasks, book))
-    no_gpu = {
-        (r["student"], r["exercise"]) for r in book.rows() if r["backend"] == "simulator" and r["verdict"] == "passed"
-    }
+    no_gpu = {(r.student, r.exercise) for r in book.rows() if r.backend == "simulator" and r.verdict == "passed"}
     return [t for t in tasks if t.source is not None and t not in done and (t.student, t.exercise) in no_gpu]

@@ -12,9 +12,11 @@ import json
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
+from grader import backend
 from grader.backend import driver_library
 from grader.paths import DataDirError, data_dir, write_atomically
 
@@ -256,6 +258,23 @@ def ceilings(refresh: bool = False) -> dict:
         pass
     tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
     raise RuntimeError(f"measuring the ceilings failed: {tail[0]}")
+
+
+class NoGPU(RuntimeError):
+    """Nothing to measure: this process runs on a CPU engine."""
+
+
+def device_report(refresh: bool = False, measuring=nullcontext) -> dict:
+    """`zerogpu device`: this GPU's ceilings, from the cache unless `refresh`, else measured
+    inside `measuring()` (say that it takes a while). NoGPU on a CPU engine; RuntimeError, one
+    line, when the driver or the measurement fails."""
+    if backend.current() != "gpu":
+        raise NoGPU("No GPU: running on Numba's CUDA simulator, which has no ceilings to measure.")
+    found = None if refresh else cached_ceilings()
+    if found is None:
+        with measuring():
+            found = ceilings(refresh=True)
+    return found
 
 
 def _read_cache(path) -> dict | None:

@@ -232,7 +232,8 @@ def next_rung(rungs: list[Rung]) -> Rung | None:
     return next((r for r in rungs if r.state != "passed"), None)
 
 
-def next_step(rungs: list[Rung]) -> str:
+def ladder_advice(rungs: list[Rung]) -> str:
+    """What to do next, in one sentence, from the rungs a picture shows."""
     return advice({rung.id: rung.state for rung in rungs})
 
 
@@ -262,7 +263,7 @@ def draw_ladder(rungs: list[Rung]) -> Figure:
             ax.text(6.7, row, f"speed: {rung.tier}", va="center", fontsize=10)
     passed = sum(r.state == "passed" for r in rungs)
     fig.suptitle(f"Your ladder: {passed} of {len(rungs)} passed", fontsize=12, x=0.02, ha="left")
-    fig.text(0.02, 0.2 / height, next_step(rungs), fontsize=9, wrap=True)
+    fig.text(0.02, 0.2 / height, ladder_advice(rungs), fontsize=9, wrap=True)
     return fig
 
 
@@ -271,4 +272,4 @@ def describe_ladder(rungs) -> str:
     for r in rungs:
         tier = f"  speed: {r.tier}" if r.tier else ""
         lines.append(f"  {STATE_MARKS[r.state] or ' '} {r.stage:>2} {r.id:<14} {r.state}{tier}")
-    return "\n".join(lines + [next_step(list(rungs))])
+    return "\n".join(lines + [ladder_advice(list(rungs))])

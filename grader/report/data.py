@@ -317,8 +317,8 @@ class ClassReport:
         return Counter({e.id: e.not_attempted for e in self.exercises if e.not_attempted})
 
 
-def load_rows(db: Path) -> list[dict]:
-    """The gradebook's rows as it stores them (`analyse` reads them)."""
+def load_rows(db: Path) -> list[ClassRow]:
+    """The gradebook's rows (`analyse` reads them)."""
     db = Path(db)
     if not db.is_file():
         raise FileNotFoundError(f"no gradebook at {db}")
@@ -341,11 +341,10 @@ def trusted_speed(row: ClassRow) -> SpeedDetails | None:
     return details
 
 
-def analyse(rows: list[dict], source: str = "", notes=(), partial_credit: str = PER_CASE) -> ClassReport:
-    """One pass over the gradebook's rows, as it stores them (`Gradebook.rows()`), and notes
+def analyse(rows: list[ClassRow], source: str = "", notes=(), partial_credit: str = PER_CASE) -> ClassReport:
+    """One pass over the gradebook's rows (`Gradebook.rows()`) and notes
     (`Gradebook.notes()`). `partial_credit`: ALL_OR_NOTHING counts no points for an exercise
     whose cases did not all pass."""
-    rows = [ClassRow.from_dict(r) for r in rows]
     exercise_ids = ladder_order(r.exercise for r in rows)
     tally = _Tally(
         {e: _exercise_tally() for e in exercise_ids},

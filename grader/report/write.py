@@ -28,7 +28,7 @@ from grader.report.data import (
     load_rows,
     tier_names,
 )
-from grader.paths import cannot_write, temporary_name, write_atomically
+from grader.paths import cannot_write, gradebook_file, temporary_name, write_atomically
 from grader.result import mistake_label
 from grader.report.page import page
 from grader.report.plots import charts
@@ -239,3 +239,23 @@ def _remove_leftovers(paths) -> None:
                     tmp.unlink()
             except OSError:
                 pass  # gone already, or not ours to remove: it never stops a report
+
+
+class ReportError(Exception):
+    """No report: the message is one line naming the fix (nothing named, no gradebook)."""
+
+
+def report_class(directory, db=None, out=None, title: str | None = None, course_setup=None) -> dict:
+    """`zerogpu report`: `write_report` for a class (or course) folder's gradebook, or `db`, into
+    `out` (default: report/ beside the gradebook). `course_setup(directory, db)`: what an nbgrader
+    course adds first, returning its partial-credit setting (grader/course/feedback.py
+    `before_report`); it lives above this package. ValueError: no rows, a course config that
+    cannot be read. A file that is not a gradebook: `GradebookError`, one line."""
+    if not (directory or db):
+        raise ReportError("give a class (or course) folder, or --db PATH")
+    db = gradebook_file(directory, db)
+    if not db.is_file():
+        hint = f" Grade the class first: zerogpu grade {directory}" if directory else ""
+        raise ReportError(f"no gradebook at {db}.{hint}")
+    credit = course_setup(directory, db) if course_setup else PER_CASE
+    return write_report(db, Path(out) if out else db.parent / "report", title=title, partial_credit=credit)

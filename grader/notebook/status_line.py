@@ -10,7 +10,7 @@ STYLE = "font-family:sans-serif;color:#57606a;margin:2px 0"
 
 
 @contextmanager
-def progress_line(heading: str):
+def status_line(heading: str):
     """Yields `update(line)` that rewrites the line, or None outside a notebook's kernel."""
     try:
         from IPython import get_ipython
