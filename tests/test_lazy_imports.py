@@ -75,3 +75,15 @@ def test_the_childs_own_imports_load_neither_numba_nor_the_gpu_timing():
     loaded = loaded_after("import grader.checking.child")
     assert "grader.checking.child" in loaded
     assert {"numba", "grader.gpu", "grader.replay.replayer"}.isdisjoint(loaded)
+
+
+@pytest.fixture(scope="module")
+def after_import_cli() -> set:
+    return loaded_after("import grader.cli; grader.cli.build_parser()")
+
+
+@pytest.mark.parametrize("package", HEAVY + ["nbformat"])
+def test_zerogpu_loads_no_heavy_package_before_a_command_needs_it(after_import_cli, package):
+    """`zerogpu` builds its parser from every command's module: does that leave matplotlib
+    (`zerogpu report`, `progress --picture`) and nbformat (an nbgrader course) unloaded?"""
+    assert package not in after_import_cli
