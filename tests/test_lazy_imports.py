@@ -87,3 +87,12 @@ def test_zerogpu_loads_no_heavy_package_before_a_command_needs_it(after_import_c
     """`zerogpu` builds its parser from every command's module: does that leave matplotlib
     (`zerogpu report`, `progress --picture`) and nbformat (an nbgrader course) unloaded?"""
     assert package not in after_import_cli
+
+
+@pytest.mark.parametrize(
+    "module", ["grader.containment.sandbox", "grader.checking.isolate", "grader.checking.replayers"]
+)
+def test_zerogpu_leaves_the_checks_machinery_for_the_commands_that_check(after_import_cli, module):
+    """Does every `zerogpu` command (its parser loads each command's module) start without the
+    sandbox and the child-process machinery, which `zerogpu check` and `grade` load as they run?"""
+    assert module not in after_import_cli

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.classroom.run import GradeRequest, GradingError, grade_folder
 from grader.cli.console import EXIT_PASSED, console, error
 from grader.course.config import is_course
 from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_grade(args) -> int:
+    from grader.classroom.run import GradeRequest, GradingError, grade_folder  # noqa: PLC0415 - the sandbox, child processes and replayers: loaded by `zerogpu grade`, not by every command's start
+
     request = GradeRequest(
         check=CheckOptions(case_timeout=args.timeout, unsandboxed=args.unsandboxed),
         exercises=tuple(args.exercises.split(",")) if args.exercises else None,

@@ -31,7 +31,6 @@ from grader import settings
 from grader.backend import current as current_backend
 from grader.checking.pipeline import check_file
 from grader.classroom.gradebook import Gradebook
-from grader.classroom.grading import Task, grade_task
 from grader.classroom.handins import Refused, read_below
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PER_CASE, part_scores, result_digest
@@ -201,7 +200,9 @@ def _grade_for_course(
 ) -> CheckResult:
     """During autograde: the stored result of this very submission, else grade and store it
     as `zerogpu grade` does (the task's secret, a seed kept in the gradebook: replayable)."""
-    from grader.course.build import extracted_path  # noqa: PLC0415 - nbformat: loaded in autograde only, not in every grade cell
+    # autograde only: what `zerogpu` (feedback.py) and a grade cell outside autograde never need
+    from grader.classroom.grading import Task, grade_task  # noqa: PLC0415 - child processes, replayers
+    from grader.course.build import extracted_path  # noqa: PLC0415 - nbformat
 
     book = gradebook_file(course)
     result = stored_result(book, student, exercise_id, sha, current_backend())
