@@ -21,6 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401 - the back end first
+import numpy as np  # noqa: E402
+
+from grader.doctor.efficiency import forget  # noqa: E402
 from grader.steps.cases import prepare  # noqa: E402
 from grader.doctor.execute import execute as doctor  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
@@ -52,8 +55,6 @@ def ladder(ids, seed, repeats) -> None:
     """Each solution: simulator and doctor alternately, `repeats` times; the fastest of each
     (the machine is shared: the minimum is the least disturbed run). The doctor's profiler
     budget is reset before every doctor run, so each one profiles as a fresh process would."""
-    from grader.doctor.efficiency import forget
-
     print(f"load average before: {os.getloadavg()}")
     print("| exercise | cases | simulator | kernel doctor (all diagnoses) | speed-up | both pass |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -90,10 +91,6 @@ SIZES = {
 
 
 def sizes(ids) -> None:
-    import numpy as np
-
-    from grader.doctor.efficiency import forget
-
     print(f"load average before: {os.getloadavg()}")
     print("| exercise | size | simulator | kernel doctor | speed-up |")
     print("| --- | --- | --- | --- | --- |")

@@ -28,6 +28,8 @@ from grader.gpu.harness import measure  # noqa: E402
 from grader.steps.load import load_launch  # noqa: E402
 from grader.gpu.speed import benchmark_inputs  # noqa: E402
 
+import numba  # noqa: E402 - after grader: the back end first
+import numba_cuda  # noqa: E402
 import peers  # noqa: E402  (bench/peers.py)
 
 
@@ -71,9 +73,6 @@ def bench_exercise(ex, ceil, seed=1):
 
 
 def versions() -> dict:
-    import numba
-    import numba_cuda
-
     out = {
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -81,7 +80,7 @@ def versions() -> dict:
         "numba_cuda": numba_cuda.__version__,
     }
     try:
-        import cupy
+        import cupy  # noqa: PLC0415 - optional: CuPy is timed where it is installed
 
         out["cupy"] = cupy.__version__
     except ImportError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ import grader  # noqa: E402,F401
 from grader.checking.pipeline import check_file  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
 from grader.checking.isolate import keep_warm  # noqa: E402
+from grader.checking.replayers import replayers  # noqa: E402
 
 
 def main():
@@ -48,8 +50,6 @@ def main():
     elif args.cold:
         measure(ids, args)
     elif args.replayer:
-        from grader.checking.replayers import replayers
-
         with replayers():
             measure(ids, args)
     else:
@@ -59,8 +59,6 @@ def main():
 
 def across_processes(args) -> None:
     """Each exercise's speedups from N fresh processes, and their max/min across processes."""
-    import subprocess
-
     runs = []
     for k in range(args.processes):
         out = Path(args.out).with_suffix(f".process{k}.json")

@@ -31,11 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401 - chooses the back end before numba loads
 import numpy as np  # noqa: E402
+from numba import cuda  # noqa: E402
 
 from grader.authoring.spec import Case  # noqa: E402
 from grader.backend import current  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
 from grader.gpu import statistics  # noqa: E402
+from grader.gpu.ceilings import ceilings  # noqa: E402
 from grader.gpu.harness import measure  # noqa: E402
 from grader.gpu.speed import benchmark_inputs  # noqa: E402
 from grader.steps.cases import case_rng, expected_and_tolerance  # noqa: E402
@@ -48,8 +50,6 @@ def sm_count() -> int:
     """The GPU's multiprocessors, for candidates that size their grid by it (1 on the simulator)."""
     if current() != "gpu":
         return 1
-    from numba import cuda
-
     return cuda.get_current_device().MULTIPROCESSOR_COUNT
 
 
@@ -131,7 +131,7 @@ def library_peer(name):
     library: "cupy.sum" (reduce_sum, warp_reduce), "cupy.cumsum" (scan, CUB), "torch a.T copy"
     (transpose, PyTorch's own kernel), "cupy.matmul" (matmul_tiled, cuBLAS)."""
     try:
-        import cupy
+        import cupy  # noqa: PLC0415 - optional: CuPy is timed where it is installed
 
         if name == "cupy.sum":
 
@@ -153,7 +153,7 @@ def library_peer(name):
 
             return peer
         if name == "torch a.T copy":
-            import torch
+            import torch  # noqa: PLC0415 - optional: PyTorch is timed where it is installed
 
             def peer(a, out):  # both on the legacy default stream, as Numba's launches
                 torch.as_tensor(out, device="cuda").copy_(torch.as_tensor(a, device="cuda").t())
@@ -210,8 +210,6 @@ def main():
     ids = args.only.split(",") if args.only else list(variants)
     ceil = {}
     if check_on_gpu():
-        from grader.gpu.ceilings import ceilings
-
         ceil = ceilings()
     rows = []
     for exercise_id in ids:

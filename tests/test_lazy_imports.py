@@ -75,3 +75,24 @@ def test_the_childs_own_imports_load_neither_numba_nor_the_gpu_timing():
     loaded = loaded_after("import grader.checking.child")
     assert "grader.checking.child" in loaded
     assert {"numba", "grader.gpu", "grader.replay.replayer"}.isdisjoint(loaded)
+
+
+@pytest.fixture(scope="module")
+def after_import_cli() -> set:
+    return loaded_after("import grader.cli; grader.cli.build_parser()")
+
+
+@pytest.mark.parametrize("package", HEAVY + ["nbformat"])
+def test_zerogpu_loads_no_heavy_package_before_a_command_needs_it(after_import_cli, package):
+    """`zerogpu` builds its parser from every command's module: does that leave matplotlib
+    (`zerogpu report`, `progress --picture`) and nbformat (an nbgrader course) unloaded?"""
+    assert package not in after_import_cli
+
+
+@pytest.mark.parametrize(
+    "module", ["grader.containment.sandbox", "grader.checking.isolate", "grader.checking.replayers"]
+)
+def test_zerogpu_leaves_the_checks_machinery_for_the_commands_that_check(after_import_cli, module):
+    """Does every `zerogpu` command (its parser loads each command's module) start without the
+    sandbox and the child-process machinery, which `zerogpu check` and `grade` load as they run?"""
+    assert module not in after_import_cli

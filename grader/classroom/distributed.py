@@ -26,9 +26,14 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from grader.backend import activate
+from grader.checking.isolate import keep_warm, waiting_spares
+from grader.checking.pipeline import stopped_by_grader, time_limit
+from grader.checking.replayers import replayers
 from grader.classroom.gradebook import WORKER_LOST, Gradebook
 from grader.classroom.grading import Task, grade_before_deadline, machine_name, seed_for
 from grader.exercises import exercise
+from grader.gpu.ceilings import ceilings
 from grader.settings import CheckOptions
 from grader.steps.cases import load_secret, task_secret
 
@@ -66,8 +71,6 @@ def remote_task(
 ) -> RemoteTask:
     """What travels to a worker for `task`: `options` with the task's own secret (from the
     host's `secret`)."""
-    from grader.checking.pipeline import time_limit
-
     return RemoteTask(
         task.student,
         task.exercise,
@@ -92,16 +95,10 @@ def _prepare_worker() -> str:
     ceilings (in a child) before the first deadline starts; once per grade, keep a spare child
     warm for the next task, or on a GPU the GPU's replayer (until `release_spares`; both exit
     with the worker too)."""
-    from grader.backend import activate
-    from grader.checking.isolate import keep_warm
-    from grader.checking.replayers import replayers
-
     with _worker_lock:
         if "backend" not in _worker_ready:
             backend = activate()
             if backend == "gpu":
-                from grader.gpu.ceilings import ceilings
-
                 ceilings()
             _worker_ready["backend"] = backend
         if "warm" not in _worker_ready:  # on a GPU: the worker's GPU replayer (grader/checking/replayers.py)
@@ -113,8 +110,6 @@ def _prepare_worker() -> str:
 def release_spares() -> int:
     """Run on every worker when a grade ends: the spare children kept warm exit, rather than
     wait idle for as long as the worker lives. Returns how many were waiting."""
-    from grader.checking.isolate import waiting_spares
-
     with _worker_lock:
         warm = _worker_ready.pop("warm", None)
         count = len(waiting_spares())
@@ -179,8 +174,6 @@ def grade_class_on(
 
 def _grade_on(client, tasks, book, backend, options, on_done, task_timeout, replaying) -> int:
     from distributed import as_completed
-
-    from grader.checking.pipeline import stopped_by_grader
 
     secret, run = load_secret(), uuid.uuid4().hex
     graded, futures, finished_on = 0, {}, {}

@@ -14,9 +14,11 @@ worker thread still returns is dropped."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import queue
+import socket
 import stat
 import tempfile
 import threading
@@ -27,11 +29,16 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from grader.steps.cases import load_secret, new_seed, task_secret
-from grader.exercises import LADDER, exercise
+from grader.backend import gpu_count
+from grader.checking.isolate import TaskProcesses, keep_warm, tracked
+from grader.checking.pipeline import check_file, stopped_by_grader, time_limit
+from grader.checking.replayers import replayers
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.handins import Refused, entries, opened, not_read, read_file, what_it_is
+from grader.exercises import LADDER, exercise
+from grader.gpu.ceilings import identity
 from grader.settings import CheckOptions
+from grader.steps.cases import load_secret, new_seed, task_secret
 
 
 @dataclass(frozen=True)
@@ -176,8 +183,6 @@ def discover(class_dir: Path, exercises=None) -> list[Task]:
 
 def _meant_for(stem: str) -> str | None:
     """The exercise id a file name seems meant for (same letters in another case, or close)."""
-    import difflib
-
     close = [e for e in LADDER if e.lower() == stem.lower()] or difflib.get_close_matches(
         stem.lower(), LADDER, n=1, cutoff=0.7
     )
@@ -202,8 +207,6 @@ every check is still timed alone on its GPU, in the same buffers as the others."
 
 def gpu_total() -> int:
     """GPUs on this host, asked of the driver alone: the grading process holds no CUDA context."""
-    from grader.backend import gpu_count
-
     return max(gpu_count(), 1)
 
 
@@ -236,12 +239,8 @@ def in_exercise_order(tasks: list) -> list:
 def machine_name(backend: str) -> str:
     """What ran a check, for the gradebook's graded_on: "NVIDIA H200 on node3", or
     "simulator on laptop". The GPU's model comes from the driver alone (no CUDA context)."""
-    import socket
-
     engine = backend
     if backend == "gpu":
-        from grader.gpu.ceilings import identity
-
         try:
             engine = identity()["name"]
         except RuntimeError:
@@ -253,8 +252,6 @@ def grade_task(task: Task, options: CheckOptions):
     """One task in graded mode: a CheckResult, or None for a missing file. Its inputs are drawn
     from `options.seed` and the task's own secret (`options.secret`, else derived from the
     host's here, as a worker on another machine is given it), so the gradebook's seed replays them."""
-    from grader.checking.pipeline import check_file
-
     if task.source is None:
         return None
     path = submission_file(task.source, task.exercise)
@@ -281,8 +278,6 @@ def submission_file(source: bytes, exercise_id: str) -> Path:
 
 def timed_out(task: Task, backend: str, limit: float):
     """The result of a task ended at its deadline."""
-    from grader.checking.pipeline import stopped_by_grader
-
     return stopped_by_grader(
         exercise(task.exercise),
         backend,
@@ -297,8 +292,6 @@ def timed_out(task: Task, backend: str, limit: float):
 def grade_before_deadline(task: Task, backend: str, limit: float, options: CheckOptions):
     """One task in a thread of its own, ended as `timeout` (its children killed) if it has no
     result within `limit` seconds: what a grading worker on another machine runs."""
-    from grader.checking.isolate import TaskProcesses
-
     processes, results = TaskProcesses(), queue.Queue()
     _start_work(task, processes, results, backend, options)
     try:
@@ -320,9 +313,6 @@ def _start_work(task: Task, processes, results: queue.Queue, backend: str, optio
 
 def _work(task: Task, processes, results: queue.Queue, backend: str, options: CheckOptions) -> None:
     """A worker thread: grade one task, its children tracked, and hand the result back."""
-    from grader.checking.pipeline import stopped_by_grader
-    from grader.checking.isolate import tracked
-
     try:
         with tracked(processes):
             result = grade_task(task, options)
@@ -372,10 +362,6 @@ def grade_class(
     `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`).
     `replaying`: {(student, exercise): stored row} of tasks regraded with their stored seed,
     each new row marked as a regrade of that one."""
-    from grader.checking.pipeline import time_limit
-    from grader.checking.isolate import TaskProcesses, keep_warm
-    from grader.checking.replayers import replayers
-
     load_secret()  # made here once, before any worker could race to create it
     slots = device_slots(backend, workers)
     todo, running, results, graded = deque(in_exercise_order(tasks)), {}, queue.Queue(), 0

@@ -10,9 +10,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.backend import current
+from grader.classroom.distributed import dask_client, grade_class_on, worker_count
 from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED, UNTOUCHED, WORKER_LOST, Gradebook
 from grader.classroom.grading import NOT_THIS_RUN, default_workers, grade_class, pending, scan
 from grader.classroom.regrade import RegradeError, comparison, plan
+from grader.containment.sandbox import forced_off, unavailable
+from grader.gpu.ceilings import ceilings
 from grader.paths import gradebook_file
 from grader.settings import CheckOptions
 
@@ -77,8 +81,6 @@ def gradebook_for(directory: Path, request: GradeRequest):
     """The folder's gradebook, held for this run alone; refused (GradingError) when the
     sandbox is missing, the folder is not there, another run holds the gradebook or the
     regrade asked for cannot replay."""
-    from grader.containment.sandbox import forced_off, unavailable
-
     missing = None if request.check.unsandboxed or forced_off() else unavailable()
     if missing:
         raise GradingError(missing)
@@ -139,8 +141,6 @@ class Graders:
         common = {"backend": self.backend, "options": options, "task_timeout": task_timeout, "on_done": on_done}
         if self.client is None:
             return grade_class(tasks, book, workers=self.workers, replaying=replaying, **common)
-        from grader.classroom.distributed import grade_class_on
-
         return grade_class_on(self.client, tasks, book, replaying=replaying, **common)
 
 
@@ -149,18 +149,12 @@ def graders(workers: int | None = None, scheduler: str | None = None):
     """Graders for a run: with `scheduler`, a Dask cluster (docs/CLUSTER.md) whose workers
     measure their own GPU; else this machine's pool, a GPU's ceilings measured first, before
     any worker competes for it."""
-    from grader.backend import current
-
     backend = current()
     if scheduler:
-        from grader.classroom.distributed import dask_client, worker_count
-
         with dask_client(scheduler, workers, backend) as client:
             yield Graders(backend, worker_count(client), client)
         return
     if backend == "gpu":
-        from grader.gpu.ceilings import ceilings
-
         ceilings()
     yield Graders(backend, workers or default_workers(backend))
 

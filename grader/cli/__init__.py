@@ -9,6 +9,8 @@ import importlib
 import sys
 
 from grader.cli.console import error
+from grader.exercises import UnknownExercise
+from grader.paths import DataDirError
 
 COMMANDS = (
     "grader.cli.ladder",  # zerogpu list, zerogpu progress
@@ -33,11 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        from grader.exercises import UnknownExercise
-        from grader.paths import DataDirError
-    except Exception as exc:  # noqa: BLE001
-        return error(f"cannot start the grader: {exc}")
     try:
         return args.func(args)
     except (UnknownExercise, DataDirError) as exc:  # one line the user can act on

@@ -10,12 +10,12 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from grader.cli.console import EXIT_FAILED, EXIT_PASSED, console, error
+from grader.render import result_rich
 from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_check(args) -> int:
-    from grader.learner.attempt import CannotCheck, attempt
-    from grader.render import result_rich
+    from grader.learner.attempt import CannotCheck, attempt  # noqa: PLC0415 - the sandbox: loaded by `zerogpu check`, not by every command's start
 
     options = CheckOptions(seed=args.seed, case_timeout=args.timeout, graded=args.graded, unsandboxed=args.unsandboxed)
     talk = None if args.json else console(stderr=True)

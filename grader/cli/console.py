@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from functools import cache
 
+from grader.textsafe import terminal_segments
+
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 @cache
 def _safe_console_class():
     from rich.console import Console
-
-    from grader.textsafe import terminal_segments
 
     class SafeConsole(Console):
         def render(self, renderable, options=None):

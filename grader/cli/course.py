@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader.course.config import CONFIG, tools_on_path
+
 
 def cmd_course_init(args) -> int:
     from rich.console import Console
 
-    from grader.course.build import CourseError, init_course
-    from grader.course.config import CONFIG, tools_on_path
+    from grader.course.build import CourseError, init_course  # noqa: PLC0415 - nbformat: loaded by `zerogpu course` only
 
     tools_on_path()
 

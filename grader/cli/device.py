@@ -3,11 +3,11 @@ grader/gpu/ceilings.py `device_report`; this prints it."""
 
 from __future__ import annotations
 
+from grader.gpu.ceilings import NoGPU, device_report
+
 
 def cmd_device(args) -> int:
     from rich.console import Console
-
-    from grader.gpu.ceilings import NoGPU, device_report
 
     console = Console(highlight=False)
     measuring = "Measuring this GPU's ceilings (about 25 s, once per GPU model and driver)"

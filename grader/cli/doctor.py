@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grader.doctor.checkup import SubmissionError, diagnose
+from grader.doctor.report import report_rich
 from grader.settings import CASE_TIMEOUT
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
@@ -17,9 +19,6 @@ def cmd_doctor(args) -> int:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
-
-    from grader.doctor.checkup import SubmissionError, diagnose
-    from grader.doctor.report import report_rich
 
     console = Console(highlight=False)
     path = Path(args.file)

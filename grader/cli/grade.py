@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.cli.console import EXIT_PASSED, console, error
+from grader.course.config import is_course
 from grader.settings import CASE_TIMEOUT, CheckOptions
 
 
 def cmd_grade(args) -> int:
-    from grader.classroom.run import GradeRequest, GradingError, grade_folder
-    from grader.course.config import is_course
+    from grader.classroom.run import GradeRequest, GradingError, grade_folder  # noqa: PLC0415 - the sandbox, child processes and replayers: loaded by `zerogpu grade`, not by every command's start
 
     request = GradeRequest(
         check=CheckOptions(case_timeout=args.timeout, unsandboxed=args.unsandboxed),
@@ -27,7 +27,7 @@ def cmd_grade(args) -> int:
     printer = Printer(out)
     try:
         if is_course(args.directory):
-            from grader.course.grade_course import grade_course
+            from grader.course.grade_course import grade_course  # noqa: PLC0415 - nbformat: a course is graded with it, a class folder without
 
             run = grade_course(Path(args.directory), args.assignment, request, printer)
         else:

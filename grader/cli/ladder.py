@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 from grader.cli.console import EXIT_PASSED, console, error
+from grader.learner import progress
+from grader.learner.ladder import my_ladder
+from grader.learner.progress import ALL_PASS, shown_path
 
 STYLES = {"passed": "green", "attempted": "yellow"}
 
@@ -20,8 +23,6 @@ def _state(state: str) -> str:
 def cmd_list(args) -> int:
     from rich.table import Table
 
-    from grader.learner.ladder import my_ladder
-
     table = Table(title="Zero to GPU — the ladder")
     for col in ("stage", "id", "title", "lesson", "status"):
         table.add_column(col)
@@ -32,13 +33,11 @@ def cmd_list(args) -> int:
 
 
 def cmd_progress(args) -> int:
-    from grader.learner.ladder import my_ladder
-
     if args.reset:
         return _reset_progress(args.yes)
     ladder = my_ladder()
     if args.picture:
-        from grader.notebook.widgets import progress as ladder_picture
+        from grader.notebook.widgets import progress as ladder_picture  # noqa: PLC0415 - matplotlib: only for --picture
 
         Path(args.picture).write_bytes(ladder_picture(ladder.status).png())
     if args.json:
@@ -61,8 +60,6 @@ def _next_json(step) -> dict | None:
 
 
 def _reset_progress(yes: bool) -> int:
-    from grader.learner import progress
-
     path = progress.progress_file()
     if not path.exists():
         print(f"No progress recorded yet ({path}).")
@@ -81,8 +78,6 @@ def _reset_progress(yes: bool) -> int:
 
 def _print_progress(ladder, picture: str | None) -> None:
     from rich.table import Table
-
-    from grader.learner.progress import ALL_PASS, shown_path
 
     out = console()
     total = len(ladder.standings)

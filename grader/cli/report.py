@@ -5,11 +5,11 @@ prints what it wrote."""
 from __future__ import annotations
 
 from grader.cli.console import EXIT_PASSED, console, error
+from grader.course.feedback import before_report
 
 
 def cmd_report(args) -> int:
-    from grader.course.feedback import before_report
-    from grader.report.write import ReportError, report_class
+    from grader.report.write import ReportError, report_class  # noqa: PLC0415 - matplotlib: loaded by `zerogpu report` only
 
     try:
         written = report_class(args.directory, args.db, args.out, args.title, course_setup=before_report)

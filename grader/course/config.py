@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
+from grader.course.scores import PARTIAL_CREDIT, PER_CASE
 from grader.course.solution_regions import STUB
 from grader.settings import CASE_TIMEOUT
 
@@ -105,8 +108,6 @@ def is_course(folder) -> bool:
 def partial_credit(config) -> str:
     """The course's `c.ZeroGPU.partial_credit` from its loaded nbgrader config ("per_case" when
     unset, as in courses made before the setting); anything else is refused, naming the choices."""
-    from grader.course.scores import PARTIAL_CREDIT, PER_CASE
-
     value = config.ZeroGPU.get("partial_credit", PER_CASE) if "ZeroGPU" in config else PER_CASE
     if value not in PARTIAL_CREDIT:
         raise ValueError(
@@ -125,9 +126,6 @@ def load_config(course_dir: Path):
 def tools_on_path() -> None:
     """nbgrader runs `alembic` by name: make this interpreter's scripts folder findable even
     when the virtual environment was not activated (`.venv/bin/zerogpu …`, `make test`)."""
-    import os
-    import sys
-
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")

@@ -22,6 +22,8 @@ import os
 import re
 from pathlib import Path
 
+from grader.classroom.gradebook import FEEDBACK, Gradebook
+from grader.course.config import is_course, tools_on_path
 from grader.course.grade_cell import MIME
 from grader.course.scores import PER_CASE, part_scores, result_digest
 from grader.exercises import LADDER, exercise
@@ -140,8 +142,7 @@ def note_out_of_date(course, book, assignments) -> dict:
     """`mark_feedback` for each assignment, and the gradebook's FEEDBACK notes set to match
     (a class report lists them); returns {assignment: {student: [exercises]}} of those out of
     date."""
-    from grader.classroom.gradebook import FEEDBACK
-    from grader.course.submissions import students
+    from grader.course.submissions import students  # noqa: PLC0415 - nbformat: only a course needs it; every `zerogpu` command loads this module
 
     rows = book.by_task()
     found = {}
@@ -164,10 +165,8 @@ def before_report(directory, db: Path) -> str:
     feedback is out of date now (and marks its pages), and returns the course's
     partial-credit setting (docs/COURSE.md); "per_case" for a plain class folder. A course
     whose config cannot be read raises ValueError with the reason."""
-    from grader.classroom.gradebook import Gradebook
-    from grader.course.build import CourseError
-    from grader.course.config import is_course, tools_on_path
-    from grader.course.submissions import assignments, load_course
+    from grader.course.build import CourseError  # noqa: PLC0415 - nbformat: only a course needs it; every `zerogpu` command loads this module
+    from grader.course.submissions import assignments, load_course  # noqa: PLC0415 - nbformat: only a course needs it; every `zerogpu` command loads this module
 
     if not is_course(directory):
         return PER_CASE

@@ -28,8 +28,17 @@ import warnings
 from pathlib import Path
 
 from grader import settings
+from grader.backend import current as current_backend
+from grader.checking.pipeline import check_file
+from grader.classroom.gradebook import Gradebook
+from grader.classroom.handins import Refused, read_below
+from grader.course.config import load_config, partial_credit
+from grader.course.scores import PER_CASE, part_scores, result_digest
+from grader.exercises import exercise
+from grader.paths import gradebook_file
 from grader.result import CheckResult
 from grader.settings import CheckOptions
+from grader.steps.cases import new_seed
 
 MIME = "application/vnd.zerogpu.grade+json"
 """Output data for grader/course/preprocessors.py: which part, its points, whether it was graded."""
@@ -59,9 +68,6 @@ def outputs_without_kernel(nb, exercise_id: str, part: str, course: Path, studen
     ExecuteAutograderCells): a stored result of this very submission is shown, anything else
     is graded in the sandbox and stored, as the cell would. nbformat output dicts: our summary,
     then the points as the cell's value, which nbgrader records."""
-    from grader.course.scores import part_scores
-    from grader.exercises import exercise
-
     try:
         with _quiet():
             source = exercise_source(nb, exercise_id)
@@ -142,8 +148,6 @@ def exercise_source(nb: dict, exercise_id: str) -> str | None:
 def _find_submission(exercise_id: str) -> str | None:
     """The exercise cell of the notebook being graded: nbgrader runs it in its own folder
     (each notebook read as a regular file, never through a link)."""
-    from grader.classroom.handins import Refused, read_below
-
     for path in sorted(Path.cwd().glob("*.ipynb")):
         try:
             nb = json.loads(read_below(path.parent, path.name).decode("utf-8"))
@@ -173,8 +177,6 @@ def stored_result(
 ) -> CheckResult | None:
     """The result our gradebook holds for exactly this submission, if any; on a GPU host,
     not one graded without a GPU (its speed was not graded)."""
-    from grader.classroom.gradebook import Gradebook
-
     if not Path(book_path).is_file():
         return None
     row = Gradebook(book_path, read_only=True).row(student, exercise_id)
@@ -190,8 +192,6 @@ def as_stored(result: CheckResult) -> CheckResult:
 
 
 def _check(exercise_id: str, path: Path):
-    from grader.checking.pipeline import check_file
-
     return check_file(exercise_id, path, options=CheckOptions(graded=True, case_timeout=settings.case_timeout()))
 
 
@@ -200,12 +200,9 @@ def _grade_for_course(
 ) -> CheckResult:
     """During autograde: the stored result of this very submission, else grade and store it
     as `zerogpu grade` does (the task's secret, a seed kept in the gradebook: replayable)."""
-    from grader.backend import current as current_backend
-    from grader.classroom.gradebook import Gradebook
-    from grader.classroom.grading import Task, grade_task
-    from grader.course.build import extracted_path
-    from grader.paths import gradebook_file
-    from grader.steps.cases import new_seed
+    # autograde only: what `zerogpu` (feedback.py) and a grade cell outside autograde never need
+    from grader.classroom.grading import Task, grade_task  # noqa: PLC0415 - child processes, replayers
+    from grader.course.build import extracted_path  # noqa: PLC0415 - nbformat
 
     book = gradebook_file(course)
     result = stored_result(book, student, exercise_id, sha, current_backend())
@@ -237,9 +234,6 @@ def _grade(exercise_id: str, source: str) -> CheckResult:
 
 
 def _scores(exercise_id: str):
-    from grader.course.scores import part_scores
-    from grader.exercises import exercise
-
     spec = exercise(exercise_id).spec
     source = _find_submission(exercise_id)
     result = None if source is None else _grade(exercise_id, source)
@@ -250,9 +244,6 @@ def _scores(exercise_id: str):
 def partial_credit_of(course_dir: str | None) -> str:
     """The course's partial-credit setting (its nbgrader_config.py, which nbgrader ran and which
     named the course folder); "per_case" outside a course."""
-    from grader.course.config import load_config, partial_credit
-    from grader.course.scores import PER_CASE
-
     if not course_dir or not (Path(course_dir) / "nbgrader_config.py").is_file():
         return PER_CASE
     return partial_credit(load_config(Path(course_dir)))
@@ -274,8 +265,6 @@ def _display(html_text: str, text: str, marker: dict) -> None:
 
 def _summary(exercise_id: str, part: str, score, result: CheckResult | None) -> tuple[str, str, dict]:
     """(HTML, text, marker) an autograder cell shows for its part."""
-    from grader.course.scores import result_digest
-
     marker = {
         "exercise": exercise_id,
         "part": part,

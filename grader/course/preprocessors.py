@@ -30,13 +30,20 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
+from nbformat.v4 import new_markdown_cell
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
-from grader.course.grade_cell import MIME
+from grader.classroom.gradebook import AUTOGRADER_CELLS, Gradebook as Results
+from grader.course.build import without_hidden_tests
+from grader.course.feedback import BANNER_ID, outdated, warning
+from grader.course.grade_cell import MIME, outputs_without_kernel, partial_credit_of
+from grader.course.scores import part_of
+from grader.paths import gradebook_file
 from grader.settings import course_dir
 
 SKIP_TAG = "skip-execution"
@@ -47,8 +54,6 @@ class RestoreHiddenTests(NbGraderPreprocessor):
     warning); edited or deleted ones are noted in our gradebook."""
 
     def preprocess(self, nb, resources):
-        from grader.course.build import without_hidden_tests
-
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gb:
             try:
@@ -69,12 +74,6 @@ class RestoreHiddenTests(NbGraderPreprocessor):
 def _note_changes(nb, info: dict, originals: dict, points: dict) -> None:
     """Our autograder cells of this notebook that were edited or deleted, noted in the course's
     gradebook of results (grader/classroom/gradebook.py) per exercise."""
-    from pathlib import Path
-
-    from grader.classroom.gradebook import AUTOGRADER_CELLS, Gradebook as Results
-    from grader.course.scores import part_of
-    from grader.paths import gradebook_file
-
     course = course_dir()
     ours = {g: part_of(g) for g in points if part_of(g)}
     if not course or not ours:
@@ -127,10 +126,6 @@ class ExecuteAutograderCells(Execute):
     """nbgrader's Execute, without a kernel when only our autograder cells are to run."""
 
     def preprocess(self, nb, resources):
-        from pathlib import Path
-
-        from grader.course.grade_cell import outputs_without_kernel
-
         to_run = [c for c in nb.cells if c.cell_type == "code" and SKIP_TAG not in c.metadata.get("tags", [])]
         calls = [autograder_call(c.source) for c in to_run]
         course = course_dir()
@@ -176,15 +171,6 @@ class MarkStaleFeedback(NbGraderPreprocessor):
     """Feedback from an out-of-date autograded notebook opens with a note saying so."""
 
     def preprocess(self, nb, resources):
-        from pathlib import Path
-
-        from nbformat.v4 import new_markdown_cell
-
-        from grader.classroom.gradebook import Gradebook as Results
-        from grader.course.grade_cell import partial_credit_of
-        from grader.course.feedback import BANNER_ID, outdated, warning
-        from grader.paths import gradebook_file
-
         course = course_dir()
         book = gradebook_file(Path(course)) if course else None
         if book is None or not book.is_file():

@@ -9,6 +9,8 @@ result, whose `backend` and `speed` say why (`speed_status`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from grader.result import CheckResult
@@ -20,9 +22,6 @@ PARTS = ("correctness", "speed")
 def result_digest(result: CheckResult) -> str:
     """A short fingerprint of one stored result (of its JSON form, keys sorted): feedback shows
     it, to be told apart from a later grading of the same hand-in (grader/course/feedback.py)."""
-    import hashlib
-    import json
-
     stored = json.loads(result.to_json())
     return hashlib.sha256(json.dumps(stored, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

@@ -17,6 +17,7 @@ formgrader. That step is rebuilt from our gradebook each run, so a killed run lo
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import stat
@@ -24,8 +25,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.classroom.grading import Task, pending
 from grader.classroom.handins import Missing, Refused, entries, not_read, opened, read_below, walk, what_it_is
-from grader.course.build import CourseError, extracted_path, released_source
+from grader.course.build import CourseError, extracted_path, released_source, without_hidden_tests
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
 from grader.exercises import LADDER, exercise
@@ -188,8 +190,6 @@ def course_tasks(course: Course, assignment: str, exercises=None):
     """One grader.classroom.grading.Task per student and exercise of the assignment: why
     nothing is graded when that is so, which autograder cells were edited or deleted, and
     whether the exercise cell is the released starter, unchanged."""
-    from grader.classroom.grading import Task
-
     tasks, notebooks = [], layout(course, assignment)
     originals = {n: _read_notebook(course.source / assignment / f"{n}.ipynb")[0] for n in notebooks}
     released = starters(course, assignment)
@@ -250,8 +250,6 @@ def files_not_graded(course: Course, assignment: str) -> dict:
 
 def _not_graded(relative: str, mode: int, notebooks: dict, released: set, assignment: str) -> str:
     """Why a file of a student's assignment folder is not graded, "" when it is (or is nbgrader's)."""
-    import difflib
-
     name = relative.rsplit("/", 1)[-1]
     stem, top = name.removesuffix(".ipynb"), "/" not in relative
     if stat.S_ISDIR(mode) or name in NBGRADER_FILES or relative in released:
@@ -289,8 +287,6 @@ def autograder_changes(original: dict | None, handed_in: dict, exercise_id: str)
     instructor's notebook ("vector_add_correctness edited; vector_add_speed deleted"), "" when
     none: a cell is untouched when it reads as released (hidden region removed) or in full,
     and is still a grade cell worth the same points."""
-    from grader.course.build import without_hidden_tests
-
     if original is None:
         return ""
     changes = []
@@ -379,8 +375,6 @@ def sync_nbgrader(course: Course, assignment: str, rows: dict) -> int:
 
 def regrade_for_speed(tasks, book) -> list:
     """On a GPU host: passing submissions graded without a GPU, whose speed was not graded."""
-    from grader.classroom.grading import pending
-
     done = set(pending(tasks, book))
     no_gpu = {(r.student, r.exercise) for r in book.rows() if r.backend == "simulator" and r.verdict == "passed"}
     return [t for t in tasks if t.source is not None and t not in done and (t.student, t.exercise) in no_gpu]

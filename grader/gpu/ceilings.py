@@ -18,6 +18,7 @@ import numpy as np
 
 from grader import backend
 from grader.backend import driver_library
+from grader.gpu.harness import hold_gpu
 from grader.paths import DataDirError, data_dir, write_atomically
 
 COPY_BYTES = 1 << 30
@@ -98,8 +99,6 @@ def median_event_seconds(fn, reps: int, warmup: int) -> float:
     """Median event-timed seconds of `fn` (device work on the default stream), after at least
     `warmup` runs and WARM_UP_SECONDS of running it."""
     from numba import cuda
-
-    from grader.gpu.harness import hold_gpu
 
     started = time.perf_counter()
     done = 0

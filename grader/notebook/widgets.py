@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from grader.notebook import charts
-
-from grader.notebook import pictures
+from grader.exercises import LADDER, exercise
+from grader.learner.progress import ladder_status
+from grader.notebook import charts, pictures
 from grader.notebook import memory_pictures as memory
-from grader.exercises import LADDER
 from grader.result import CheckResult, SpeedDetails
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -270,9 +269,7 @@ def _measured_details(result: CheckResult) -> SpeedDetails | None:
 
 def _work_done(exercise_id: str, details: SpeedDetails) -> tuple[float, float]:
     """(FLOPs, bytes) the exercise's benchmark counts at the timed sizes."""
-    from grader.exercises import exercise  # loads kernels/<id>.py, which imports numba
-
-    bench = exercise(exercise_id).spec.benchmark
+    bench = exercise(exercise_id).spec.benchmark  # loads kernels/<id>.py, which imports numba
     return float(bench.flops(details.dims)), float(bench.bytes_moved(details.dims))
 
 
@@ -286,8 +283,6 @@ def progress(status=None) -> Explorer:
     CheckResult; by default it is read from this learner's local record.
     """
     if status is None:
-        from grader.learner.progress import ladder_status
-
         status = ladder_status()
     return Explorer(_ladder, charts.draw_ladder, charts.describe_ladder, {"status": dict(status)})
 

@@ -10,12 +10,13 @@ timed on a GPU; with none, the report says so and shows no number.
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.exercises import LADDER
+from grader.exercises import LADDER, ROOT, exercise
 from grader.classroom.gradebook import (
     AUTOGRADER_CELLS,
     FEEDBACK,
@@ -485,10 +486,6 @@ def _engine(row: ClassRow) -> str:
 
 def _starter_hashes(exercise_ids) -> dict:
     """Exercise id -> sha256 of its starter file, for those that have one."""
-    import hashlib
-
-    from grader.exercises import ROOT
-
     out = {}
     for e in exercise_ids:
         starter = ROOT / "exercises" / f"{e}.py"
@@ -534,8 +531,6 @@ def _exercise_stats(exercise_id: str, acc: dict) -> ExerciseStats:
 def _spec_points(exercise_id: str) -> float:
     """Correctness points from the spec, for an exercise nobody handed in."""
     try:
-        from grader.exercises import exercise
-
         return float(exercise(exercise_id).spec.points)
     except Exception:  # noqa: BLE001 - an unknown or unloadable id simply counts nothing
         return 0.0
