@@ -395,26 +395,11 @@ class Findings:
             "with whatever the last block left there. Write every element before reading it "
             "(e.g. zero it), with a cuda.syncthreads() in between."
         )
-        return Finding(
-            "uninitialised_shared",
-            SEVERITY_ERROR,
-            message,
-            self.launch.kernel,
-            s.filename,
-            s.line,
-            s.statement,
-            None,
-            self.launch.thread(CTX.lin),
-            block,
-            None,
-            None,
-            view.name,
-            _as_tuple(index),
-            fix=(
-                f"Write every element of `{view.name}` before any thread reads it (e.g. "
-                "zero it), then cuda.syncthreads(): shared memory does not start at 0."
-            ),
+        fix = (
+            f"Write every element of `{view.name}` before any thread reads it (e.g. "
+            "zero it), then cuda.syncthreads(): shared memory does not start at 0."
         )
+        return self._unwritten_read("uninitialised_shared", s, view.name, index, block, CTX.lin, message, fix)
 
     def _tile_not_swapped(self, view, s, index, swapped, block, lin):
         fix = (
@@ -428,23 +413,8 @@ class Findings:
             f"swapped position was written: the tile is read back with the indices it was "
             f"written with. {fix}"
         )
-        return Finding(
-            "uninitialised_shared",
-            SEVERITY_ERROR,
-            message,
-            self.launch.kernel,
-            s.filename,
-            s.line,
-            s.statement,
-            None,
-            self.launch.thread(lin),
-            block,
-            None,
-            None,
-            view.name,
-            _as_tuple(index),
-            fix=fix,
-            mistake="tile_not_swapped",
+        return self._unwritten_read(
+            "uninitialised_shared", s, view.name, index, block, lin, message, fix, "tile_not_swapped"
         )
 
     def _unset_global(self, view, s, index, what, block, lin):
@@ -459,23 +429,7 @@ class Findings:
             f"{s.line}), but nothing had written that element: `{name}` is scratch memory from "
             "cuda.device_array, which holds whatever was there before (garbage), not zeros. " + fix
         )
-        return Finding(
-            "uninitialised_global",
-            SEVERITY_ERROR,
-            message,
-            self.launch.kernel,
-            s.filename,
-            s.line,
-            s.statement,
-            None,
-            self.launch.thread(lin),
-            block,
-            None,
-            None,
-            name,
-            _as_tuple(index),
-            fix=fix,
-        )
+        return self._unwritten_read("uninitialised_global", s, name, index, block, lin, message, fix)
 
     def _unset_local(self, view, s, index, what, block, lin):
         if self._meant_shared(view, s):
@@ -491,12 +445,13 @@ class Findings:
             f"Set every element of the local array `{view.name}` before reading it, "
             f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
         )
-        return self._uninitialised_local(view, s, index, block, lin, message, fix)
+        return self._unwritten_read("uninitialised_local", s, view.name, index, block, lin, message, fix)
 
-    def _uninitialised_local(self, view, s, index, block, lin, message: str, fix: str, mistake: str = ""):
-        """The finding of a read of a local array's element nothing wrote."""
+    def _unwritten_read(self, kind, s, array, index, block, lin, message: str, fix: str, mistake: str = ""):
+        """The finding of a read, by thread `lin` of `block` at site `s`, of an element of
+        `array` that nothing had written (shared, global scratch or local memory)."""
         return Finding(
-            "uninitialised_local",
+            kind,
             SEVERITY_ERROR,
             message,
             self.launch.kernel,
@@ -508,7 +463,7 @@ class Findings:
             block,
             None,
             None,
-            view.name,
+            array,
             _as_tuple(index),
             fix=fix,
             mistake=mistake,
@@ -533,7 +488,9 @@ class Findings:
             f"(line {s.line}), an element of its own cuda.local.array that it never wrote (it "
             "wrote others, as if the threads shared the array). " + fix
         )
-        return self._uninitialised_local(view, s, index, block, lin, message, fix, "local_not_shared")
+        return self._unwritten_read(
+            "uninitialised_local", s, view.name, index, block, lin, message, fix, "local_not_shared"
+        )
 
     def _divergence(self, at, finished, sites_hit):
         block = self.current_block[: self.launch.rank]
