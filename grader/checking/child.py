@@ -45,8 +45,6 @@ from grader.steps.explain import ErrorInfo
 from grader.steps.load import SubmissionError, load_launch
 
 GUARD = None
-LOOKOUT = [None]
-"""The lookout of the task under way (grader/checking/stuck.py), stopped by a replayer after it."""
 TIME_GO, TIME_SKIP = "time-go", "time-skip"
 """What the parent leaves in TASK_DIR once every case's outcome is in and judged: a child asked
 to time waits for one of them, and times only a submission that passed every case (a failing
@@ -124,15 +122,17 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     message = Message.from_json((task_dir / "plans.json").read_text())
     inputs = _read_inputs(task_dir, task["cases"])
     lookout = _guard_and_lookout(task_dir, task, served)
-    launches = _rebuilt_launches(task_dir, task, message)
-    if launches is None:  # load-error.json says why
-        return
-    with GUARD.writing():
-        (task_dir / "ready").touch()  # the parent's per-case clock starts now
-    clock["loaded"] = time.perf_counter()
-    _run_cases(task_dir, task, ex, message, launches, inputs)
-    settle()  # nothing of the cases' runs on after them
-    lookout.stop()
+    try:  # the lookout stops with the task, however it ends (a replayer goes on to the next)
+        launches = _rebuilt_launches(task_dir, task, message)
+        if launches is None:  # load-error.json says why
+            return
+        with GUARD.writing():
+            (task_dir / "ready").touch()  # the parent's per-case clock starts now
+        clock["loaded"] = time.perf_counter()
+        _run_cases(task_dir, task, ex, message, launches, inputs)
+        settle()  # nothing of the cases' runs on after them
+    finally:
+        lookout.stop()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
         if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
@@ -159,7 +159,7 @@ def _guard_and_lookout(task_dir: Path, task: dict, served: bool):
     if not served:
         GUARD = Guard(_private(task_dir, task), task_dir)
         start_helper()  # the GPU compile check's process; the guard forbids starting it later
-    lookout = LOOKOUT[0] = Lookout(task_dir, task["submission"], _write_json).start()
+    lookout = Lookout(task_dir, task["submission"], _write_json).start()
     with GUARD.writing():
         (task_dir / "imported").touch()
     if not served:
@@ -236,8 +236,6 @@ def serve(inbox: Path, fd: int) -> None:
                 run_task(task_dir, served=True)
             except Exception as exc:  # noqa: BLE001 - this task's failure, said to its parent
                 _write_json(task_dir / "served-error.json", {"error": f"{type(exc).__name__}: {exc}"[:2000]})
-            if LOOKOUT[0] is not None:
-                LOOKOUT[0].stop()
             settle()  # no launch of this task's runs on into the next
             with GUARD.writing():
                 (task_dir / DONE).touch()

@@ -469,10 +469,14 @@ def _text_of(submission) -> str | None:
         return None
 
 
+def child_backend() -> str:
+    """The engine a checking child runs: the one forced for children, else this process's."""
+    return forced_backend() or current()
+
+
 def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
     """Which spares can serve a check: back end, device, sandbox mounts."""
-    backend = forced_backend() or current()
-    return (backend, device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
+    return (child_backend(), device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
 
 
 def start_ahead(exercise_id: str, private=(), device: int | None = None, sandboxed: bool = False):

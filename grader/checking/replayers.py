@@ -33,6 +33,7 @@ from grader.checking.isolate import (
     _remove_cgroup,
     _spawn,
     _spawner,
+    child_backend,
     contained,
     on_cancel,
     run_in_child,
@@ -42,8 +43,6 @@ from grader.checking.isolate import (
 from grader.containment import scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT
-from grader.settings import forced_backend
-from grader.backend import current
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -198,7 +197,7 @@ def replayers():
 
 def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
     """The replayer serving `device` inside `replayers()` on a GPU host, else None."""
-    if not _active or (forced_backend() or current()) != "gpu":
+    if not _active or child_backend() != "gpu":
         return None
     key = (device, sandboxed, tuple(str(p) for p in private))
     with _serving_lock:
