@@ -464,3 +464,15 @@ def test_the_simulator_fallback_keeps_float32_math(tmp_path):
     outcome = _run_case(tmp_path, source, "softmax_fused", case=0)
     assert outcome.report.executor == "simulator"
     assert outcome.error is None and np.isnan(outcome.buffers["out"][PAD : PAD + 1]).all()
+
+
+def test_a_none_in_launchs_globals_stays_none_whatever_numba_has_imported(monkeypatch):
+    """`launch` reading a global or closure value of None (an optional buffer, a cache not yet
+    made) gets None under the doctor, not a fake module: a module numba has not imported yet is
+    None in sys.modules too."""
+    import sys
+
+    from grader.doctor.fakecuda import replacement
+
+    monkeypatch.delitem(sys.modules, "numba.cuda.libdevice", raising=False)
+    assert replacement(None) is None

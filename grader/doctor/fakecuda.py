@@ -309,8 +309,9 @@ FAKE_LIBDEVICE = FakeLibdevice()
 def replacement(value):
     """What a global (or closure) value of a kernel becomes under the doctor, or None to keep
     it: numba.cuda, numba, numba.cuda.libdevice, numba's scalar types."""
-    cuda_module = sys.modules.get("numba.cuda")
-    if cuda_module is not None and value is cuda_module:
+    if value is None:  # never a module: sys.modules.get gives None for one not imported yet
+        return None
+    if value is sys.modules.get("numba.cuda"):
         return FAKE_CUDA
     if value is sys.modules.get("numba"):
         return FAKE_NUMBA
