@@ -185,6 +185,28 @@ def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatc
         assert sorted(seen) == sorted(per_task)  # each task's own, derived from the one file's
 
 
+def test_a_class_run_times_every_student_of_an_exercise_on_the_same_benchmark_inputs(monkeypatch):
+    """Each task's correctness inputs come from its own secret, but the benchmark's base inputs
+    from one per exercise: a GPU's replayer then keeps them, their buffers and the references'
+    times for the whole exercise, here and on a cluster's workers alike."""
+    from grader.classroom import distributed, grading
+    from grader.settings import CheckOptions
+
+    seen = []
+    monkeypatch.setenv("ZEROGPU_SECRET", "one host")
+    monkeypatch.setattr(grading, "check_file", lambda exercise_id, path, options: seen.append(options))
+    source = (ROOT / "solutions/vector_add.py").read_bytes()
+    tasks = [Task(f"s{k}", e, source) for k in range(3) for e in ("vector_add", "saxpy")]
+    for task in tasks:
+        grading.grade_task(task, CheckOptions())
+    remote = [distributed.remote_task(t, 1234, CheckOptions()).options for t in tasks]
+    for options in (seen, remote):
+        bench = {(t.exercise, o.bench_secret) for t, o in zip(tasks, options)}
+        assert len(bench) == 2 and len({b for _, b in bench}) == 2, "one per exercise, the same for every student"
+        assert len({o.secret for o in options}) == len(tasks), "correctness inputs still each task's own"
+        assert not {o.secret for o in options} & {b for _, b in bench}
+
+
 def test_two_graders_started_together_on_a_fresh_data_dir(tmp_path):
     """Do two `zerogpu grade` commands started at once on one new data dir both finish?"""
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}
@@ -349,8 +371,8 @@ def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_
 @pytest.mark.parametrize(
     "gpus, cores, workers, slots",
     [
-        (1, 16, 4, [0, 0, 0, 0]),  # an H200 host: four checks share the GPU
-        (2, 32, 8, [0, 1, 0, 1, 0, 1, 0, 1]),
+        (1, 16, 4, [0] * 4),  # an H200 host: four checks share the GPU
+        (2, 32, 8, [0, 1] * 4),
         (4, 8, 8, [0, 1, 2, 3, 0, 1, 2, 3]),  # two cores per GPU: two checks each
         (2, 2, 2, [0, 1]),  # never fewer than one per GPU
     ],

@@ -494,7 +494,7 @@ def _file_check(
     time_seed = derived_seed(seed, secret)
     # graded checks share the benchmark's base inputs (each varies them its own way, round by
     # round): a replayer makes them and their buffers once per run (grader/checking/replayers.py)
-    bench_seed = derived_seed(BENCH_SEED, secret) if graded else time_seed
+    bench_seed = derived_seed(BENCH_SEED, options.bench_secret or secret) if graded else time_seed
     timed = backend == _backend.GPU and ex.spec.benchmark is not None
     expected = _expected_in_background(ex, time_seed, bench_seed if graded else None) if timed else None
     return _FileCheck(

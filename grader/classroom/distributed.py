@@ -2,9 +2,10 @@
 the same pure tasks as grading.py, for classes that outgrow one machine (docs/CLUSTER.md).
 
 What travels to a worker is the task alone: the submission's bytes, the exercise id, the
-limits, and a secret derived for that task (`task_secret`), never the host secret, so a
-worker needs no shared folder and a compromised worker opens the inputs of the tasks it ran
-and of no other. The worker writes the bytes to a temporary file of its own and checks it
+limits, a secret derived for that task (`task_secret`) and one for the exercise's benchmark
+(`benchmark_secret`, the same for every student), never the host secret, so a worker needs no
+shared folder and a compromised worker opens the inputs of the tasks it ran, and the base
+benchmark inputs every submission of the exercise is timed on, and no other. The worker writes the bytes to a temporary file of its own and checks it
 in a child process as on one machine; the child sees only derived values, as always.
 
 Only this, the coordinating process, writes the gradebook, one transaction per finished
@@ -35,7 +36,7 @@ from grader.classroom.grading import Task, grade_before_deadline, machine_name, 
 from grader.exercises import exercise
 from grader.gpu.ceilings import ceilings
 from grader.settings import CheckOptions
-from grader.steps.cases import load_secret, task_secret
+from grader.steps.cases import benchmark_secret, load_secret, task_secret
 
 RETRIES = 2
 """Times a task that raised on a worker is tried again (Dask's `retries=`). A worker that
@@ -79,6 +80,7 @@ def remote_task(
         replace(
             options,
             secret=task_secret(secret, task.student, task.exercise),
+            bench_secret=benchmark_secret(secret, task.exercise),
             private=tuple(str(p) for p in options.private),
         ),
         task_timeout or time_limit(exercise(task.exercise), options.case_timeout),

@@ -38,7 +38,7 @@ from grader.classroom.handins import Refused, entries, opened, not_read, read_fi
 from grader.exercises import LADDER, exercise
 from grader.gpu.ceilings import identity
 from grader.settings import CheckOptions
-from grader.steps.cases import load_secret, new_seed, task_secret
+from grader.steps.cases import benchmark_secret, load_secret, new_seed, task_secret
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,9 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
 CHECKS_PER_GPU = 4
 """Checks under way at once per GPU by default: each records its submission on a core of its
 own while the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so
-every check is still timed alone on its GPU, in the same buffers as the others."""
+every check is still timed alone on its GPU, in the same buffers as the others. Six were
+tried on an H200, and those were the runs in which replayers ended mid-run (cause not found:
+docs/BENCHMARKS-LOG.md, "Class pace, 2026-12-01 evening"), so four stay the default."""
 
 
 def gpu_total() -> int:
@@ -255,9 +257,15 @@ def grade_task(task: Task, options: CheckOptions):
     if task.source is None:
         return None
     path = submission_file(task.source, task.exercise)
-    secret = task_secret(load_secret(), task.student, task.exercise) if options.secret is None else options.secret
+    if options.secret is None:  # on this host: both secrets from the host's
+        host = load_secret()
+        options = replace(
+            options,
+            secret=task_secret(host, task.student, task.exercise),
+            bench_secret=benchmark_secret(host, task.exercise),
+        )
     private = (*options.private, str(path.parent.parent))  # other hand-ins copied beside it
-    return check_file(task.exercise, path, options=replace(options, graded=True, private=private, secret=secret))
+    return check_file(task.exercise, path, options=replace(options, graded=True, private=private))
 
 
 def submission_file(source: bytes, exercise_id: str) -> Path:

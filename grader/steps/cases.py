@@ -64,6 +64,13 @@ def task_secret(secret: int, student: str, exercise_id: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def benchmark_secret(secret: int, exercise_id: str) -> int:
+    """The secret of a class run's benchmark inputs for `exercise_id`: the same for every
+    student (their checks share the kept buffers and references), one-way from the host's
+    secret like `task_secret`, and opening no student's correctness inputs."""
+    return task_secret(secret, "*benchmark*", exercise_id)
+
+
 def derived_seed(seed: int, secret: int | None) -> int:
     """A seed the child may see: it reveals nothing about the secret."""
     if secret is None:
