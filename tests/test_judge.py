@@ -87,8 +87,7 @@ def test_timed_outputs_are_judged_on_a_sample_that_still_catches_partial_answers
     elements, one never written in a corner, or a write past the end is still reported."""
     n = 4 * SAMPLED
     want = np.arange(n, dtype=np.float64)
-    rng = np.random.default_rng(0)
-    judge_big = lambda outcome: judge_sampled(vector_add, {"n": n}, outcome.buffers, {"c": want}, {"c": 0.5}, rng)  # noqa: E731
+    judge_big = lambda outcome: judge_sampled(vector_add, {"n": n}, outcome.buffers, {"c": want}, {"c": 0.5}, 7)  # noqa: E731
     assert judge_big(outcome_with(want, vector_add, n)) is None
     wrong = want.copy()
     wrong[::100] += 7.0
@@ -97,6 +96,29 @@ def test_timed_outputs_are_judged_on_a_sample_that_still_catches_partial_answers
     output_view(partial.buffers["c"], (n,))[n - n // 50 :] = np.nan  # the last 2% left poisoned
     assert "never written" in judge_big(partial) or "are wrong" in judge_big(partial)
     assert "past the end" in judge_big(outcome_with(want, vector_add, n, after=3))
+
+
+def test_a_timed_output_sent_back_as_samples_is_judged_as_the_whole_would_be(vector_add):
+    """A grading child sends back each output's canaries and the elements at the grading
+    process's picks (`sampled_outputs`), not 512 MiB: the same verdicts, the same first wrong
+    element, and a sample of the wrong size is refused rather than misread."""
+    from grader.steps.judge import sampled_outputs
+
+    n, seed = 4 * SAMPLED, 11
+    want = np.arange(n, dtype=np.float64)
+    wrong = want.copy()
+    wrong[::100] += 7.0
+    for values, after in ((want, 0), (wrong, 0), (want, 3)):
+        whole = outcome_with(values, vector_add, n, after=after).buffers
+        sent = sampled_outputs(vector_add, {"n": n}, whole, seed)
+        assert sent["c"].size == SAMPLED + 2 * PAD
+        verdicts = [
+            judge_sampled(vector_add, {"n": n}, buffers, {"c": want}, {"c": 0.5}, seed, sampled=sampled)
+            for buffers, sampled in ((whole, False), (sent, True))
+        ]
+        assert verdicts[0] == verdicts[1]
+    short = {"c": sent["c"][: -PAD - 5]}
+    assert "samples" in judge_sampled(vector_add, {"n": n}, short, {"c": want}, {"c": 0.5}, seed, sampled=True)
 
 
 ACCUMULATES = """from numba import cuda

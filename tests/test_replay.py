@@ -262,6 +262,57 @@ def test_a_replayed_plan_computes_on_the_real_inputs():
     assert outcome.buffers["out"][PAD] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
 
 
+def test_the_plans_of_one_check_compile_each_kernel_once():
+    """A check replays one plan per case and one at the benchmark's size: sharing `jitted`, they
+    share each kernel's dispatcher, so a GPU compiles it once per check, not once per plan."""
+    from grader.doctor.execute import execute_or_simulate
+
+    spec = exercise("reduce_sum").spec
+    launch = load(SCRATCH, "scratch.py")["launch"]
+    shared: dict = {}
+    seen = []
+    for n in (300, 500, 700):
+        plan, kernels = record(launch, {"x": ((n,), "float32"), "out": ((1,), "float32")})
+        functions = rebuild(kernels, "scratch.py")
+        x = np.random.default_rng(n).normal(size=n).astype(np.float32)
+        outcome = execute_or_simulate(spec, launch_from(plan, functions, jitted=shared), {"x": x}, {"n": n})
+        assert outcome.error is None
+        seen.append({key: id(k) for engine in shared.values() for key, k in engine.items()})
+    assert len(seen[0]) == len(kernels) and seen[0] == seen[1] == seen[2], "the first plan's dispatchers, reused"
+
+
+def test_a_timed_launchs_own_arrays_sit_at_the_same_places_at_every_launch():
+    """A replayer times the benchmark's plan with its own arrays (here an accumulator; a scan's
+    block sums) carved from its Pool after the arena (grader/gpu/harness.py `Scratch`), at the
+    same offsets at every launch, and still computes the right answer; with no Pool, numba's
+    allocator as before."""
+    from grader.gpu import harness
+    from grader.sentinels import PAD
+    from grader.steps.execute import execute
+
+    spec = exercise("reduce_sum").spec
+    plan, kernels = record(load(SCRATCH, "scratch.py")["launch"], {"x": ((300,), "float32"), "out": ((1,), "float32")})
+    pool = harness.Pool(16 << 20)
+    pool.take(1000, np.float32)  # the arena
+    arena_end = pool.offset
+    place = harness.Scratch()
+    place.bind(pool)
+    taken = []
+    real_take = place.take
+    place.take = lambda shape, dtype: taken.append(real_take(shape, dtype)) or taken[-1]
+    launch = launch_from(plan, rebuild(kernels, "scratch.py"), scratch=place)
+    x = np.random.default_rng(3).normal(size=300).astype(np.float32)
+    for _ in range(3):
+        outcome = execute(spec, launch, {"x": x}, {"n": 300})
+        assert outcome.error is None
+        assert outcome.buffers["out"][PAD] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
+    where = [a._ary.__array_interface__["data"][0] for a in taken]
+    base = pool.buffer._ary.__array_interface__["data"][0]
+    assert len(where) == 3 and len(set(where)) == 1 and where[0] == base + arena_end
+    assert pool.offset == arena_end, "the arena's end is unchanged for the next arena"
+    assert harness.Scratch().take((4,), np.float32) is None  # no Pool: numba's allocator
+
+
 def test_a_value_argument_keeps_its_type():
     assert Value("<f4", 1.5).dtype == "<f4"
     assert Plan((Step("param", id=0, name="x"),)).steps[0].name == "x"

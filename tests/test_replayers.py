@@ -94,6 +94,46 @@ def test_a_replayer_that_ran_out_of_time_is_replaced(replayer, tmp_path):
     assert all_passed(ex, prepared, after.outcomes)
 
 
+def test_a_replayer_gone_before_it_began_a_check_is_replaced_and_the_check_handed_over(replayer):
+    """A replayer that ended between two checks (unseen when the next was handed over) never
+    began that check, so nothing of the submission's ran: the check goes to a new replayer
+    and passes, rather than being marked crashed."""
+    import os
+    import signal
+
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:1]
+    replay(replayer, ex.solution_file, prepared)
+    gone = replayer.proc
+    os.killpg(gone.pid, signal.SIGKILL)
+    gone.wait()
+    real_poll, lies = gone.poll, [True]
+    gone.poll = lambda: None if lies and lies.pop() else real_poll()  # looked alive at hand-over
+    after = replay(replayer, ex.solution_file, prepared)
+    assert after.stopped is None and all_passed(ex, prepared, after.outcomes)
+    assert replayer.proc is not None and replayer.proc.pid != gone.pid
+
+
+@pytest.mark.parametrize(
+    "began, status, outcomes, again",
+    [
+        (False, None, {}, True),  # gone before it began the task
+        (True, 0, {}, True),  # exit 0: its names ended or the grader went, never a submission's doing
+        (True, -9, {}, False),  # killed: the submission's to answer for (memory, a cap)
+        (True, 0, {0: "an outcome"}, False),  # had answered for a case: the crash is reported
+    ],
+)
+def test_only_a_replayers_end_no_submission_can_cause_hands_the_check_over(tmp_path, began, status, outcomes, again):
+    from types import SimpleNamespace
+
+    from grader.checking.isolate import ChildRun
+
+    if began:
+        (tmp_path / "imported").touch()
+    proc = SimpleNamespace(poll=lambda: status)
+    assert replayers._not_the_submissions(ChildRun(outcomes, "crashed"), proc, tmp_path) is again
+
+
 def test_a_cancelled_task_stops_its_replayer_only_while_it_serves_it(replayer, tmp_path):
     """The class's deadline ends a task: its replayer is stopped if it is still on that task,
     and left alone once it has moved on to another."""

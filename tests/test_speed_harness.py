@@ -147,25 +147,33 @@ def test_a_measurement_says_where_its_time_went_phase_by_phase():
     assert wrong is None and list(speed.details.phase_seconds) == list(samples.phases) + ["checking the timed output"]
 
 
-def test_a_grading_childs_timing_reaches_its_parent_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("check", [[1, 0], [1, 0, 99]], ids=["whole", "sampled"])
+def test_a_grading_childs_timing_reaches_its_parent_whole(tmp_path, monkeypatch, check):
     """The child's timing step (what a GPU child runs, here at a tiny size) leaves speed.json and
     the checked timed output; the parent reads back the samples, the child's phases first, and
-    only the learner's launch at the chosen (round, set)."""
+    only the learner's launch at the chosen (round, set). Given the grading process's pick
+    seed, the output comes back as the elements it judges, and is judged right."""
     from contextlib import nullcontext
     from types import SimpleNamespace
 
     from grader.checking import child, isolate
+    from grader.sentinels import PAD
+    from grader.steps import judge
 
     monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
+    monkeypatch.setattr(judge, "SAMPLED", 50)  # fewer than the 300 elements: sampled for real
     ex = tiny("vector_add", {"n": 300})
     before = {"child: loading the file": 0.2, "child: correctness cases": 0.1}
-    child._time_submission(tmp_path, {"seed": 5, "check": [1, 0]}, ex, solution(ex), before)
+    child._time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), before)
     samples = isolate._read_samples(tmp_path)
     assert not isinstance(samples, str), samples
     assert list(samples.phases)[:2] == list(before) and "timed rounds" in samples.phases
     assert [(name, r) for name, r, _, _ in samples.checked] == [("yours", 1)]
     assert samples.rounds >= 2 and len(samples.seconds["yours"]) == len(samples.seconds["baseline"])
-    speed, wrong = evaluate(ex, 5, samples, CEILINGS)
+    sent = samples.checked[0][3]["c"].size
+    assert sent == (50 if len(check) > 2 else 300) + 2 * PAD and samples.sampled_with == (check[2:] or [None])[0]
+    expected = (tuple(check), expected_for_check(ex, 5, check))
+    speed, wrong = evaluate(ex, 5, samples, CEILINGS, expected=expected)
     assert wrong is None and speed.measured
 
 
@@ -211,6 +219,43 @@ def test_a_kept_arena_times_every_check_in_the_same_buffers_and_restores_them():
         want = ((round_index, set_index), expected_for_check(ex, seed, (round_index, set_index), base_seed=11))
         speed, wrong = evaluate(ex, seed, samples, CEILINGS, expected=want)
         assert wrong is None, wrong
+    harness._kept.clear()
+
+
+def test_an_arena_made_ready_ahead_is_not_refreshed_twice_unless_a_task_began_since(monkeypatch):
+    """A replayer refreshes the kept buffers while the grading process judges the cases
+    (`ready_for`); the timing then starts at once. A new task's kernels may write anywhere, so
+    once one begins (`unready`) the buffers are refreshed again before any timing."""
+    from grader.gpu import harness
+    from grader.gpu.speed import ready_for
+
+    ex = tiny("vector_add", {"n": 300})
+    collect(ex, solution(ex), seed=5, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
+    refreshes = []
+    real = harness._Arena.refresh
+    monkeypatch.setattr(harness._Arena, "refresh", lambda arena: refreshes.append(1) or real(arena))
+    ready_for(ex, 41)
+    collect(ex, solution(ex), seed=6, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
+    assert len(refreshes) == 1, "made ready once, not refreshed again by the timing"
+    ready_for(ex, 41)
+    harness.unready()  # the next task's cases ran here
+    collect(ex, solution(ex), seed=7, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
+    assert len(refreshes) == 3
+    harness._kept.clear()
+
+
+def test_a_kept_arena_refreshes_from_page_locked_copies_of_what_the_grader_made():
+    from grader.gpu import harness
+
+    ex = tiny("saxpy", {"n": 300})
+    collect(ex, solution(ex), seed=5, base_seed=31, keep=True, min_rounds=2, cap_seconds=0.0)
+    arena = harness._kept[(ex.id, 31)]
+    made = {name: buf.copy_to_host() for name, buf in arena.base[0].items()}
+    for buf in arena.base[0].values():
+        buf.copy_to_device(np.full(buf.size, 3, buf.dtype))
+    arena.refresh()
+    arena.refresh()  # the copies are kept, and a refresh never changes them
+    assert all(np.array_equal(arena.base[0][n].copy_to_host(), made[n]) for n in made)
     harness._kept.clear()
 
 

@@ -40,6 +40,7 @@ from grader.exercises import LADDER, exercise
 from grader.paths import ROOT, data_dir
 from grader.replay.plan import Failure, Message
 from grader.steps.cases import RERUN_STRIDE
+from grader.steps.judge import sampled_outputs
 from grader.steps.execute import Outcome
 from grader.steps.explain import ErrorInfo
 from grader.steps.load import SubmissionError, load_launch
@@ -115,8 +116,9 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     if task.get("cpu_seconds") and not served:
         _lower_cpu_limit(task["cpu_seconds"])
     _import_replay_code()
-    from grader.gpu.harness import settle
+    from grader.gpu.harness import settle, unready
 
+    unready()  # nothing kept is trusted to be as the grader made it once this task's kernels run
     clock = {"imported": time.perf_counter()}
     ex = exercise(task["exercise"])
     message = Message.from_json((task_dir / "plans.json").read_text())
@@ -135,12 +137,18 @@ def run_task(task_dir: Path, served: bool = False) -> None:
         lookout.stop()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
+        if served and "bench" in launches and task.get("base_seed") is not None:
+            from grader.gpu.speed import ready_for
+
+            ready_for(ex, task["base_seed"])  # while the grading process judges the cases
+        clock["ready"] = time.perf_counter()
         if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
             return
         before = {
             "child: loading the file": clock["loaded"] - clock["imported"],
             "child: correctness cases": clock["cases run"] - clock["loaded"],
-            "child: waiting for the cases' verdicts": time.perf_counter() - clock["cases run"],
+            "child: inputs and buffers made ready": clock["ready"] - clock["cases run"],
+            "child: waiting for the cases' verdicts": time.perf_counter() - clock["ready"],
         }
         _time_submission(task_dir, task, ex, launches["bench"], before, keep=served)
 
@@ -183,8 +191,11 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
         )
         return None
     options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
-    return {
-        key: launch_from(plan, functions, options, path)
+    from grader.gpu.harness import scratch
+
+    jitted: dict = {}  # each kernel compiled once for every case and the benchmark
+    return {  # the timed plan's own arrays at fixed places (a replayer's Pool; else as usual)
+        key: launch_from(plan, functions, options, path, jitted, scratch if key == "bench" else None)
         for key, plan in message.plans.items()
         if hasattr(plan, "steps")
     }
@@ -220,9 +231,9 @@ def serve(inbox: Path, fd: int) -> None:
 
     specs = [exercise(exercise_id).spec for exercise_id in LADDER]  # read before the guard hides them
     if current() == "gpu":  # the benchmark's buffers first, at the same places in every replayer
-        from grader.gpu.harness import arena_bytes, reserve
+        from grader.gpu.harness import SCRATCH_BYTES, arena_bytes, reserve
 
-        reserve(max(arena_bytes(spec) for spec in specs if spec.benchmark))
+        reserve(max(arena_bytes(spec) for spec in specs if spec.benchmark) + SCRATCH_BYTES)
     GUARD = Guard(_private(None, {}), inbox)
     start_helper()
     GUARD.install()
@@ -300,8 +311,11 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
         return
     clock = time.perf_counter()
     checked = []
+    pick_seed = task["check"][2] if len(task["check"]) > 2 else None  # the grading process's
     for k, (name, round_index, set_index, buffers) in enumerate(samples.checked):
         if name == "yours":
+            if pick_seed is not None:  # the elements it judges, not a whole 512 MiB output
+                buffers = sampled_outputs(ex.spec, dict(ex.spec.benchmark.dims), buffers, pick_seed)
             _write_npz(task_dir / f"timed-{k}.npz", buffers)
             checked.append([name, round_index, set_index, f"timed-{k}.npz"])
     _write_json(
@@ -312,6 +326,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
             "rounds": samples.rounds,
             "stop_reason": samples.stop_reason,
             "checked": checked,
+            "sampled_with": pick_seed,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )

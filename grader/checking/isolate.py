@@ -140,6 +140,12 @@ def track(proc: subprocess.Popen) -> None:
         processes.add(proc)
 
 
+def task_cancelled() -> bool:
+    """Has this thread's task been cancelled (the class's deadline)?"""
+    processes = getattr(_task, "processes", None)
+    return processes is not None and processes.cancelled
+
+
 def on_cancel(stop) -> None:
     """`stop()` is called if this thread's task is cancelled (`TaskProcesses.on_cancel`)."""
     processes = getattr(_task, "processes", None)
@@ -173,6 +179,7 @@ def _read_samples(task_dir: Path):
         data["rounds"],
         data["stop_reason"],
         data.get("phases", {}),
+        data.get("sampled_with"),
     )
 
 

@@ -37,6 +37,7 @@ from grader.checking.isolate import (
     contained,
     on_cancel,
     run_in_child,
+    task_cancelled,
     task_fields,
     write_task,
 )
@@ -122,52 +123,76 @@ class Replayer:
             self.stop()
 
     def run(self, exercise_id, submission, message, cases, case_timeout, **options) -> ChildRun:
-        """`run_in_child`'s work, done by this replayer (the same arguments and result)."""
+        """`run_in_child`'s work, done by this replayer (the same arguments and result). A
+        replayer that ended before the task's first outcome for a reason no submission can give
+        (`_not_the_submissions`) is replaced and the task handed to the new one, once."""
         with self.lock:
-            if self.proc is None or self.proc.poll() is not None:
-                self.stop()
-                self._start()
-            name = f"task_{next(self._count)}"
-            task_dir = Path(self._inbox.name) / name
-            task_dir.mkdir()
-            time_seed = options.get("time_seed")
+            for attempt in range(2):
+                run, again = self._run_once(exercise_id, submission, message, cases, case_timeout, options)
+                if not again or attempt or task_cancelled():
+                    return run
+
+    def _run_once(self, exercise_id, submission, message, cases, case_timeout, options) -> tuple:
+        """(ChildRun, whether to hand the task to a new replayer): one hand-over of the task."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.stop()
+            self._start()
+        name = f"task_{next(self._count)}"
+        task_dir = Path(self._inbox.name) / name
+        task_dir.mkdir()
+        time_seed = options.get("time_seed")
+        try:
+            fields = task_fields(
+                exercise_id,
+                submission,
+                kernel_files=options.get("kernel_files", False),
+                time_seed=time_seed,
+                bench_seed=options.get("bench_seed"),
+                time_check=options.get("time_check", (0, 0)),
+                private=() if self.sandboxed else self.private,
+            )
+            write_task(task_dir, fields, message, cases)
+            with self._state:
+                self._serving = name
+            on_cancel(lambda: self.abandon(name))
+            proc = self.proc
             try:
-                fields = task_fields(
-                    exercise_id,
-                    submission,
-                    kernel_files=options.get("kernel_files", False),
-                    time_seed=time_seed,
-                    bench_seed=options.get("bench_seed"),
-                    time_check=options.get("time_check", (0, 0)),
-                    private=() if self.sandboxed else self.private,
-                )
-                write_task(task_dir, fields, message, cases)
-                with self._state:
-                    self._serving = name
-                on_cancel(lambda: self.abandon(name))
-                proc = self.proc
                 self._names.write(name + "\n")
-                run = _follow(
-                    proc,
-                    task_dir,
-                    [c.index for c in cases],
-                    case_timeout,
-                    time_seed,
-                    time.monotonic(),
-                    options.get("progress"),
-                    options.get("worth_timing"),
-                    served=True,
-                )
-                if _faulted(run):  # stopped, or a GPU error that may have broken its CUDA context
-                    self.stop()
-                return run
-            except BaseException:
+            except (OSError, ValueError, AttributeError):  # gone, or stopped by a cancel just now
                 self.stop()
-                raise
-            finally:
-                with self._state:
-                    self._serving = None
-                scratch.remove_tree(task_dir)
+                return ChildRun({}, "crashed", "the grader's replayer had ended before this check"), True
+            run = _follow(
+                proc,
+                task_dir,
+                [c.index for c in cases],
+                case_timeout,
+                time_seed,
+                time.monotonic(),
+                options.get("progress"),
+                options.get("worth_timing"),
+                served=True,
+            )
+            again = _not_the_submissions(run, proc, task_dir)
+            if _faulted(run):  # stopped, or a GPU error that may have broken its CUDA context
+                self.stop()
+            return run, again
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            with self._state:
+                self._serving = None
+            scratch.remove_tree(task_dir)
+
+
+def _not_the_submissions(run: ChildRun, proc, task_dir: Path) -> bool:
+    """Did the replayer end before the task's first outcome in a way no submission can cause:
+    before it began the task, or with exit status 0 (a replayer exits 0 only when its names end
+    or the grader has gone; a submission's kernels run on the device, where a fault is an error
+    the replayer reports, not an exit)?"""
+    if run.stopped != "crashed" or run.outcomes:
+        return False
+    return not (task_dir / "imported").exists() or proc.poll() == 0
 
 
 _serving: dict = {}

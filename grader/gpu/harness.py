@@ -42,6 +42,9 @@ class Samples:
     stop_reason: str = ""
     phases: dict = field(default_factory=dict)
     """Wall seconds per phase of the measurement (inputs to the device, warm-up, timing)."""
+    sampled_with: int | None = None
+    """The seed of `picks` (grader/steps/judge.py) when the checked outputs came back sampled
+    (a child's, `sampled_outputs`), else None: whole buffers."""
 
 
 class _Arena:
@@ -53,6 +56,7 @@ class _Arena:
         take = pool.take if pool is not None else lambda shape, dtype: cuda.device_array(shape, dtype)
         self.dims = dims
         self.input_sets = input_sets
+        self.ready = False  # refreshed for the check about to be timed (`ready_kept_arena`)
         self.base = [{a.name: _upload(take, s[a.name]) for a in spec.inputs} for s in input_sets]
         self.inputs = {a.name: take(self.base[0][a.name].shape, self.base[0][a.name].dtype) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
@@ -72,12 +76,19 @@ class _Arena:
     def refresh(self) -> None:
         """Upload the inputs and the poisoned outputs again, into the same buffers: an arena kept
         for the next check (`kept_arena`) starts from what the grader made, whatever a kernel
-        of the check before wrote out of its bounds."""
-        for device_set, host_set in zip(self.base, self.input_sets):
+        of the check before wrote out of its bounds. From page-locked copies made at the first
+        refresh: a GiB of inputs then crosses in tens of milliseconds, not hundreds."""
+        if not hasattr(self, "_locked"):
+            self._locked = [{n: _page_locked(h[n]) for n in d} for d, h in zip(self.base, self.input_sets)]
+            self._locked_outputs = {
+                n: _page_locked(fenced_buffer(p.dtype, p.size - 2 * PAD, self.inits[n]))
+                for n, p in self.pristine.items()
+            }
+        for device_set, host_set in zip(self.base, self._locked):
             for name, device in device_set.items():
-                device.copy_to_device(np.ascontiguousarray(host_set[name]))
+                device.copy_to_device(host_set[name])
         for name, pristine in self.pristine.items():
-            pristine.copy_to_device(fenced_buffer(pristine.dtype, pristine.size - 2 * PAD, self.inits[name]))
+            pristine.copy_to_device(self._locked_outputs[name])
             self.buffers[name].copy_to_device(pristine)
 
     def require_intact_inputs(self, samples: int = 64, chunk: int = 1024) -> None:
@@ -122,6 +133,18 @@ class InputsChanged(RuntimeError):
     """The benchmark's inputs on the device changed during timing (`_Arena.require_intact_inputs`)."""
 
 
+def _page_locked(host: np.ndarray) -> np.ndarray:
+    """A page-locked (pinned) copy of `host`, which the GPU copies from at full speed."""
+    from numba import cuda
+
+    try:
+        locked = cuda.pinned_array(host.shape, host.dtype)
+    except Exception:  # noqa: BLE001 - no page-locked memory to be had: slower, never wrong
+        return np.ascontiguousarray(host)
+    locked[...] = host
+    return locked
+
+
 def _upload(take, host: np.ndarray):
     device = take(host.shape, host.dtype)
     device.copy_to_device(np.ascontiguousarray(host))
@@ -152,6 +175,45 @@ class Pool:
         if self.offset > self.buffer.size:
             raise MemoryError(f"the benchmark's buffers need more than the {self.buffer.size >> 20} MiB reserved")
         return self.buffer[start : start + nbytes].view(dtype).reshape(shape)
+
+
+class Scratch:
+    """Where a timed launch's own device arrays go (a scan's block sums, a reduction's partial
+    sums: its plan's allocations, grader/replay/replayer.py): the Pool's room after the arena,
+    from the same offset at every launch (`start`). Numba's allocator would put them wherever
+    its last frees left room, a place that differs from process to process and moves the
+    speed of a kernel whose atomics or reads land there. No Pool, or no room: None, and the
+    caller allocates as usual."""
+
+    def __init__(self):
+        self.pool, self.begin, self.offset = None, 0, 0
+
+    def bind(self, pool) -> None:
+        """The room after the arena just carved from `pool` (None: no Pool in this process)."""
+        self.pool, self.begin = pool, pool.offset if pool is not None else 0
+
+    def start(self) -> None:
+        self.offset = self.begin
+
+    def take(self, shape, dtype):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if self.pool is None or not shape or 0 in shape:  # a 0-d or empty array: numba's own
+            return None
+        arena_end, self.pool.offset = self.pool.offset, self.offset
+        try:
+            taken = self.pool.take(shape, dtype)
+            self.offset = self.pool.offset
+            return taken
+        except MemoryError:
+            return None
+        finally:
+            self.pool.offset = arena_end
+
+
+scratch = Scratch()
+"""The timed launches' scratch of this process (bound by `kept_arena`)."""
+SCRATCH_BYTES = 1 << 30
+"""Room a replayer's Pool keeps for timed launches' own arrays, beyond the largest arena."""
 
 
 def arena_bytes(spec) -> int:
@@ -193,10 +255,25 @@ def kept_arena(key, spec, input_sets, dims) -> _Arena:
         if _pool is not None:
             _pool.offset = 0
         arena = _Arena(spec, input_sets, dims, pool=_pool)
-    else:
+        scratch.bind(_pool)
+    elif not arena.ready:
         arena.refresh()
+    arena.ready = False
     _kept[key] = arena
     return arena
+
+
+def ready_kept_arena(key, spec, input_sets, dims) -> None:
+    """Make or refresh the arena of `key` now, for the timing that follows with no kernel run in
+    between (a replayer does it while the grading process judges the check's cases)."""
+    kept_arena(key, spec, input_sets, dims).ready = True
+
+
+def unready() -> None:
+    """A new task begins: its kernels may write anywhere, so every kept arena is refreshed again
+    before it is timed in."""
+    for arena in _kept.values():
+        arena.ready = False
 
 
 def hold_gpu():

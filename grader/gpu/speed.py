@@ -17,7 +17,16 @@ import numpy as np
 
 from grader.gpu import statistics as timing
 from grader.steps.cases import case_rng, expected_and_tolerance
-from grader.gpu.harness import CAP_SECONDS, Samples, choose_check, hidden_work, measure, variant_for, vary_on_host
+from grader.gpu.harness import (
+    CAP_SECONDS,
+    Samples,
+    choose_check,
+    hidden_work,
+    measure,
+    ready_kept_arena,
+    variant_for,
+    vary_on_host,
+)
 from grader.steps.judge import judge_sampled
 from grader.result.speed import Ceilings, MedianRatio, Speed, SpeedDetails, Throughput
 
@@ -63,9 +72,17 @@ _kept_inputs: dict = {}
 _kept_lock = threading.Lock()
 
 
-def new_check() -> tuple[int, int]:
-    """Which timed launch of the learner's gets checked: chosen by the grading process."""
-    return choose_check(INPUT_SETS, rng=random.SystemRandom())
+def ready_for(ex, base_seed: int) -> None:
+    """The benchmark's inputs and kept buffers made ready for the next `collect(keep=True)`."""
+    inputs = benchmark_inputs(ex, base_seed, keep=True)
+    ready_kept_arena((ex.id, base_seed), ex.spec, inputs, dict(ex.spec.benchmark.dims))
+
+
+def new_check() -> tuple[int, int, int]:
+    """Which timed launch of the learner's gets checked, (round, input set), and the seed of the
+    elements it is judged at: chosen by the grading process."""
+    rng = random.SystemRandom()
+    return (*choose_check(INPUT_SETS, rng=rng), rng.getrandbits(63))
 
 
 def collect(ex, launch, seed: int, check=None, base_seed=None, keep: bool = False, **options) -> Samples:
@@ -95,7 +112,7 @@ def expected_for_check(ex, seed: int, check, base_seed=None):
     """(inputs, expected, tolerance) of the timed launch at `check` = (round, input set),
     rebuilt exactly; the grading process computes it while the child is still timing. With a
     `base_seed` the base inputs are kept for the run's next checks, as the replayer keeps them."""
-    round_index, set_index = check
+    round_index, set_index = check[:2]
     base = benchmark_inputs(ex, seed if base_seed is None else base_seed, keep=base_seed is not None)
     inputs = dict(base[set_index])
     for array in ex.spec.inputs:
@@ -110,10 +127,14 @@ def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | Non
     for name, round_index, set_index, buffers in samples.checked:
         if name != "yours":
             continue
-        want = expected if expected and tuple(expected[0]) == (round_index, set_index) else None
+        want = expected if expected and tuple(expected[0])[:2] == (round_index, set_index) else None
         _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index))
-        rng = np.random.default_rng(random.SystemRandom().getrandbits(64))
-        message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, rng)
+        sampled = samples.sampled_with is not None
+        if want and len(want[0]) > 2:
+            pick_seed = want[0][2]  # this process's choice, which the child sampled with
+        else:
+            pick_seed = samples.sampled_with if sampled else random.SystemRandom().getrandbits(63)
+        message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, pick_seed, sampled=sampled)
         if message:
             return f"A timed run at the benchmark size gave a wrong answer: {message}"
     return None

@@ -85,14 +85,25 @@ def _named(desc: dict, filename: str | None, texts: dict) -> dict:
     return desc
 
 
-def launch_from(plan: Plan, functions: dict, options: dict | None = None, filename: str = "<plan>"):
+def launch_from(
+    plan: Plan,
+    functions: dict,
+    options: dict | None = None,
+    filename: str = "<plan>",
+    jitted: dict | None = None,
+    scratch=None,
+):
     """`launch(**kwargs)` that does what the plan says on the arrays it is given. Each kernel
     launch runs as a line of `filename` at the line that launched it while recording, so that an
-    error there (a refused launch, a kernel that faults) names the learner's line."""
+    error there (a refused launch, a kernel that faults) names the learner's line. `jitted`: the
+    dispatchers of the plans of one check, shared, so that a kernel compiles once for all its
+    cases and the benchmark rather than once per plan (on a GPU, most of a check's time).
+    `scratch` (grader/gpu/harness.py `Scratch`): where the plan's own device arrays go on
+    numba's engine, at the same places at every launch; where it has no room, numba's allocator."""
     import numba.cuda as cuda_module
 
     options = options or {}
-    built: dict = {}
+    built: dict = {} if jitted is None else jitted
     at_line = {
         step.line: compile("\n" * (step.line - 1) + "kernel[config](*arguments)", filename, "eval")
         for step in plan.steps
@@ -104,13 +115,19 @@ def launch_from(plan: Plan, functions: dict, options: dict | None = None, filena
         cuda = cuda_module  # the doctor's own when the doctor runs it (grader/doctor/rebind.py)
         kernels = built.setdefault(id(cuda), {})
         buffers: dict = {}
+        placed = scratch if scratch is not None and cuda is cuda_module else None
+        if placed is not None:
+            placed.start()
         for step in plan.steps:
             if step.op == "param":
                 buffers[step.id] = kwargs[step.name]
-            elif step.op == "alloc":
-                buffers[step.id] = cuda.device_array(step.shape, np.dtype(step.dtype))
-            elif step.op == "upload":
-                buffers[step.id] = cuda.to_device(_host(step.data, step.dtype, step.shape))
+            elif step.op in ("alloc", "upload"):
+                taken = placed.take(step.shape, np.dtype(step.dtype)) if placed is not None else None
+                if taken is None:
+                    taken = cuda.device_array(step.shape, np.dtype(step.dtype))
+                if step.op == "upload":
+                    taken.copy_to_device(_host(step.data, step.dtype, step.shape))
+                buffers[step.id] = taken
             elif step.op == "fill":
                 target = buffers[step.target]
                 target[(slice(None),) if target.ndim else ()] = step.value

@@ -24,20 +24,16 @@ def _fmt_index(index: tuple) -> str:
     return ", ".join(map(str, index))
 
 
-def check_canaries(spec: Spec, outcome: Outcome, dims) -> str | None:
-    """A message when the kernel wrote before the start or past the end of an output."""
-    found = _fence_hit(spec, outcome)
-    return found[0] if found else None
-
-
-def _fence_hit(spec: Spec, outcome: Outcome) -> tuple[str, str] | None:
-    """(message, mistake) when the kernel wrote before the start or past the end of an output."""
+def _fence_hit(spec: Spec, outcome: Outcome, sizes: dict | None = None) -> tuple[str, str] | None:
+    """(message, mistake) when the kernel wrote before the start or past the end of an output.
+    `sizes`: each output's element count, where a buffer holds samples between its fences."""
     for array in spec.outputs:
         buf = outcome.buffers[array.name]
-        size = buf.size - 2 * PAD
+        size = sizes[array.name] if sizes else buf.size - 2 * PAD
+        inside = buf.size - 2 * PAD
         fence = canary_value(array.dtype)
         before = np.flatnonzero(~same_bits(buf[:PAD], fence))
-        after = np.flatnonzero(~same_bits(buf[PAD + size :], fence))
+        after = np.flatnonzero(~same_bits(buf[PAD + inside :], fence))
         if after.size:
             return (
                 f"Your kernel wrote past the end of `{array.name}` (up to {after[-1] + 1} "
@@ -189,30 +185,57 @@ partly computed answer is wrong in far more than 1 element in 10^4, and 2^20 ran
 then miss it with probability below e^-100; judging all 2^28 took seconds."""
 
 
+def picks(size: int, seed: int) -> np.ndarray:
+    """Which elements of an output of `size` a timed run is judged at: every one of a small
+    output, else SAMPLED drawn from `seed` (chosen by the grading process)."""
+    return np.arange(size) if size <= SAMPLED else np.sort(np.random.default_rng(seed).integers(0, size, SAMPLED))
+
+
+def sampled_outputs(spec: Spec, dims: dict, buffers: dict, seed: int) -> dict:
+    """What a timed run sends back to be judged: each fenced output's canaries, and between
+    them its elements at `picks` (4 MiB, not the whole 512 MiB of a large output)."""
+    sampled = {}
+    for array in spec.outputs:
+        buf, size = buffers[array.name], int(np.prod(array.shape_for(dims)))
+        sampled[array.name] = np.concatenate([buf[:PAD], buf[PAD : PAD + size][picks(size, seed)], buf[PAD + size :]])
+    return sampled
+
+
 def judge_sampled(
-    spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict, rng: np.random.Generator
+    spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict, seed: int, sampled: bool = False
 ) -> str | None:
     """A message when a timed run's output is wrong: the canaries in full, the values at
-    SAMPLED random elements (all of them for smaller outputs). None when it is right."""
-    fence = check_canaries(spec, Outcome(buffers, None, 0.0), dims)
+    `picks` (SAMPLED random elements, all of them for smaller outputs). None when it is right.
+    `sampled`: the buffers are `sampled_outputs`'s, made with the same `seed`."""
+    sizes = {array.name: int(np.prod(array.shape_for(dims))) for array in spec.outputs}
+    chosen = {name: picks(size, seed) for name, size in sizes.items()}
+    for name, picked in chosen.items():
+        held = buffers[name].size - 2 * PAD
+        if sampled and held != picked.size:
+            return f"The timed run's `{name}` came back with {held} samples, not {picked.size}."
+    fence = _fence_hit(spec, Outcome(buffers, None, 0.0), sizes)
     if fence:
-        return fence
+        return fence[0]
     for array in spec.outputs:
         shape = array.shape_for(dims)
-        got = output_view(buffers[array.name], shape).reshape(-1)
+        picked = chosen[array.name]
+        if sampled:
+            got = buffers[array.name][PAD:-PAD]
+        else:
+            got = output_view(buffers[array.name], shape).reshape(-1)[picked]
         want = np.asarray(expected[array.name]).reshape(-1)
         tol = np.asarray(tolerance[array.name], dtype=np.float64)
-        picked = np.arange(got.size) if got.size <= SAMPLED else np.sort(rng.integers(0, got.size, SAMPLED))
         t = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
-        never, _, wrong = _compare(array, got[picked], want[picked], t)
+        never, _, wrong = _compare(array, got, want[picked], t)
         bad = never | wrong
         if bad.any():
-            first = int(picked[np.flatnonzero(bad)[0]])
+            at = int(np.flatnonzero(bad)[0])
+            first = int(picked[at])
             idx = _fmt_index(_index(first, shape))
             what = (
                 "was never written"
-                if never[np.flatnonzero(bad)[0]]
-                else (f"should be {float(want[first]):.7g} but is {float(got[first]):.7g}")
+                if never[at]
+                else (f"should be {float(want[first]):.7g} but is {float(got[at]):.7g}")
             )
             return (
                 f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
