@@ -146,6 +146,20 @@ def make_full_class(folder: Path, students: int, exercises=LADDER) -> dict:
     return kinds
 
 
+def progress(total: int, started: float):
+    """A line every tenth of the class: a long run shows it is moving, and a cut-off run
+    still says how far it got and how fast."""
+    done = [0]
+
+    def heard(task, result) -> None:
+        done[0] += 1
+        if done[0] % max(1, total // 10) == 0 or done[0] == total:
+            wall = time.perf_counter() - started
+            print(f"  {done[0]}/{total} graded in {wall:.1f} s ({wall / done[0]:.2f} s a check)", flush=True)
+
+    return heard
+
+
 def phase_breakdown(rows: list) -> dict:
     """Phase -> (checks that had it, total seconds), over every timed check."""
     phases: dict = {}
@@ -242,7 +256,7 @@ def main() -> None:
         for repeat in range(args.repeats):  # the main loop: one grade of the whole class per repeat
             book = Gradebook(Path(tmp) / f"book-{repeat}.sqlite")
             started = time.perf_counter()
-            where.grade(tasks, book, options)
+            where.grade(tasks, book, options, on_done=progress(len(tasks), started))
             wall = time.perf_counter() - started
             rows = book.rows()
             verdicts = Counter(r.verdict for r in rows)
