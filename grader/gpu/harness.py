@@ -57,6 +57,7 @@ class _Arena:
         self.dims = dims
         self.input_sets = input_sets
         self.ready = False  # refreshed for the check about to be timed (`ready_kept_arena`)
+        self._locked = self._locked_outputs = None  # page-locked copies, made at the first refresh
         self.base = [{a.name: _upload(take, s[a.name]) for a in spec.inputs} for s in input_sets]
         self.inputs = {a.name: take(self.base[0][a.name].shape, self.base[0][a.name].dtype) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
@@ -77,8 +78,8 @@ class _Arena:
         """Upload the inputs and the poisoned outputs again, into the same buffers: an arena kept
         for the next check (`kept_arena`) starts from what the grader made, whatever a kernel
         of the check before wrote out of its bounds. From page-locked copies made at the first
-        refresh: a GiB of inputs then crosses in tens of milliseconds, not hundreds."""
-        if not hasattr(self, "_locked"):
+        refresh, which the GPU copies from directly (no staging through a pinned bounce buffer)."""
+        if self._locked is None:
             self._locked = [{n: _page_locked(h[n]) for n in d} for d, h in zip(self.base, self.input_sets)]
             self._locked_outputs = {
                 n: _page_locked(fenced_buffer(p.dtype, p.size - 2 * PAD, self.inits[n]))
