@@ -36,7 +36,7 @@ class CheckOptions:
     bench_secret: int | None = None
     """Graded mode: the secret a class run's benchmark inputs are drawn with, one per exercise
     (`benchmark_secret`), so that every check of the run is timed on the same base inputs, in the
-    same kept buffers, against references timed once; None: the task's secret."""
+    same kept buffers; None: the task's secret."""
     unsandboxed: bool = False
     """Graded mode without bubblewrap (`--unsandboxed`): every result says so."""
 

@@ -5,8 +5,9 @@ What travels to a worker is the task alone: the submission's bytes, the exercise
 limits, a secret derived for that task (`task_secret`) and one for the exercise's benchmark
 (`benchmark_secret`, the same for every student), never the host secret, so a worker needs no
 shared folder and a compromised worker opens the inputs of the tasks it ran, and the base
-benchmark inputs every submission of the exercise is timed on, and no other. The worker writes the bytes to a temporary file of its own and checks it
-in a child process as on one machine; the child sees only derived values, as always.
+benchmark inputs every submission of the exercise is timed on, and no other. The worker
+writes the bytes to a temporary file of its own and checks it in a child process as on one
+machine; the child sees only derived values, as always.
 
 Only this, the coordinating process, writes the gradebook, one transaction per finished
 task, in the order they finish; a restart grades only what `pending` lists. A worker that

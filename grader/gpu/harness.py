@@ -169,13 +169,20 @@ class Pool:
         self.offset = 0
 
     def take(self, shape, dtype):
+        """The next buffer of the pool."""
+        taken, self.offset = self.carve(self.offset, shape, dtype)
+        return taken
+
+    def carve(self, start: int, shape, dtype) -> tuple:
+        """(an array of `shape` and `dtype` at byte `start`, where the next one may start);
+        MemoryError past the end of what was reserved."""
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         nbytes = int(np.prod(shape)) * dtype.itemsize
-        start, self.offset = self.offset, -(-(self.offset + nbytes) // self.ALIGN) * self.ALIGN
-        if self.offset > self.buffer.size:
+        end = -(-(start + nbytes) // self.ALIGN) * self.ALIGN
+        if end > self.buffer.size:
             raise MemoryError(f"the benchmark's buffers need more than the {self.buffer.size >> 20} MiB reserved")
-        return self.buffer[start : start + nbytes].view(dtype).reshape(shape)
+        return self.buffer[start : start + nbytes].view(dtype).reshape(shape), end
 
 
 class Scratch:
@@ -200,15 +207,11 @@ class Scratch:
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         if self.pool is None or not shape or 0 in shape:  # a 0-d or empty array: numba's own
             return None
-        arena_end, self.pool.offset = self.pool.offset, self.offset
         try:
-            taken = self.pool.take(shape, dtype)
-            self.offset = self.pool.offset
-            return taken
+            taken, self.offset = self.pool.carve(self.offset, shape, dtype)
         except MemoryError:
             return None
-        finally:
-            self.pool.offset = arena_end
+        return taken
 
 
 scratch = Scratch()
