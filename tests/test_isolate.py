@@ -343,3 +343,61 @@ def test_the_word_on_timing_follows_the_judgement(tmp_path):
 
     assert not isolate._tell_whether_to_time(broken, {}, judge_that_fails)
     assert not child._parent_says_time(broken)
+
+
+def test_a_recording_child_that_answered_and_exited_between_two_looks_is_heard(monkeypatch):
+    """The grading process looks at the recording child's pipe, then at whether the child is
+    still alive. A thread waiting for the GIL between the two (as a class run's oracle threads
+    make it) can find a child that wrote its whole answer and exited meanwhile: that is an
+    answer, not a crash ("exited with status 0 before finishing")."""
+    from grader.checking import recording
+
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", f"import os; os.write({write_end}, b'the plans'); os.close({write_end})"],
+        pass_fds=(write_end,),
+    )
+    os.close(write_end)
+    proc.wait()  # answered and gone before the grading process looks
+    where_read, where_write = os.pipe()
+    os.set_blocking(where_read, False)
+    real_select, looks = recording.select.select, []
+
+    def late_select(read, write, error, timeout):
+        looks.append(timeout)
+        return ([], [], []) if len(looks) == 1 else real_select(read, write, error, timeout)
+
+    monkeypatch.setattr(recording.select, "select", late_select)
+    try:
+        data = recording._read_message(read_end, proc, time.monotonic() + 10, where_read, 10)
+    finally:
+        for fd in (read_end, where_read, where_write):
+            os.close(fd)
+    assert data == b"the plans" and len(looks) >= 2
+
+
+def test_a_child_whose_file_failed_to_load_just_before_it_exited_gets_the_load_verdict(tmp_path):
+    """A child writes load-error.json, then exits. Seen gone after the look for that file found
+    none, it is looked for once more: the learner gets the error in their file, not a crash."""
+    from grader.steps.load import SubmissionError
+
+    (tmp_path / "load-error.json").write_text(
+        '{"verdict": "exception", "message": "NameError in your file", "line": 3, "source": "x = y"}'
+    )
+    proc = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc.wait()
+    proc.output = isolate.CappedOutput(proc.stdout)
+    finished = isolate._Finished(proc, tmp_path, served=False)
+    clock = isolate._CaseClock(tmp_path, time.monotonic(), 10)
+    real_exists, first = Path.exists, []
+
+    def exists_late(path):  # the first look for the file comes before the child wrote it
+        if path.name == "load-error.json" and not first:
+            first.append(path)
+            return False
+        return real_exists(path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "exists", exists_late)
+        with pytest.raises(SubmissionError, match="NameError in your file"):
+            isolate._follow_cases(proc, tmp_path, [0], {}, clock, finished, None)

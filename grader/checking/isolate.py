@@ -681,7 +681,7 @@ def _follow(
 def _follow_cases(proc, task_dir: Path, pending: list, outcomes: dict, clock, finished, progress) -> ChildRun | None:
     """Read each case's outcome into `outcomes` as it appears; a ChildRun when the child stops
     before the last (crashed, or out of time); SubmissionError when the file did not load."""
-    watch, looked, shown = getattr(proc, "watch", None), 0.0, 0.0
+    watch, looked, shown, gone = getattr(proc, "watch", None), 0.0, 0.0, False
     while pending:
         if watch is not None and time.monotonic() >= looked + WATCH_SECONDS:
             looked = time.monotonic()
@@ -698,8 +698,12 @@ def _follow_cases(proc, task_dir: Path, pending: list, outcomes: dict, clock, fi
             finished.wait()
             err = json.loads((task_dir / "load-error.json").read_text())
             raise SubmissionError(err["verdict"], err["message"], err["line"], err["source"])
-        if finished.failed() and not (task_dir / f"outcome-{pending[0]}.json").exists():
+        if gone:  # looked at every file once more since it went: nothing came
             return ChildRun(outcomes, "crashed", finished.detail())
+        if finished.failed():
+            # what it wrote just before it went may have landed after the looks above
+            gone = True
+            continue
         if time.monotonic() > clock.deadline:
             return clock.stop(proc, outcomes)
         if progress is not None and clock.ready and time.monotonic() >= shown + PROGRESS_SECONDS:

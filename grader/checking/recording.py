@@ -143,11 +143,16 @@ class _Lookout:
         return ("loading" if said.get("phase") == "loading" else "running"), places[:MOST_PLACES]
 
 
+EXIT_GRACE = 1.0
+"""Seconds the pipe may stay silent after the recording child exited before it counts as no answer."""
+
+
 def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> bytes:
     """Everything the child writes to the pipe until it closes it, at most MAX_MESSAGE_BYTES,
     before `deadline`."""
     chunks, size = [], 0
     lookout = _Lookout(where)
+    gone_since = None
     while True:
         lookout.drain()
         left = deadline - time.monotonic()
@@ -163,8 +168,13 @@ def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> b
             )
         ready, _, _ = select.select([fd], [], [], min(left, 0.5))
         if not ready:
+            # An exit seen here may have followed a whole message written since the select (this
+            # thread can wait long for the GIL): only a pipe still silent EXIT_GRACE after the
+            # exit means no answer (a process the child left behind still holds it open)
             if proc.poll() is not None and not chunks:
-                break
+                gone_since = gone_since or time.monotonic()
+                if time.monotonic() - gone_since > EXIT_GRACE:
+                    break
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
