@@ -28,7 +28,6 @@ import grader  # noqa: E402,F401
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from grader.gpu import statistics as timing  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
 from grader.gpu.harness import measure  # noqa: E402
 from grader.steps.load import load_launch  # noqa: E402
@@ -81,7 +80,7 @@ def main():
                 cap_seconds=args.cap_seconds,
             )
             sol, base, target = (float(np.median(s.seconds[k])) * 1e3 for k in ("solution", "baseline", "target"))
-            ratio = timing.paired_ratio(s.seconds["baseline"], s.seconds["solution"]).median
+            ratio = s.ratio("baseline", "solution").median
             print(f"{exercise_id:<14}{shift:>10}{sol:13.4f}{base:13.4f}{target:11.4f}{ratio:9.2f}", flush=True)
             del scratch
     if holder:

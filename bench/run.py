@@ -48,19 +48,16 @@ def bench_exercise(ex, ceil, seed=1):
     bytes_moved, flops = bench.bytes_moved(dims), bench.flops(dims)
     rates = {k: timing.throughput(bench.bound, bytes_moved, flops, v / 1e3, ceil) for k, v in ms.items()}
     peer = peers.time_peer(ex.id, inputs[0], dims)
-    sol = samples.seconds["solution"]
     row = {
         "exercise": ex.id,
         "dims": dims,
         "bound": bench.bound,
         "ms": ms,
         "throughput": rates,
-        "solution_speedup_vs_baseline": vars(timing.paired_ratio(samples.seconds["baseline"], sol)),
-        "solution_fraction_of_target": vars(timing.paired_ratio(samples.seconds["target"], sol)),
-        "baseline_fraction_of_target": vars(
-            timing.paired_ratio(samples.seconds["target"], samples.seconds["baseline"])
-        ),
-        "target_speedup_vs_baseline": vars(timing.paired_ratio(samples.seconds["baseline"], samples.seconds["target"])),
+        "solution_speedup_vs_baseline": vars(samples.ratio("baseline", "solution")),
+        "solution_fraction_of_target": vars(samples.ratio("target", "solution")),
+        "baseline_fraction_of_target": vars(samples.ratio("target", "baseline")),
+        "target_speedup_vs_baseline": vars(samples.ratio("baseline", "target")),
         "required_speedup": bench.required_speedup,
         "rounds": samples.rounds,
         "stop_reason": samples.stop_reason,

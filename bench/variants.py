@@ -111,7 +111,7 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
         rate = statistics.throughput(bench.bound, bytes_moved, flops, ms / 1e3, ceil)
         # candidate time ÷ target time, median over interleaved pairs: below 1 is faster than the
         # target (the key keeps its old name, speed_vs_target)
-        vs = statistics.paired_ratio(secs, samples.seconds["target"])
+        vs = samples.ratio(name, "target")
         rows.append(
             {
                 "exercise": exercise_id,

@@ -349,3 +349,150 @@ def test_a_kernel_that_writes_into_the_timed_inputs_gets_no_speed_and_harms_no_r
     with pytest.raises(harness.InputsChanged, match="`b` changed"):
         collect(ex, spoils_the_base, seed=3, base_seed=4, keep=True, min_rounds=2, cap_seconds=0.0)
     harness._kept.clear()
+
+
+def _clocked(monkeypatch, seconds: dict) -> list:
+    """Timed launches that take `seconds[launch]` (a list: one value per launch, cycled),
+    without running anything; the launches made, in order."""
+    from grader.gpu import harness
+
+    made = []
+
+    def timed_launch(launch, kwargs, arena, flush, hold_microseconds=0):
+        made.append(launch)
+        times = seconds[launch]
+        return times[(made.count(launch) - 1) % len(times)], 0.0, 1e-4
+
+    monkeypatch.setattr(harness, "_timed_launch", timed_launch)
+    return made
+
+
+def _contender():
+    def launch(**arrays):
+        pass
+
+    return launch
+
+
+def test_a_rival_far_slower_than_yours_is_timed_in_the_first_rounds_only(monkeypatch):
+    """A 471 ms baseline beside a 2 ms kernel would take nearly all of every round: it is timed
+    in the first SPARSE_ROUNDS rounds, yours and the target every round until their ratio
+    settles, and the speedup is the baseline's median over yours."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    yours, baseline, target = _contender(), _contender(), _contender()
+    jitter = [0.0020, 0.0021, 0.0019, 0.0020, 0.0022, 0.0018]
+    made = _clocked(monkeypatch, {yours: jitter, baseline: [0.471, 0.473], target: [0.00024, 0.00025]})
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    samples = harness.measure(
+        ex.spec, {"yours": yours, "baseline": baseline, "target": target}, inputs, cap_seconds=60, max_uncertainty=0.05
+    )
+    assert samples.sparse == ["baseline"]
+    assert len(samples.seconds["baseline"]) == harness.SPARSE_ROUNDS
+    assert len(samples.seconds["yours"]) == len(samples.seconds["target"]) == samples.rounds >= 10
+    assert made.count(baseline) == harness.SPARSE_ROUNDS + 1  # and its warm-up
+    speedup = samples.ratio("baseline", "yours")
+    assert speedup.median == pytest.approx(0.472 / float(np.median(samples.seconds["yours"])))
+    assert samples.ratio("target", "yours").count == samples.rounds  # still paired
+
+
+@pytest.mark.parametrize("baseline_seconds", [[0.006], [0.030]], ids=["slower but short", "long but under 4x yours"])
+def test_a_rival_that_is_short_or_near_yours_is_timed_every_round(monkeypatch, baseline_seconds):
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    yours, baseline, target = _contender(), _contender(), _contender()
+    _clocked(monkeypatch, {yours: [0.010, 0.011], baseline: baseline_seconds, target: [0.004]})
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    contenders = {"yours": yours, "baseline": baseline, "target": target}
+    samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60, max_rounds=5)
+    assert samples.sparse == [] and samples.rounds == 5
+    assert len(samples.seconds["baseline"]) == len(samples.seconds["yours"]) == samples.rounds
+
+
+def test_the_baseline_and_target_are_warmed_up_once_per_process_and_argument_types(monkeypatch):
+    """A replayer's later checks launch the reference kernels it compiled and loaded already:
+    no warm-up launch for them (yours gets one every check), until their arguments change type."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    baseline, target = _contender(), _contender()
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    warm_ups = []
+    for check in range(3):
+        yours = _contender()
+        made = _clocked(monkeypatch, {yours: [0.001], baseline: [0.002], target: [0.0005]})
+        harness.measure(
+            ex.spec, {"yours": yours, "baseline": baseline, "target": target}, inputs, min_rounds=1, cap_seconds=0
+        )
+        warm_ups.append([made.count(c) - 1 for c in (yours, baseline, target)])  # all but 1 round
+    assert warm_ups == [[1, 1, 1], [1, 0, 0], [1, 0, 0]]
+    longer = tiny("vector_add", {"n": 301})
+    inputs = [longer.spec.make_inputs(dict(longer.spec.benchmark.dims), np.random.default_rng(1))]
+    made = _clocked(monkeypatch, {yours: [0.001], baseline: [0.002], target: [0.0005]})
+    contenders = {"yours": yours, "baseline": baseline, "target": target}
+    harness.measure(longer.spec, contenders, inputs, min_rounds=1, cap_seconds=0)
+    assert made.count(baseline) == 2, "arguments of another shape: warmed up again"
+
+
+def test_which_rivals_were_timed_sparsely_reaches_the_grading_process(tmp_path):
+    """The replayer's speed.json says which rivals it timed in the first rounds only, so the
+    grading process takes their ratio as it was measured (median over median)."""
+    import json
+
+    from grader.checking import isolate
+
+    seconds = {"yours": [0.002, 0.0021, 0.0019, 0.002], "baseline": [0.47, 0.472], "target": [0.00024] * 4}
+    speed = {"seconds": seconds, "after_end_seconds": seconds, "checked": [], "rounds": 4, "stop_reason": ""}
+    (tmp_path / "speed.json").write_text(json.dumps({**speed, "sparse": ["baseline"]}))
+    samples = isolate._read_samples(tmp_path)
+    assert samples.sparse == ["baseline"]
+    assert samples.ratio("baseline", "yours").median == pytest.approx(0.471 / 0.002)
+
+
+def test_the_gpu_is_held_until_a_launch_of_many_kernels_is_all_queued(monkeypatch):
+    """A launch that takes the host 1 ms to queue (a scan's levels) is timed behind a hold of
+    three times that, so the events time the GPU's kernels back to back and not the host's
+    pace; a quick launch keeps the 0.2 ms hold. Yours is measured from its warm-up on; a rival
+    launched at an earlier check starts from what it took then."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    yours, baseline, target = _contender(), _contender(), _contender()
+    queue_seconds = {yours: 0.001, baseline: 0.00005, target: 0.004}
+    held = {yours: [], baseline: [], target: []}
+
+    def timed_launch(launch, kwargs, arena, flush, hold_microseconds=harness.HOLD_MICROSECONDS):
+        held[launch].append(hold_microseconds)
+        return 0.002, 0.0, queue_seconds[launch]
+
+    monkeypatch.setattr(harness, "_timed_launch", timed_launch)
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    contenders = {"yours": yours, "baseline": baseline, "target": target}
+    harness.measure(ex.spec, contenders, inputs, min_rounds=3, max_rounds=3, cap_seconds=60)
+    assert held[yours][1:] == [3000] * 3, "its warm-up's 1 ms, then its timed launches'"
+    assert held[baseline][1:] == [harness.HOLD_MICROSECONDS] * 3
+    assert held[target][1:] == [12000] * 3
+    for launch in held:
+        held[launch].clear()
+    queue_seconds[target] = 0.010  # slower now: the hold follows, up to its cap
+    harness.measure(ex.spec, contenders, inputs, min_rounds=3, max_rounds=3, cap_seconds=60)
+    assert held[target] == [12000, harness.MAX_HOLD_MICROSECONDS, harness.MAX_HOLD_MICROSECONDS]
+
+
+def test_when_every_rival_is_sparse_the_rounds_stop_once_yours_is_known(monkeypatch):
+    """Yours far faster than the baseline and the target (a kernel 40 times the target's speed
+    is possible only by luck or a trick, and is then checked like any other): both rivals are
+    timed in the first rounds, yours until its own median is known to ±1%."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    yours, baseline, target = _contender(), _contender(), _contender()
+    _clocked(monkeypatch, {yours: [0.0010, 0.00101, 0.00099], baseline: [0.100], target: [0.040]})
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    contenders = {"yours": yours, "baseline": baseline, "target": target}
+    samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60, max_rounds=50)
+    assert samples.sparse == ["baseline", "target"]
+    assert samples.rounds == harness.MIN_PAIRS_TO_SETTLE and samples.stop_reason.startswith("median ratios known")
+    assert samples.ratio("target", "yours").median == pytest.approx(40, rel=0.02)

@@ -327,6 +327,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
             "stop_reason": samples.stop_reason,
             "checked": checked,
             "sampled_with": pick_seed,
+            "sparse": samples.sparse,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )

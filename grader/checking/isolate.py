@@ -180,6 +180,7 @@ def _read_samples(task_dir: Path):
         data["stop_reason"],
         data.get("phases", {}),
         data.get("sampled_with"),
+        [n for n in data.get("sparse", []) if n in data["seconds"]],
     )
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import random
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from grader.sentinels import PAD, fenced_buffer
-from grader.gpu.statistics import paired_ratio, settled
+from grader.gpu.statistics import Ratio, paired_ratio, settled
 
 L2_FLUSH_BYTES = 256 << 20
 """Larger than any current GPU's L2 (H200: 60 MB)."""
@@ -45,6 +46,19 @@ class Samples:
     sampled_with: int | None = None
     """The seed of `picks` (grader/steps/judge.py) when the checked outputs came back sampled
     (a child's, `sampled_outputs`), else None: whole buffers."""
+    sparse: list = field(default_factory=list)
+    """Contenders timed in the first SPARSE_ROUNDS rounds only (`is_sparse`)."""
+
+    def ratio(self, numerator: str, denominator: str) -> Ratio:
+        """How many times longer `numerator` took than `denominator`: the median of the
+        interleaved pairs' ratios, or, where either was timed sparsely, of its times over the
+        median of the other's."""
+        top, bottom = self.seconds[numerator], self.seconds[denominator]
+        if numerator in self.sparse:
+            return paired_ratio(top, [float(np.median(bottom))] * len(top))
+        if denominator in self.sparse:
+            return paired_ratio([float(np.median(top))] * len(bottom), bottom)
+        return paired_ratio(top, bottom)
 
 
 class _Arena:
@@ -280,14 +294,14 @@ def unready() -> None:
         arena.ready = False
 
 
-def hold_gpu():
-    """Queue a kernel that keeps the GPU busy for about HOLD_MICROSECONDS."""
+def hold_gpu(microseconds: int = HOLD_MICROSECONDS):
+    """Queue a kernel that keeps the GPU busy for about `microseconds`."""
     from numba import config
 
     if not config.ENABLE_CUDASIM:  # the simulator has no nanosleep, and no GPU to idle
         from grader.gpu.device_kernels import hold
 
-        hold[1, 1](HOLD_MICROSECONDS)
+        hold[1, 1](microseconds)
 
 
 def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array) -> dict:
@@ -334,7 +348,9 @@ def vary_on_device(src, dst, variant: dict) -> None:
         vary_float[blocks, 256](flat_src, flat_dst, variant["roll"], dtype.type(variant.get("sign", 1)))
 
 
-def _timed_launch(launch, kwargs, arena, flush):
+def _timed_launch(launch, kwargs, arena, flush, hold_microseconds: int = HOLD_MICROSECONDS):
+    """(event seconds, host seconds still waited after the end event, host seconds the launch
+    took to queue) of one launch."""
     from numba import cuda
 
     arena.reset_outputs()
@@ -344,14 +360,62 @@ def _timed_launch(launch, kwargs, arena, flush):
     # Queued behind the flush and a hold, the start event fires once the launch is queued
     # too: with the GPU idle instead, the events would time the host's dispatch (~26 µs,
     # varying from process to process) as if it were the kernel's.
-    hold_gpu()
+    hold_gpu(hold_microseconds)
+    queuing = time.perf_counter()
     start.record()
     launch(**kwargs)
     end.record()
+    queued = time.perf_counter() - queuing
     end.synchronize()
     after_end = time.perf_counter()
     cuda.synchronize()  # device-wide: every stream, not only the default one
-    return start.elapsed_time(end) / 1e3, time.perf_counter() - after_end
+    return start.elapsed_time(end) / 1e3, time.perf_counter() - after_end, queued
+
+
+HOLD_COVER = 3.0
+MAX_HOLD_MICROSECONDS = 20_000
+
+
+class _Holds:
+    """How long the GPU is held before each contender's timed launch: HOLD_COVER times the
+    host's time to queue its whole launch (the median so far; its warm-up's, or its last
+    check's, to start), at least HOLD_MICROSECONDS. A launch of many small kernels (a scan's
+    levels, each with its arrays) takes the host longer to queue than the GPU to run: held
+    only 0.2 ms, the GPU waited for the host between kernels, and the events timed the host's
+    pace, which a loaded machine slows (the same scan got 8.4x and 9.7x in one class run)."""
+
+    def __init__(self):
+        self.seen, self.measured = {}, set()
+
+    def start(self, name: str, seconds: float) -> None:
+        self.seen[name] = [seconds]
+
+    def saw(self, name: str, seconds: float) -> None:
+        if name not in self.measured:  # a warm-up's figure may include compiling: replaced
+            self.measured.add(name)
+            self.seen[name] = []
+        self.seen[name].append(seconds)
+
+    def typical(self, name: str) -> float:
+        return float(np.median(self.seen[name]))
+
+    def microseconds(self, name: str) -> int:
+        wanted = HOLD_COVER * self.typical(name) * 1e6
+        return int(min(max(wanted, HOLD_MICROSECONDS), MAX_HOLD_MICROSECONDS))
+
+
+SPARSE_FACTOR = 4.0
+SPARSE_MIN_SECONDS = 0.020
+SPARSE_ROUNDS = 2
+
+
+def is_sparse(reference_seconds: float, yours_seconds: float) -> bool:
+    """Is a reference slow enough, at its first timed launch, to be timed in the first
+    SPARSE_ROUNDS rounds only? At least SPARSE_FACTOR times yours and SPARSE_MIN_SECONDS: its
+    launches then take most of each round (a 471 ms baseline beside a 2 ms reduction), and
+    their jitter, microseconds, is a ten-thousandth of them, while the median of yours, timed
+    every round, carries the noise that sets how many rounds are needed."""
+    return reference_seconds >= max(SPARSE_FACTOR * yours_seconds, SPARSE_MIN_SECONDS)
 
 
 MIN_ROUNDS = 3
@@ -395,45 +459,82 @@ def measure(
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
     arena = kept_arena(keep, spec, input_sets, dims) if keep is not None else _Arena(spec, input_sets, dims)
     samples.phases["inputs to device"] = time.perf_counter() - clock
+    holds = _Holds()
     for name in names:  # warm-up: JIT compile and module load stay out of the figures
         clock = time.perf_counter()
-        arena.fresh_inputs(0, variant_seed, -1)
-        _timed_launch(contenders[name], arena.kwargs(0), arena, flush)
+        queued = None if name == names[0] else _remembered(contenders[name], arena.kwargs(0))
+        if queued is None:  # yours, or a rival not yet launched in this process
+            arena.fresh_inputs(0, variant_seed, -1)
+            queued = _timed_launch(contenders[name], arena.kwargs(0), arena, flush)[2]
+        holds.start(name, queued)
         samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
-    _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop)
+    _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop, holds)
+    for name in names[1:]:
+        _remember(contenders[name], arena.kwargs(0), holds.typical(name))
     arena.require_intact_inputs()
     samples.phases["timed rounds"] = time.perf_counter() - started
     return samples
 
 
-def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets, stop) -> None:
-    """Rounds of timed launches, interleaved in rotating order, until `stop` says enough."""
+_warm: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""launch (a baseline, a target) -> {its arguments' types: host seconds its launch took to queue
+at its last check}: launched in this process, so compiled and loaded."""
+
+
+def _kinds(kwargs: dict) -> tuple:
+    return tuple(sorted((k, str(getattr(v, "dtype", type(v))), getattr(v, "shape", ())) for k, v in kwargs.items()))
+
+
+def _remembered(launch, kwargs: dict) -> float | None:
+    """How long `launch` took to queue at its last check on arguments of these types, if it
+    had one in this process: a replayer's later checks time it without a warm-up launch."""
+    try:
+        return _warm.get(launch, {}).get(_kinds(kwargs))
+    except TypeError:  # a launch that cannot be referred to weakly is warmed up every time
+        return None
+
+
+def _remember(launch, kwargs: dict, queued: float) -> None:
+    try:
+        _warm.setdefault(launch, {})[_kinds(kwargs)] = queued
+    except TypeError:
+        pass
+
+
+def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets, stop, holds: _Holds) -> None:
+    """Rounds of timed launches, interleaved in rotating order, until `stop` says enough. A
+    rival `is_sparse` after the first round is timed in the first SPARSE_ROUNDS only."""
     cap_seconds, min_rounds, max_rounds, max_uncertainty = stop
     input_sets = range(sets)
     started = time.perf_counter()
     launch_index = 0
     while True:
         for set_index in input_sets:
-            order = names[launch_index % len(names) :] + names[: launch_index % len(names)]
+            timed = [n for n in names if n not in samples.sparse or samples.rounds < SPARSE_ROUNDS]
+            order = timed[launch_index % len(timed) :] + timed[: launch_index % len(timed)]
             for name in order:
                 # Inputs no launch has seen (caching answers by input buffer or content fails),
                 # made anew for each contender: a kernel that wrote past its outputs into the
                 # inputs cannot make the next contender's work harder
                 arena.fresh_inputs(set_index, variant_seed, samples.rounds)
-                seconds, after_end = _timed_launch(contenders[name], arena.kwargs(set_index), arena, flush)
+                seconds, after_end, queued = _timed_launch(
+                    contenders[name], arena.kwargs(set_index), arena, flush, holds.microseconds(name)
+                )
+                holds.saw(name, queued)
                 samples.seconds[name].append(seconds)
                 samples.after_end_seconds[name].append(after_end)
                 if name == names[0] and (samples.rounds, set_index) == tuple(check):
                     samples.checked.append((name, samples.rounds, set_index, arena.copy_outputs()))
             launch_index += 1
+        if samples.rounds == 0:
+            first_yours = float(np.median(samples.seconds[names[0]]))
+            samples.sparse = [n for n in names[1:] if is_sparse(float(np.median(samples.seconds[n])), first_yours)]
         samples.rounds += 1
         if samples.rounds < min_rounds:
             continue
         first = samples.seconds[names[0]]
-        if len(first) >= MIN_PAIRS_TO_SETTLE and settled(
-            [paired_ratio(samples.seconds[n], first) for n in names[1:]], max_uncertainty
-        ):
+        if len(first) >= MIN_PAIRS_TO_SETTLE and settled(_settling(samples, names), max_uncertainty):
             samples.stop_reason = f"median ratios known within ±{max_uncertainty:.0%}"
             break
         if time.perf_counter() - started > cap_seconds:
@@ -442,6 +543,14 @@ def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets,
         if samples.rounds >= max_rounds:
             samples.stop_reason = f"{max_rounds} rounds"
             break
+
+
+def _settling(samples: Samples, names: list) -> list:
+    """The ratios whose uncertainty decides when the rounds may stop: each rival timed every
+    round against yours; where every rival is sparse, yours against its own median."""
+    dense = [samples.ratio(n, names[0]) for n in names[1:] if n not in samples.sparse]
+    yours = samples.seconds[names[0]]
+    return dense or [paired_ratio(yours, [float(np.median(yours))] * len(yours))]
 
 
 def hidden_work(event_seconds: list, after_end_seconds: list) -> bool:
