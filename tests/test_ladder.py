@@ -89,3 +89,30 @@ def test_starter_and_solution_share_the_contract(exercise_id):
     assert starter.split('"""')[1] == solution.split('"""')[1]
     for source, path in ((starter, ex.starter_file), (solution, ex.solution_file)):
         load_launch(ex.spec, source, str(path))  # raises when the signature is off
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+@pytest.mark.parametrize("which", ["baseline", "target"])
+def test_a_reference_launch_allocates_nothing_once_warmed_up(exercise_id, which, monkeypatch):
+    """A reference's timed launches must not allocate: each allocation lands somewhere new and
+    Numba's deferred frees synchronise the GPU, so the reference's time, and every speedup
+    measured against it, would move from one check to the next (scan's baseline did: 24.9 to
+    25.5 ms). Called twice at the benchmark's size (its kernels not run), the second call
+    allocates no device memory."""
+    import numpy as np
+    from numba import cuda
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    monkeypatch.setattr(FakeCUDAKernel, "__getitem__", lambda kernel, config: lambda *args: None)
+    ex = exercise(exercise_id)
+    dims = dict(ex.spec.benchmark.dims)
+    arrays = {a.name: cuda.device_array(a.shape_for(dims), a.dtype) for a in (*ex.spec.inputs, *ex.spec.outputs)}
+    scalars = {p.name: np.dtype(p.dtype).type(1) for p in ex.spec.scalars}
+    launch = getattr(ex, which)
+    launch(**arrays, **scalars)
+    made = []
+    for name in ("device_array", "device_array_like", "to_device", "pinned_array", "mapped_array"):
+        real = getattr(cuda, name)
+        monkeypatch.setattr(cuda, name, lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
+    launch(**arrays, **scalars)
+    assert made == []
