@@ -171,6 +171,17 @@ def phase_breakdown(rows: list) -> dict:
     return phases
 
 
+def rounds_by_exercise(rows: list) -> dict:
+    """Exercise -> (mean seconds of timed rounds, mean rounds) over its timed checks: where the
+    GPU's time goes."""
+    seen: dict = {}
+    for row in rows:
+        details = row.result.speed.details if row.result else None
+        if details and "timed rounds" in details.phase_seconds:
+            seen.setdefault(row.exercise, []).append((details.phase_seconds["timed rounds"], details.rounds))
+    return {e: (sum(t for t, _ in v) / len(v), sum(n for _, n in v) / len(v)) for e, v in seen.items()}
+
+
 def solution_spreads(rows: list, kinds: dict) -> dict:
     """Exercise -> (solutions timed, min speedup, max speedup, max/min) over the students who
     handed in the solution: one solution graded many times."""
@@ -202,12 +213,16 @@ def print_details(rows: list, kinds: dict, wall: float) -> dict:
     )
     for said, count in crashed.most_common(5):  # the grader's own failures, to be looked into
         print(f"  crashed x{count}: {said}", flush=True)
+    rounds = rounds_by_exercise(rows)
     for exercise_id, (count, low, high, ratio) in spreads.items():
+        seconds, mean_rounds = rounds.get(exercise_id, (0.0, 0.0))
         print(
-            f"  {exercise_id}: {count} solutions timed, speedup {low:.3f}–{high:.3f}x, max/min {ratio:.4f}",
+            f"  {exercise_id}: {count} solutions timed, speedup {low:.3f}–{high:.3f}x, max/min {ratio:.4f}; "
+            f"timed rounds {seconds:.3f} s a check ({mean_rounds:.1f} rounds)",
             flush=True,
         )
     return {
+        "timed_rounds_by_exercise": {e: {"mean_s": round(t, 4), "mean_rounds": n} for e, (t, n) in rounds.items()},
         "phases": {
             name: {"checks": c, "total_s": round(t, 3), "mean_s": round(t / c, 4)} for name, (c, t) in phases.items()
         },
