@@ -496,3 +496,32 @@ def test_when_every_rival_is_sparse_the_rounds_stop_once_yours_is_known(monkeypa
     assert samples.sparse == ["baseline", "target"]
     assert samples.rounds == harness.MIN_PAIRS_TO_SETTLE and samples.stop_reason.startswith("median ratios known")
     assert samples.ratio("target", "yours").median == pytest.approx(40, rel=0.02)
+
+
+def _timed(yours: list) -> "object":
+    from grader.gpu.harness import Samples
+
+    n = len(yours)
+    seconds = {"yours": yours, "baseline": [0.020] * n, "target": [0.005] * n}
+    return Samples(seconds, {k: [0.0] * n for k in seconds}, [], n, "")
+
+
+def test_a_kernel_fast_only_after_the_rounds_that_may_be_checked_gains_at_most_five_percent():
+    """The checked launch is drawn from the first rounds (they always run); a kernel that keeps
+    a count on the device can do the work there and return at once after. Its later launches
+    count no faster than 5% under the first rounds' median, and the result says so."""
+    ex = tiny("vector_add", {"n": 300})
+    honest, _ = evaluate(ex, 5, _timed([0.010] * 15), CEILINGS)
+    cheat, _ = evaluate(ex, 5, _timed([0.010] * 3 + [0.001] * 12), CEILINGS)
+    assert honest.details.speedup_vs_baseline.median == pytest.approx(2.0)
+    assert not honest.details.faster_later
+    assert cheat.details.speedup_vs_baseline.median == pytest.approx(2.0 * 1.05)
+    assert cheat.details.faster_later and "counted at most 5% faster" in cheat.details.summary
+
+
+def test_a_kernel_whose_later_rounds_jitter_a_little_faster_keeps_its_figures():
+    ex = tiny("vector_add", {"n": 300})
+    jitter = [0.0100, 0.0101, 0.0099] + [0.0098, 0.0099, 0.0097, 0.0098] * 3
+    speed, _ = evaluate(ex, 5, _timed(jitter), CEILINGS)
+    assert not speed.details.faster_later
+    assert speed.details.speedup_vs_baseline.median == pytest.approx(0.020 / 0.0098)

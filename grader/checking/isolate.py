@@ -33,7 +33,7 @@ from grader.checking.capture import CappedOutput
 from grader.checking.child import TIME_GO, TIME_SKIP
 from grader.paths import data_dir
 from grader.settings import forced_backend
-from grader.gpu.harness import Samples
+from grader.gpu.harness import MIN_ROUNDS, Samples
 
 
 STARTUP_SECONDS = 30.0
@@ -181,6 +181,7 @@ def _read_samples(task_dir: Path):
         data.get("phases", {}),
         data.get("sampled_with"),
         [n for n in data.get("sparse", []) if n in data["seconds"]],
+        max(1, int(data.get("checkable", MIN_ROUNDS))),
     )
 
 

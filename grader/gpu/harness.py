@@ -22,6 +22,8 @@ import numpy as np
 from grader.sentinels import PAD, fenced_buffer
 from grader.gpu.statistics import Ratio, paired_ratio, settled
 
+MIN_ROUNDS = 3
+"""Rounds every measurement runs: the checked launch of yours is drawn from these."""
 L2_FLUSH_BYTES = 256 << 20
 """Larger than any current GPU's L2 (H200: 60 MB)."""
 HOLD_MICROSECONDS = 200
@@ -48,6 +50,8 @@ class Samples:
     (a child's, `sampled_outputs`), else None: whole buffers."""
     sparse: list = field(default_factory=list)
     """Contenders timed in the first SPARSE_ROUNDS rounds only (`is_sparse`)."""
+    checkable: int = MIN_ROUNDS
+    """The checked launch of yours is drawn from the rounds before this one."""
 
     def ratio(self, numerator: str, denominator: str) -> Ratio:
         """How many times longer `numerator` took than `denominator`: the median of the
@@ -418,7 +422,6 @@ def is_sparse(reference_seconds: float, yours_seconds: float) -> bool:
     return reference_seconds >= max(SPARSE_FACTOR * yours_seconds, SPARSE_MIN_SECONDS)
 
 
-MIN_ROUNDS = 3
 MIN_PAIRS_TO_SETTLE = 10
 """Six ratios can cluster by luck; a median is called settled only from ten pairs on (slow
 kernels stop earlier, at the time cap)."""
@@ -454,7 +457,7 @@ def measure(
     clock = time.perf_counter()
     dims = dict(spec.benchmark.dims)
     names = list(contenders)
-    samples = Samples({n: [] for n in names}, {n: [] for n in names})
+    samples = Samples({n: [] for n in names}, {n: [] for n in names}, checkable=min_rounds)
     check = check or choose_check(len(input_sets), min_rounds)
     check = (min(check[0], min_rounds - 1), check[1])  # a round that is sure to run
     arena = kept_arena(keep, spec, input_sets, dims) if keep is not None else _Arena(spec, input_sets, dims)

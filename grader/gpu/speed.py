@@ -145,6 +145,21 @@ def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | Non
     return None
 
 
+LATER_SLACK = 0.05
+
+
+def counted_no_faster_than_checkable(yours: list, checkable: int) -> tuple[list, bool]:
+    """(yours, each launch counted no faster than LATER_SLACK under the median of the rounds
+    the checked launch is drawn from; whether that moved the median). Those rounds always run
+    and are checked, the later ones are not: a kernel keeping a count on the device could do
+    the work while it may be checked and return at once after. It gains 5% at most; a kernel
+    that runs alike every round loses nothing."""
+    early = yours[: max(checkable, 1) * INPUT_SETS]
+    least = float(np.median(early)) / (1 + LATER_SLACK)
+    counted = [max(t, least) for t in yours]
+    return counted, float(np.median(counted)) > float(np.median(yours)) * (1 + 1e-9)
+
+
 def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> tuple[Speed, str | None]:
     """(speed section, message when a timed output was wrong). `expected`, when given, is
     ((round, set), expected_for_check(...)) computed ahead."""
@@ -157,6 +172,7 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
     hidden = hidden_work(yours, samples.after_end_seconds["yours"])
     if hidden:  # work escaped the events: counting it in is the honest figure
         yours = [e + a for e, a in zip(yours, samples.after_end_seconds["yours"])]
+    yours, faster_later = counted_no_faster_than_checkable(yours, samples.checkable)
     timed = replace(samples, seconds={**samples.seconds, "yours": yours})
     speedup, of_target = timed.ratio("baseline", "yours"), timed.ratio("target", "yours")
     median = float(np.median(yours))
@@ -182,6 +198,7 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
         floor_ms=floor * 1e3,
         below_floor=impossible,
         hidden_work=hidden,
+        faster_later=faster_later,
         faster_than_target_warning=of_target.median > timing.TARGET_WARNING,
         required_speedup=bench.required_speedup,
         meets_requirement=meets,
@@ -224,6 +241,11 @@ def summary_line(d: SpeedDetails) -> str:
         parts.append(f"Needs {d.required_speedup:.2f}x the baseline: too slow for now.")
     else:
         parts.append(f"Tier: {d.tier or 'none yet'} ({d.points}/{d.max_points} speed points).")
+    if d.faster_later:
+        parts.append(
+            "Your kernel ran over 5% faster after its first rounds, which are the ones checked: "
+            "counted at most 5% faster than those."
+        )
     if d.faster_than_target_warning:
         parts.append("Warning: over 1.5x faster than our best kernel — please tell us how!")
     return " ".join(parts)

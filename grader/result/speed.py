@@ -63,6 +63,9 @@ class SpeedDetails:
     """Faster than physically possible: the timing is rejected."""
     hidden_work: bool = False
     """Work ran outside the timed region: no speed points."""
+    faster_later: bool = False
+    """Yours ran over 5% faster after the rounds its checked launch is drawn from: counted at
+    most 5% faster than those (grader/gpu/speed.py `counted_no_faster_than_checkable`)."""
     faster_than_target_warning: bool = False
     required_speedup: float | None = None
     meets_requirement: bool = False
