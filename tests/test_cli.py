@@ -169,17 +169,18 @@ def test_process_that_dies_is_crashed(tmp_path):
     before = set(_children_running_grader())
     worker = threading.Thread(target=run)
     worker.start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    deadline, first_seen = time.monotonic() + 60, None
+    while worker.is_alive() and time.monotonic() < deadline:
+        # every child the check starts, once it has had a second to start: the spare started
+        # ahead, the recording child (unless it answered and went), the child running the cases
         new = set(_children_running_grader()) - before
-        if new:
-            time.sleep(1.0)
-            for pid in new:  # the recording child may have answered and gone already
+        first_seen = first_seen or (time.monotonic() if new else None)
+        if first_seen and time.monotonic() > first_seen + 1.0:
+            for pid in new:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            break
         time.sleep(0.1)
     worker.join(timeout=120)
     result = found["result"]

@@ -117,17 +117,21 @@ def test_byte_inputs_give_a_different_answer_every_round_and_keep_their_line_lay
     assert len(histograms) == 8
 
 
-def test_the_grading_process_computes_the_checked_launchs_expected_output_ahead():
-    """check_file picks the timed launch to check and computes its expected output while the
-    child runs: the same answer as computing it afterwards."""
+def test_the_grading_process_has_the_checked_launchs_expected_output_computed_ahead_elsewhere():
+    """check_file picks the timed launch to check and has its expected output computed in an
+    oracle process while the child runs: at the picked elements, the same answer as computing
+    it here afterwards, and a timed output judged against it is judged as against the whole."""
     from grader.checking.pipeline import _expected_in_background
-    from grader.gpu.speed import expected_for_check
+    from grader.gpu import speed
+    from grader.steps import judge
 
-    ex = tiny("saxpy", {"n": 50})
+    ex = tiny("saxpy", {"n": 5000})
     check_at, future = _expected_in_background(ex, 11, None)
-    inputs, expected, tolerance = future.result(timeout=30)
-    again = expected_for_check(ex, 11, check_at)
-    assert np.array_equal(inputs["x"], again[0]["x"]) and np.array_equal(expected["out"], again[1]["out"])
+    at_picks = future.result(timeout=120)
+    _, expected, tolerance = expected_for_check(ex, 11, check_at)
+    picked = judge.picks(5000, check_at[2])
+    assert np.array_equal(at_picks.expected["out"], np.asarray(expected["out"])[picked])
+    assert speed._oracles_started[0] >= 1  # computed in an oracle process, not here
 
 
 def test_a_measurement_says_where_its_time_went_phase_by_phase():
@@ -525,3 +529,52 @@ def test_a_kernel_whose_later_rounds_jitter_a_little_faster_keeps_its_figures():
     speed, _ = evaluate(ex, 5, _timed(jitter), CEILINGS)
     assert not speed.details.faster_later
     assert speed.details.speedup_vs_baseline.median == pytest.approx(0.020 / 0.0098)
+
+
+def test_an_oracle_process_that_dies_leaves_the_answer_to_this_process(monkeypatch):
+    """An oracle process killed mid-check (out of memory, say): the expected output is computed
+    here instead, and the next check gets a new process."""
+    from grader.gpu import speed
+
+    ex = tiny("saxpy", {"n": 5000})
+    check = speed.new_check()
+    first = speed.expected_elsewhere(ex, 11, check).result(timeout=120)
+    for oracle in list(speed._idle_oracles.queue):
+        oracle.proc.kill()
+        oracle.proc.wait()
+    again = speed.expected_elsewhere(ex, 11, check).result(timeout=120)
+    assert np.array_equal(first.expected["out"], again.expected["out"])
+    while any(o.proc.poll() is not None for o in speed._idle_oracles.queue):  # every dead one met
+        speed.expected_elsewhere(ex, 11, check).result(timeout=120)
+    speed.expected_elsewhere(ex, 11, check).result(timeout=120)
+    assert speed._idle_oracles.queue and all(o.proc.poll() is None for o in speed._idle_oracles.queue)
+
+
+def test_a_timed_output_judged_at_the_picks_an_oracle_process_sent_is_judged_as_against_the_whole(
+    tmp_path, monkeypatch
+):
+    """What an oracle process sends (the expected values at the picked elements) judges the
+    child's sampled timed output exactly as the whole expected output does: right when it is
+    right, wrong at the element that is wrong."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from grader.checking import child, isolate
+    from grader.gpu import speed
+    from grader.sentinels import PAD
+    from grader.steps import judge
+
+    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
+    monkeypatch.setattr(judge, "SAMPLED", 50)
+    ex = tiny("vector_add", {"n": 300})
+    check = [1, 0, 99]
+    child._time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), {})
+    samples = isolate._read_samples(tmp_path)
+    at_picks = speed.expected_at_picks(ex.id, {"n": 300}, 5, tuple(check))
+    whole = expected_for_check(ex, 5, check)
+    for expected in (whole, at_picks):
+        _, wrong = evaluate(ex, 5, samples, CEILINGS, expected=(tuple(check), expected))
+        assert wrong is None
+    samples.checked[0][3]["c"][PAD + 7] += 1.0
+    said = [evaluate(ex, 5, samples, CEILINGS, expected=(tuple(check), e))[1] for e in (whole, at_picks)]
+    assert said[0] and said[0] == said[1]

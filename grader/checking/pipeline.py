@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -601,13 +600,17 @@ def _judged(check: _FileCheck, message, run) -> CheckResult:
     return replace(result, unsandboxed=check.unsandboxed)
 
 
+EXPECTED_TIMEOUT = 300.0
+"""Seconds a timed check waits for its expected output (an oracle process that died sends none)."""
+
+
 def _with_timing(check: _FileCheck, run, result: CheckResult) -> CheckResult:
     """A passed result with its speed section: the child's samples judged against the expected
     output this process computed meanwhile."""
     check_at, future = check.expected
     clock = time.perf_counter()
     try:
-        want = future.result()
+        want = future.result(timeout=EXPECTED_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - e.g. out of host memory: no speed, no crash
         reason = f"not measured: the grader could not compute the expected output ({type(exc).__name__})."
         return with_speed(result, check.ex, Speed(measured=False, reason=reason), None)
@@ -712,21 +715,11 @@ def _stopped_case(p: PreparedCase, run, path: Path) -> CaseResult:
 
 
 def _expected_in_background(ex: Exercise, seed: int, base_seed: int | None):
-    """((round, set), future of expected_for_check): the grading process picks the timed launch
-    to check and computes its expected output while the child runs (seconds at 2^28 elements).
-    A daemon thread: when the submission fails before timing, nobody waits for it at exit.
-    `base_seed`: a graded run's shared benchmark seed (its base inputs are kept)."""
-    from concurrent.futures import Future
+    """((round, set, pick seed), future of its expected output at the picked elements): the
+    grading process picks the timed launch to check and has its expected output computed in an
+    oracle process while the child runs (seconds at 2^28 elements; grader/gpu/speed.py
+    `expected_elsewhere`). `base_seed`: a graded run's shared benchmark seed."""
+    from grader.gpu.speed import expected_elsewhere, new_check
 
-    from grader.gpu.speed import expected_for_check, new_check
-
-    check_at, future = new_check(), Future()
-
-    def compute():
-        try:
-            future.set_result(expected_for_check(ex, seed, check_at, base_seed))
-        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
-            future.set_exception(exc)
-
-    threading.Thread(target=compute, name="zerogpu-expected", daemon=True).start()
-    return check_at, future
+    check_at = new_check()
+    return check_at, expected_elsewhere(ex, seed, check_at, base_seed)

@@ -8,10 +8,17 @@ points against this device's measured ceilings.
 
 from __future__ import annotations
 
+import os
+import pickle
+import queue
+import subprocess
+import sys
 import random
 import threading
 import time
-from dataclasses import replace
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -30,7 +37,8 @@ from grader.gpu.harness import (
     variant_for,
     vary_on_host,
 )
-from grader.steps.judge import judge_sampled
+from grader.exercises import exercise
+from grader.steps.judge import judge_sampled, picks
 from grader.result.speed import Ceilings, MedianRatio, Speed, SpeedDetails, Throughput
 
 INPUT_SETS = 1
@@ -126,6 +134,121 @@ def expected_for_check(ex, seed: int, check, base_seed=None):
     return (inputs, *expected_and_tolerance(ex, inputs))
 
 
+@dataclass
+class AtPicks:
+    """The checked launch's expected output and tolerance at the elements it is judged at
+    (`judge.picks` of the grading process's pick seed): what an oracle process sends back."""
+
+    expected: dict
+    tolerance: dict
+
+
+def expected_at_picks(exercise_id: str, dims: dict, seed: int, check: tuple, base_seed=None) -> AtPicks:
+    """`expected_for_check`'s answer at the picked elements only (`check` = (round, set, pick
+    seed)): run in an oracle process, it sends back megabytes, not the whole benchmark."""
+    ex = exercise(exercise_id)
+    if dict(ex.spec.benchmark.dims) != dims:  # a smaller benchmark (tests)
+        ex = replace(ex, spec=replace(ex.spec, benchmark=replace(ex.spec.benchmark, dims=dims)))
+    _, expected, tolerance = expected_for_check(ex, seed, check, base_seed)
+    at, within = {}, {}
+    for array in ex.spec.outputs:
+        picked = picks(int(np.prod(array.shape_for(dims))), check[2])
+        at[array.name] = np.asarray(expected[array.name]).reshape(-1)[picked]
+        tol = np.asarray(tolerance[array.name], dtype=np.float64)
+        within[array.name] = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
+    return AtPicks(at, within)
+
+
+ORACLE_PROCESSES = 4
+"""Processes computing the checked launches' expected outputs (one per check in flight on a GPU)."""
+_idle_oracles: queue.Queue = queue.Queue()
+_oracles_started = [0]
+_oracles_lock = threading.Lock()
+
+
+class _Oracle:
+    """A process of the grader's own (`serve_oracles`) that computes `expected_at_picks` for one
+    request at a time, keeping the benchmark's base inputs between them. Started with
+    `python -c`, so it never imports the program that started the grader; it ends when its
+    pipe closes, with the grading process."""
+
+    def __init__(self):
+        root = str(Path(__file__).resolve().parents[2])  # the folder `grader` is imported from
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from grader.gpu.speed import serve_oracles; serve_oracles()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+
+    def compute(self, arguments: tuple) -> AtPicks:
+        pickle.dump(arguments, self.proc.stdin)
+        self.proc.stdin.flush()
+        ok, answer = pickle.load(self.proc.stdout)  # EOFError when the process died
+        if not ok:
+            raise RuntimeError(answer)
+        return answer
+
+
+def serve_oracles() -> None:
+    """An oracle process's loop: (arguments of `expected_at_picks`) in, (ok, answer) out."""
+    requests = sys.stdin.buffer
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed while computing goes to stderr, never into an answer
+    while True:
+        try:
+            arguments = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            answer = (True, expected_at_picks(*arguments))
+        except Exception as exc:  # noqa: BLE001 - said to the grading process, which reports it
+            answer = (False, f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, answers)
+        answers.flush()
+
+
+def expected_elsewhere(ex, seed: int, check: tuple, base_seed=None) -> Future:
+    """A future of `expected_at_picks`, computed in an oracle process: numpy's cumsum and
+    bincount over 2^27 elements hold the GIL (scan's up to 1.4 s on a 2-core machine,
+    bench/oracle_stall.py), and in this process they stalled the threads that judge cases and read the children's
+    pipes. An oracle process that cannot start or dies: computed in a thread here."""
+    future: Future = Future()
+    arguments = (ex.id, dict(ex.spec.benchmark.dims), seed, tuple(check), base_seed)
+
+    def compute():
+        try:
+            future.set_result(_in_an_oracle(arguments))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            future.set_exception(exc)
+
+    threading.Thread(target=compute, name="zerogpu-expected", daemon=True).start()
+    return future
+
+
+def _in_an_oracle(arguments: tuple) -> AtPicks:
+    oracle = None
+    try:
+        with _oracles_lock:
+            if _idle_oracles.empty() and _oracles_started[0] < ORACLE_PROCESSES:
+                _oracles_started[0] += 1
+                _idle_oracles.put(_Oracle())
+        oracle = _idle_oracles.get()
+        answer = oracle.compute(arguments)
+    except (OSError, EOFError, pickle.PickleError):  # no process, or it died: here, as before
+        if oracle is not None:
+            with _oracles_lock:
+                _oracles_started[0] -= 1
+            oracle.proc.kill()
+            oracle = None
+        return expected_at_picks(*arguments)
+    finally:
+        if oracle is not None:
+            _idle_oracles.put(oracle)
+    return answer
+
+
 def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | None:
     """A learner message if the checked timed run of yours was wrong."""
     dims = dict(ex.spec.benchmark.dims)
@@ -133,13 +256,19 @@ def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | Non
         if name != "yours":
             continue
         want = expected if expected and tuple(expected[0])[:2] == (round_index, set_index) else None
-        _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index))
         sampled = samples.sampled_with is not None
         if want and len(want[0]) > 2:
             pick_seed = want[0][2]  # this process's choice, which the child sampled with
         else:
             pick_seed = samples.sampled_with if sampled else random.SystemRandom().getrandbits(63)
-        message = judge_sampled(ex.spec, dims, buffers, oracle_out, tolerance, pick_seed, sampled=sampled)
+        if want and isinstance(want[1], AtPicks):
+            oracle_out, tolerance, at_picks = want[1].expected, want[1].tolerance, True
+        else:
+            _, oracle_out, tolerance = want[1] if want else expected_for_check(ex, seed, (round_index, set_index))
+            at_picks = False
+        message = judge_sampled(
+            ex.spec, dims, buffers, oracle_out, tolerance, pick_seed, sampled=sampled, at_picks=at_picks
+        )
         if message:
             return f"A timed run at the benchmark size gave a wrong answer: {message}"
     return None

@@ -202,11 +202,19 @@ def sampled_outputs(spec: Spec, dims: dict, buffers: dict, seed: int) -> dict:
 
 
 def judge_sampled(
-    spec: Spec, dims: dict, buffers: dict, expected: dict, tolerance: dict, seed: int, sampled: bool = False
+    spec: Spec,
+    dims: dict,
+    buffers: dict,
+    expected: dict,
+    tolerance: dict,
+    seed: int,
+    sampled: bool = False,
+    at_picks: bool = False,
 ) -> str | None:
     """A message when a timed run's output is wrong: the canaries in full, the values at
     `picks` (SAMPLED random elements, all of them for smaller outputs). None when it is right.
-    `sampled`: the buffers are `sampled_outputs`'s, made with the same `seed`."""
+    `sampled`: the buffers are `sampled_outputs`'s, made with the same `seed`; `at_picks`:
+    `expected` and `tolerance` are given at the picks only (grader/gpu/speed.py `AtPicks`)."""
     sizes = {array.name: int(np.prod(array.shape_for(dims))) for array in spec.outputs}
     chosen = {name: picks(size, seed) for name, size in sizes.items()}
     for name, picked in chosen.items():
@@ -225,8 +233,9 @@ def judge_sampled(
             got = output_view(buffers[array.name], shape).reshape(-1)[picked]
         want = np.asarray(expected[array.name]).reshape(-1)
         tol = np.asarray(tolerance[array.name], dtype=np.float64)
-        t = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
-        never, _, wrong = _compare(array, got, want[picked], t)
+        if not at_picks:
+            want, tol = want[picked], (tol if tol.ndim == 0 else tol.reshape(-1)[picked])
+        never, _, wrong = _compare(array, got, want, tol)
         bad = never | wrong
         if bad.any():
             at = int(np.flatnonzero(bad)[0])
@@ -235,7 +244,7 @@ def judge_sampled(
             what = (
                 "was never written"
                 if never[at]
-                else (f"should be {float(want[first]):.7g} but is {float(got[at]):.7g}")
+                else (f"should be {float(want[at]):.7g} but is {float(got[at]):.7g}")
             )
             return (
                 f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
