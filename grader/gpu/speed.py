@@ -169,8 +169,8 @@ _oracles_lock = threading.Lock()
 class _Oracle:
     """A process of the grader's own (`serve_oracles`) that computes `expected_at_picks` for one
     request at a time, keeping the benchmark's base inputs between them. Started with
-    `python -c`, so it never imports the program that started the grader; it ends when its
-    pipe closes, with the grading process."""
+    `python -c`, so it never imports the program that started the grader; in a session of its
+    own, it ends when its pipe closes, with the grading process."""
 
     def __init__(self):
         root = str(Path(__file__).resolve().parents[2])  # the folder `grader` is imported from
@@ -180,6 +180,7 @@ class _Oracle:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
+            start_new_session=True,  # a Ctrl-C in the terminal is the grading process's to handle
         )
 
     def compute(self, arguments: tuple) -> AtPicks:
