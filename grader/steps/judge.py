@@ -242,9 +242,7 @@ def judge_sampled(
             first = int(picked[at])
             idx = _fmt_index(_index(first, shape))
             what = (
-                "was never written"
-                if never[at]
-                else (f"should be {float(want[at]):.7g} but is {float(got[at]):.7g}")
+                "was never written" if never[at] else (f"should be {float(want[at]):.7g} but is {float(got[at]):.7g}")
             )
             return (
                 f"{int(bad.sum())} of {picked.size} checked elements of `{array.name}` are wrong; "
