@@ -578,3 +578,37 @@ def test_a_timed_output_judged_at_the_picks_an_oracle_process_sent_is_judged_as_
     samples.checked[0][3]["c"][PAD + 7] += 1.0
     said = [evaluate(ex, 5, samples, CEILINGS, expected=(tuple(check), e))[1] for e in (whole, at_picks)]
     assert said[0] and said[0] == said[1]
+
+
+def test_no_oracle_process_to_be_had_means_the_answer_here_and_no_slot_lost(monkeypatch):
+    from grader.gpu import speed
+
+    def cannot_start():
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(speed, "_Oracle", cannot_start)
+    monkeypatch.setattr(speed, "_idle_oracles", __import__("queue").Queue())
+    monkeypatch.setattr(speed, "_oracles_started", [0])
+    ex = tiny("saxpy", {"n": 5000})
+    for _ in range(speed.ORACLE_PROCESSES + 1):  # more than there are slots: none waits forever
+        answer = speed.expected_elsewhere(ex, 11, speed.new_check()).result(timeout=60)
+        assert answer.expected["out"].size == 5000
+    assert speed._oracles_started == [0]
+
+
+def test_an_oracle_processs_own_error_is_the_checks_and_the_process_serves_on():
+    """A request the oracle process cannot answer (here an exercise that does not exist) is an
+    error for that check alone: the speed section says the expected output could not be
+    computed, and the same process answers the next check."""
+    from types import SimpleNamespace
+
+    from grader.gpu import speed
+
+    ex = tiny("saxpy", {"n": 5000})
+    speed.expected_elsewhere(ex, 11, speed.new_check()).result(timeout=120)
+    started = speed._oracles_started[0]
+    unknown = SimpleNamespace(id="no_such_exercise", spec=ex.spec)
+    with pytest.raises(RuntimeError, match="no_such_exercise"):
+        speed.expected_elsewhere(unknown, 11, speed.new_check()).result(timeout=120)
+    speed.expected_elsewhere(ex, 11, speed.new_check()).result(timeout=120)
+    assert speed._oracles_started[0] == started

@@ -213,8 +213,9 @@ def serve_oracles() -> None:
 def expected_elsewhere(ex, seed: int, check: tuple, base_seed=None) -> Future:
     """A future of `expected_at_picks`, computed in an oracle process: numpy's cumsum and
     bincount over 2^27 elements hold the GIL (scan's up to 1.4 s on a 2-core machine,
-    bench/oracle_stall.py), and in this process they stalled the threads that judge cases and read the children's
-    pipes. An oracle process that cannot start or dies: computed in a thread here."""
+    bench/oracle_stall.py), and in this process they stalled the threads that judge cases and
+    read the children's pipes. An oracle process that cannot start or dies: computed in a
+    thread here."""
     future: Future = Future()
     arguments = (ex.id, dict(ex.spec.benchmark.dims), seed, tuple(check), base_seed)
 
@@ -229,25 +230,34 @@ def expected_elsewhere(ex, seed: int, check: tuple, base_seed=None) -> Future:
 
 
 def _in_an_oracle(arguments: tuple) -> AtPicks:
-    oracle = None
     try:
-        with _oracles_lock:
-            if _idle_oracles.empty() and _oracles_started[0] < ORACLE_PROCESSES:
-                _oracles_started[0] += 1
-                _idle_oracles.put(_Oracle())
-        oracle = _idle_oracles.get()
-        answer = oracle.compute(arguments)
-    except (OSError, EOFError, pickle.PickleError):  # no process, or it died: here, as before
-        if oracle is not None:
-            with _oracles_lock:
-                _oracles_started[0] -= 1
-            oracle.proc.kill()
-            oracle = None
+        oracle = _take_oracle()
+    except OSError:  # no process to be had: here, as before
         return expected_at_picks(*arguments)
-    finally:
-        if oracle is not None:
-            _idle_oracles.put(oracle)
+    try:
+        answer = oracle.compute(arguments)
+    except (OSError, EOFError, pickle.PickleError):  # it died: here, and a new one next time
+        with _oracles_lock:
+            _oracles_started[0] -= 1
+        oracle.proc.kill()
+        oracle.proc.wait()
+        return expected_at_picks(*arguments)
+    except BaseException:  # its own answer was an error: it serves the next check still
+        _idle_oracles.put(oracle)
+        raise
+    _idle_oracles.put(oracle)
     return answer
+
+
+def _take_oracle() -> _Oracle:
+    """An idle oracle process, a new one while fewer than ORACLE_PROCESSES run, else the next
+    to come free."""
+    with _oracles_lock:
+        if _idle_oracles.empty() and _oracles_started[0] < ORACLE_PROCESSES:
+            oracle = _Oracle()
+            _oracles_started[0] += 1
+            return oracle
+    return _idle_oracles.get()
 
 
 def _check_timed_outputs(ex, seed, samples: Samples, expected=None) -> str | None:
