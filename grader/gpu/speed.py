@@ -179,6 +179,7 @@ class _Oracle:
             [sys.executable, "-c", "from grader.gpu.speed import serve_oracles; serve_oracles()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # its errors come back as answers; nothing in the terminal
             env=env,
             start_new_session=True,  # a Ctrl-C in the terminal is the grading process's to handle
         )
@@ -196,7 +197,7 @@ def serve_oracles() -> None:
     """An oracle process's loop: (arguments of `expected_at_picks`) in, (ok, answer) out."""
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything printed while computing goes to stderr, never into an answer
+    os.dup2(2, 1)  # anything printed while computing goes where stderr goes, never into an answer
     while True:
         try:
             arguments = pickle.load(requests)
@@ -206,8 +207,11 @@ def serve_oracles() -> None:
             answer = (True, expected_at_picks(*arguments))
         except Exception as exc:  # noqa: BLE001 - said to the grading process, which reports it
             answer = (False, f"{type(exc).__name__}: {exc}")
-        pickle.dump(answer, answers)
-        answers.flush()
+        try:
+            pickle.dump(answer, answers)
+            answers.flush()
+        except OSError:  # the grading process has gone
+            return
 
 
 def expected_elsewhere(ex, seed: int, check: tuple, base_seed=None) -> Future:
