@@ -198,12 +198,16 @@ class Pool:
         """(an array of `shape` and `dtype` at byte `start`, where the next one may start);
         MemoryError past the end of what was reserved."""
         dtype = np.dtype(dtype)
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        shape = _as_shape(shape)
         nbytes = int(np.prod(shape)) * dtype.itemsize
         end = -(-(start + nbytes) // self.ALIGN) * self.ALIGN
         if end > self.buffer.size:
             raise MemoryError(f"the benchmark's buffers need more than the {self.buffer.size >> 20} MiB reserved")
         return self.buffer[start : start + nbytes].view(dtype).reshape(shape), end
+
+
+def _as_shape(shape) -> tuple:
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
 class Scratch:
@@ -225,7 +229,7 @@ class Scratch:
         self.offset = self.begin
 
     def take(self, shape, dtype):
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        shape = _as_shape(shape)
         if self.pool is None or not shape or 0 in shape:  # a 0-d or empty array: numba's own
             return None
         try:

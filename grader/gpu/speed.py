@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import pickle
 import queue
+import random
 import subprocess
 import sys
-import random
 import threading
 import time
 from concurrent.futures import Future
@@ -38,7 +38,7 @@ from grader.gpu.harness import (
     vary_on_host,
 )
 from grader.exercises import exercise
-from grader.steps.judge import judge_sampled, picks
+from grader.steps.judge import judge_sampled, picks, taken_at
 from grader.result.speed import Ceilings, MedianRatio, Speed, SpeedDetails, Throughput
 
 INPUT_SETS = 1
@@ -153,9 +153,7 @@ def expected_at_picks(exercise_id: str, dims: dict, seed: int, check: tuple, bas
     at, within = {}, {}
     for array in ex.spec.outputs:
         picked = picks(int(np.prod(array.shape_for(dims))), check[2])
-        at[array.name] = np.asarray(expected[array.name]).reshape(-1)[picked]
-        tol = np.asarray(tolerance[array.name], dtype=np.float64)
-        within[array.name] = tol if tol.ndim == 0 else tol.reshape(-1)[picked]
+        at[array.name], within[array.name] = taken_at(expected[array.name], tolerance[array.name], picked)
     return AtPicks(at, within)
 
 
@@ -306,7 +304,7 @@ def counted_no_faster_than_checkable(yours: list, checkable: int) -> tuple[list,
 
 def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> tuple[Speed, str | None]:
     """(speed section, message when a timed output was wrong). `expected`, when given, is
-    ((round, set), expected_for_check(...)) computed ahead."""
+    ((round, set[, pick seed]), expected_for_check(...) or expected_at_picks(...)) computed ahead."""
     bench = ex.spec.benchmark
     dims = dict(bench.dims)
     clock = time.perf_counter()

@@ -191,6 +191,13 @@ def picks(size: int, seed: int) -> np.ndarray:
     return np.arange(size) if size <= SAMPLED else np.sort(np.random.default_rng(seed).integers(0, size, SAMPLED))
 
 
+def taken_at(expected, tolerance, picked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(expected values, tolerance) of one output at the `picked` elements; a scalar tolerance
+    stays one."""
+    tol = np.asarray(tolerance, dtype=np.float64)
+    return np.asarray(expected).reshape(-1)[picked], (tol if tol.ndim == 0 else tol.reshape(-1)[picked])
+
+
 def sampled_outputs(spec: Spec, dims: dict, buffers: dict, seed: int) -> dict:
     """What a timed run sends back to be judged: each fenced output's canaries, and between
     them its elements at `picks` (4 MiB, not the whole 512 MiB of a large output)."""
@@ -231,10 +238,10 @@ def judge_sampled(
             got = buffers[array.name][PAD:-PAD]
         else:
             got = output_view(buffers[array.name], shape).reshape(-1)[picked]
-        want = np.asarray(expected[array.name]).reshape(-1)
-        tol = np.asarray(tolerance[array.name], dtype=np.float64)
-        if not at_picks:
-            want, tol = want[picked], (tol if tol.ndim == 0 else tol.reshape(-1)[picked])
+        if at_picks:
+            want, tol = np.asarray(expected[array.name]), np.asarray(tolerance[array.name], dtype=np.float64)
+        else:
+            want, tol = taken_at(expected[array.name], tolerance[array.name], picked)
         never, _, wrong = _compare(array, got, want, tol)
         bad = never | wrong
         if bad.any():
