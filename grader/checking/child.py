@@ -328,7 +328,6 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
             "checked": checked,
             "sampled_with": pick_seed,
             "sparse": samples.sparse,
-            "checkable": samples.checkable,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )

@@ -181,7 +181,7 @@ def _read_samples(task_dir: Path):
         data.get("phases", {}),
         data.get("sampled_with"),
         [n for n in data.get("sparse", []) if n in data["seconds"]],
-        max(1, int(data.get("checkable", MIN_ROUNDS))),
+        MIN_ROUNDS,  # what the child times with, and what this process drew the check from
     )
 
 
