@@ -440,6 +440,84 @@ def test_the_baseline_and_target_are_warmed_up_once_per_process_and_argument_typ
     assert made.count(baseline) == 2, "arguments of another shape: warmed up again"
 
 
+def test_a_sparse_rival_is_timed_once_per_check_once_its_buffers_hold_earlier_checks_times(monkeypatch):
+    """A replayer's kept arena keeps a sparse rival's last POOLED times: its first check times
+    the 471 ms baseline in SPARSE_ROUNDS rounds, each later one in the first round alone, and
+    the speedup is the pool's median over yours. A new exercise's buffers start a new pool."""
+    from grader.gpu import harness
+
+    harness._kept.clear()
+    ex = tiny("vector_add", {"n": 300})
+    baseline, target = _contender(), _contender()
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    baseline_seconds = [0.470, 0.472, 0.500, 0.480, 0.490, 0.460, 0.471, 0.473, 0.474, 0.475]
+    timed_per_check, medians = [], []
+    for check in range(6):
+        yours = _contender()
+        made = _clocked(monkeypatch, {yours: [0.002], baseline: baseline_seconds[check:], target: [0.0003]})
+        contenders = {"yours": yours, "baseline": baseline, "target": target}
+        samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60, keep=(ex.id, 1))
+        assert samples.sparse == ["baseline"]
+        timed_per_check.append(len(samples.seconds["baseline"]))
+        pooled = samples.all_seconds("baseline")
+        medians.append(samples.ratio("baseline", "yours").median)
+        assert samples.ratio("baseline", "yours").median == pytest.approx(float(np.median(pooled)) / 0.002)
+        assert made.count(baseline) == timed_per_check[-1] + (check == 0)  # a warm-up at the first only
+    assert timed_per_check == [harness.SPARSE_ROUNDS] + [1] * 5
+    assert len(pooled) == min(harness.SPARSE_ROUNDS + 5, harness.POOLED)
+    longer = tiny("vector_add", {"n": 301})
+    yours = _contender()
+    _clocked(monkeypatch, {yours: [0.002], baseline: [0.471], target: [0.0003]})
+    inputs = [longer.spec.make_inputs(dict(longer.spec.benchmark.dims), np.random.default_rng(1))]
+    samples = harness.measure(
+        longer.spec, {"yours": yours, "baseline": baseline, "target": target}, inputs, cap_seconds=60, keep=("x", 1)
+    )
+    assert len(samples.seconds["baseline"]) == harness.SPARSE_ROUNDS and samples.earlier == {}
+    harness._kept.clear()
+
+
+def test_a_check_whose_kernel_changed_the_inputs_leaves_no_time_in_the_pool(monkeypatch):
+    """A sparse rival timed on inputs a kernel wrote into is not kept for the next check."""
+    from grader.gpu import harness
+
+    harness._kept.clear()
+    ex = tiny("vector_add", {"n": 300})
+    baseline, target = _contender(), _contender()
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    contenders = {"yours": _contender(), "baseline": baseline, "target": target}
+    _clocked(monkeypatch, {contenders["yours"]: [0.002], baseline: [0.9], target: [0.0003]})
+    monkeypatch.setattr(
+        harness._Arena, "require_intact_inputs", lambda self: (_ for _ in ()).throw(harness.InputsChanged("x"))
+    )
+    with pytest.raises(harness.InputsChanged):
+        harness.measure(ex.spec, contenders, inputs, cap_seconds=60, keep=(ex.id, 1))
+    monkeypatch.undo()
+    contenders["yours"] = _contender()
+    _clocked(monkeypatch, {contenders["yours"]: [0.002], baseline: [0.471], target: [0.0003]})
+    samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60, keep=(ex.id, 1))
+    assert samples.earlier == {} and samples.all_seconds("baseline") == [0.471] * harness.SPARSE_ROUNDS
+    harness._kept.clear()
+
+
+def test_long_launches_settle_in_the_rounds_that_always_run(monkeypatch):
+    """A naive matrix product's 100 ms launches vary by a ten-thousandth: three rounds tell their
+    ratios, where ten would take the time cap. Short launches still need ten pairs."""
+    from grader.gpu import harness
+
+    ex = tiny("vector_add", {"n": 300})
+    inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
+    for scale, rounds in ((1.0, harness.MIN_ROUNDS), (0.01, harness.MIN_PAIRS_TO_SETTLE)):
+        yours, baseline, target = _contender(), _contender(), _contender()
+        _clocked(
+            monkeypatch,
+            {yours: [0.1 * scale, 0.10001 * scale], baseline: [0.14 * scale], target: [0.099 * scale, 0.09901 * scale]},
+        )
+        contenders = {"yours": yours, "baseline": baseline, "target": target}
+        samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60)
+        assert samples.sparse == [] and samples.rounds == rounds
+        assert samples.stop_reason.startswith("median ratios known")
+
+
 def test_which_rivals_were_timed_sparsely_reaches_the_grading_process(tmp_path):
     """The replayer's speed.json says which rivals it timed in the first rounds only, so the
     grading process takes their ratio as it was measured (median over median)."""
@@ -453,6 +531,10 @@ def test_which_rivals_were_timed_sparsely_reaches_the_grading_process(tmp_path):
     samples = isolate._read_samples(tmp_path)
     assert samples.sparse == ["baseline"]
     assert samples.ratio("baseline", "yours").median == pytest.approx(0.471 / 0.002)
+    earlier = {"baseline": [0.49, 0.49, 0.49]}
+    (tmp_path / "speed.json").write_text(json.dumps({**speed, "sparse": ["baseline"], "earlier": earlier}))
+    samples = isolate._read_samples(tmp_path)
+    assert samples.ratio("baseline", "yours").median == pytest.approx(0.49 / 0.002), "the pool's median"
 
 
 def test_the_gpu_is_held_until_a_launch_of_many_kernels_is_all_queued(monkeypatch):

@@ -137,17 +137,19 @@ def run_task(task_dir: Path, served: bool = False) -> None:
         lookout.stop()
     if task.get("time"):
         clock["cases run"] = time.perf_counter()
+        ready = "child: inputs and buffers made ready"
         if served and "bench" in launches and task.get("base_seed") is not None:
             from grader.gpu.speed import ready_for
 
-            ready_for(ex, task["base_seed"])  # while the grading process judges the cases
+            if not ready_for(ex, task["base_seed"]):  # while the grading process judges the cases
+                ready = "child: kept inputs and buffers refreshed"
         clock["ready"] = time.perf_counter()
         if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
             return
         before = {
             "child: loading the file": clock["loaded"] - clock["imported"],
             "child: correctness cases": clock["cases run"] - clock["loaded"],
-            "child: inputs and buffers made ready": clock["ready"] - clock["cases run"],
+            ready: clock["ready"] - clock["cases run"],
             "child: waiting for the cases' verdicts": time.perf_counter() - clock["ready"],
         }
         _time_submission(task_dir, task, ex, launches["bench"], before, keep=served)
@@ -328,6 +330,7 @@ def _time_submission(task_dir: Path, task: dict, ex, launch, before: dict, keep:
             "checked": checked,
             "sampled_with": pick_seed,
             "sparse": samples.sparse,
+            "earlier": samples.earlier,
             "phases": {**before, **samples.phases, "timed output to the grader": time.perf_counter() - clock},
         },
     )

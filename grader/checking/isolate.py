@@ -182,6 +182,7 @@ def _read_samples(task_dir: Path):
         data.get("sampled_with"),
         [n for n in data.get("sparse", []) if n in data["seconds"]],
         MIN_ROUNDS,  # what the child times with, and what this process drew the check from
+        {n: [float(t) for t in ts] for n, ts in data.get("earlier", {}).items() if n in data["seconds"]},
     )
 
 

@@ -55,6 +55,13 @@ class Samples:
     """Contenders timed in the first SPARSE_ROUNDS rounds only (`is_sparse`)."""
     checkable: int = MIN_ROUNDS
     """The checked launch of yours is drawn from the rounds before this one."""
+    earlier: dict = field(default_factory=dict)
+    """Sparse contender -> its seconds at this replayer's earlier checks of the exercise, in the
+    same buffers (`_Arena.earlier`): counted in its median with this check's."""
+
+    def all_seconds(self, name: str) -> list:
+        """`name`'s seconds at this check, with its earlier checks' where it was sparse."""
+        return list(self.earlier.get(name, [])) + list(self.seconds[name])
 
     def ratio(self, numerator: str, denominator: str) -> Ratio:
         """How many times longer `numerator` took than `denominator`: the median of the
@@ -62,8 +69,10 @@ class Samples:
         median of the other's."""
         top, bottom = self.seconds[numerator], self.seconds[denominator]
         if numerator in self.sparse:
+            top = self.all_seconds(numerator)
             return paired_ratio(top, [float(np.median(bottom))] * len(top))
         if denominator in self.sparse:
+            bottom = self.all_seconds(denominator)
             return paired_ratio([float(np.median(top))] * len(bottom), bottom)
         return paired_ratio(top, bottom)
 
@@ -78,6 +87,7 @@ class _Arena:
         self.dims = dims
         self.input_sets = input_sets
         self.ready = False  # refreshed for the check about to be timed (`ready_kept_arena`)
+        self.earlier = {}  # sparse rival's launch -> its last POOLED timed seconds in this arena
         self._locked = self._locked_outputs = None  # page-locked copies, made at the first refresh
         self.base = [{a.name: _upload(take, s[a.name]) for a in spec.inputs} for s in input_sets]
         self.inputs = {a.name: take(self.base[0][a.name].shape, self.base[0][a.name].dtype) for a in spec.inputs}
@@ -292,10 +302,13 @@ def kept_arena(key, spec, input_sets, dims) -> _Arena:
     return arena
 
 
-def ready_kept_arena(key, spec, input_sets, dims) -> None:
+def ready_kept_arena(key, spec, input_sets, dims) -> bool:
     """Make or refresh the arena of `key` now, for the timing that follows with no kernel run in
-    between (a replayer does it while the grading process judges the check's cases)."""
+    between (a replayer does it while the grading process judges the check's cases); whether it
+    was made anew (an exercise's first check)."""
+    made = key not in _kept
     kept_arena(key, spec, input_sets, dims).ready = True
+    return made
 
 
 def unready() -> None:
@@ -429,9 +442,20 @@ def is_sparse(reference_seconds: float, yours_seconds: float) -> bool:
     return reference_seconds >= max(SPARSE_FACTOR * yours_seconds, SPARSE_MIN_SECONDS)
 
 
+POOLED = 8
+"""A sparse rival's figure: the median of its last POOLED launches in the arena, this check's
+and the replayer's earlier checks' of the exercise (`_Arena.earlier`). Its launches take
+hundreds of milliseconds and vary by microseconds, in the very buffers and inputs each time:
+timing it again twice per check (reduce_sum's 471 ms baseline, a second of every check) adds
+nothing the pool does not know, and the pool makes one check's launch count for 1 in 8."""
 MIN_PAIRS_TO_SETTLE = 10
-"""Six ratios can cluster by luck; a median is called settled only from ten pairs on (slow
-kernels stop earlier, at the time cap)."""
+"""Six ratios can cluster by luck; a median is called settled only from ten pairs on, unless
+every launch timed each round is long (`LONG_LAUNCH_SECONDS`); slow kernels stop earlier at
+the time cap anyway."""
+LONG_LAUNCH_SECONDS = 0.020
+"""Launches this long (a naive 4096³ matrix product: 100 ms) vary by microseconds, a
+ten-thousandth of them: their ratios are known from the MIN_ROUNDS rounds that always run,
+where ten would take the time cap (1.5 s) and add nothing."""
 CAP_SECONDS = 1.5
 
 
@@ -479,10 +503,13 @@ def measure(
         holds.start(name, queued)
         samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
-    _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop, holds)
+    earlier = {n: arena.earlier.get(contenders[n], []) for n in names[1:]} if keep is not None else {}
+    _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop, holds, earlier)
     for name in names[1:]:
         _remember(contenders[name], arena.kwargs(0), holds.typical(name))
-    arena.require_intact_inputs()
+    arena.require_intact_inputs()  # before any of this check's times is kept for the next
+    for name in samples.sparse if keep is not None else ():
+        arena.earlier[contenders[name]] = samples.all_seconds(name)[-POOLED:]
     samples.phases["timed rounds"] = time.perf_counter() - started
     return samples
 
@@ -512,16 +539,18 @@ def _remember(launch, kwargs: dict, queued: float) -> None:
         pass
 
 
-def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets, stop, holds: _Holds) -> None:
+def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets, stop, holds, earlier) -> None:
     """Rounds of timed launches, interleaved in rotating order, until `stop` says enough. A
-    rival `is_sparse` after the first round is timed in the first SPARSE_ROUNDS only."""
+    rival `is_sparse` after the first round is timed in the first SPARSE_ROUNDS only, or in the
+    first alone where `earlier` ({name: seconds}, a kept arena's) has its earlier checks'."""
     cap_seconds, min_rounds, max_rounds, max_uncertainty = stop
     input_sets = range(sets)
     started = time.perf_counter()
     launch_index = 0
+    sparse_rounds = {n: SPARSE_ROUNDS if not earlier.get(n) else 1 for n in names}
     while True:
         for set_index in input_sets:
-            timed = [n for n in names if n not in samples.sparse or samples.rounds < SPARSE_ROUNDS]
+            timed = [n for n in names if n not in samples.sparse or samples.rounds < sparse_rounds[n]]
             order = timed[launch_index % len(timed) :] + timed[: launch_index % len(timed)]
             for name in order:
                 # Inputs no launch has seen (caching answers by input buffer or content fails),
@@ -540,11 +569,11 @@ def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets,
         if samples.rounds == 0:
             first_yours = float(np.median(samples.seconds[names[0]]))
             samples.sparse = [n for n in names[1:] if is_sparse(float(np.median(samples.seconds[n])), first_yours)]
+            samples.earlier = {n: list(earlier[n]) for n in samples.sparse if earlier.get(n)}
         samples.rounds += 1
         if samples.rounds < min_rounds:
             continue
-        first = samples.seconds[names[0]]
-        if len(first) >= MIN_PAIRS_TO_SETTLE and settled(_settling(samples, names), max_uncertainty):
+        if _enough_pairs(samples, names) and settled(_settling(samples, names), max_uncertainty):
             samples.stop_reason = f"median ratios known within ±{max_uncertainty:.0%}"
             break
         if time.perf_counter() - started > cap_seconds:
@@ -553,6 +582,16 @@ def _rounds(contenders, names, arena, samples, check, variant_seed, flush, sets,
         if samples.rounds >= max_rounds:
             samples.stop_reason = f"{max_rounds} rounds"
             break
+
+
+def _enough_pairs(samples: Samples, names: list) -> bool:
+    """Enough pairs to call the medians settled: MIN_PAIRS_TO_SETTLE, or the rounds that always
+    run when every contender timed each round took LONG_LAUNCH_SECONDS or more."""
+    yours = samples.seconds[names[0]]
+    dense = [n for n in names if n not in samples.sparse]
+    if all(float(np.median(samples.seconds[n])) >= LONG_LAUNCH_SECONDS for n in dense):
+        return True  # measure() only asks once the MIN_ROUNDS rounds have run
+    return len(yours) >= MIN_PAIRS_TO_SETTLE
 
 
 def _settling(samples: Samples, names: list) -> list:

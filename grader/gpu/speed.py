@@ -26,6 +26,7 @@ from grader.gpu import statistics as timing
 from grader.steps.cases import case_rng, expected_and_tolerance
 from grader.gpu.harness import (
     CAP_SECONDS,
+    POOLED,
     SPARSE_FACTOR,
     SPARSE_MIN_SECONDS,
     SPARSE_ROUNDS,
@@ -85,10 +86,11 @@ _kept_inputs: dict = {}
 _kept_lock = threading.Lock()
 
 
-def ready_for(ex, base_seed: int) -> None:
-    """The benchmark's inputs and kept buffers made ready for the next `collect(keep=True)`."""
+def ready_for(ex, base_seed: int) -> bool:
+    """The benchmark's inputs and kept buffers made ready for the next `collect(keep=True)`;
+    whether they were made anew (not refreshed)."""
     inputs = benchmark_inputs(ex, base_seed, keep=True)
-    ready_kept_arena((ex.id, base_seed), ex.spec, inputs, dict(ex.spec.benchmark.dims))
+    return ready_kept_arena((ex.id, base_seed), ex.spec, inputs, dict(ex.spec.benchmark.dims))
 
 
 def new_check() -> tuple[int, int, int]:
@@ -331,8 +333,8 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
         dims=dims,
         bound=bench.bound,
         yours_ms=median * 1e3,
-        baseline_ms=float(np.median(samples.seconds["baseline"])) * 1e3,
-        target_ms=float(np.median(samples.seconds["target"])) * 1e3,
+        baseline_ms=float(np.median(samples.all_seconds("baseline"))) * 1e3,
+        target_ms=float(np.median(samples.all_seconds("target"))) * 1e3,
         speedup_vs_baseline=MedianRatio(**vars(speedup), spread=speedup.spread),
         fraction_of_target=MedianRatio(**vars(of_target), spread=of_target.spread),
         throughput=Throughput(**rate),
@@ -355,7 +357,9 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
             cap=CAP_SECONDS,
             sparse="".join(
                 f"the {n}, over {SPARSE_FACTOR:g}× yours and {SPARSE_MIN_SECONDS * 1e3:g} ms, timed in the "
-                f"first {SPARSE_ROUNDS} rounds only (its median over yours); "
+                f"first {SPARSE_ROUNDS} rounds only, or the first where this GPU's earlier checks of the "
+                f"exercise timed it too (its median over yours, with its last {POOLED} launches in these "
+                f"buffers); "
                 for n in samples.sparse
             ),
             checked=sum(1 for c in samples.checked if c[0] == "yours"),
