@@ -71,6 +71,7 @@ SPEC = Spec(
         "G = image[row, col, 1], B = image[row, col, 2]. Check the channel order and that "
         "the value is not truncated to an integer.",
     },
+    pointwise=True,  # out[i] from the inputs at i: a timed output's oracle runs at the judged elements
     benchmark=Benchmark(
         dims={"h": 8192, "w": 8192},
         bound="memory",

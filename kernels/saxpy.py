@@ -70,6 +70,7 @@ SPEC = Spec(
         "out_of_bounds": "The loop must stop before n: `for i in range(start, n, stride)` "
         "never reaches n itself. Reading x[i] or y[i] past the end is out of bounds too.",
     },
+    pointwise=True,  # out[i] from the inputs at i: a timed output's oracle runs at the judged elements
     benchmark=Benchmark(dims={"n": 1 << 27}, bound="memory", bytes_moved=lambda d: 12.0 * d["n"]),
 )
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from grader.exercises import exercise
+from grader.exercises import exercise, ladder
 from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
 from grader.steps.load import load_launch
 from grader.gpu.speed import collect, evaluate, expected_for_check
@@ -660,6 +660,32 @@ def test_a_timed_output_judged_at_the_picks_an_oracle_process_sent_is_judged_as_
     samples.checked[0][3]["c"][PAD + 7] += 1.0
     said = [evaluate(ex, 5, samples, CEILINGS, expected=(tuple(check), e))[1] for e in (whole, at_picks)]
     assert said[0] and said[0] == said[1]
+
+
+POINTWISE_DIMS = {"vector_add": {"n": 3001}, "saxpy": {"n": 3001}, "rgb_to_gray": {"h": 37, "w": 53}}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(POINTWISE_DIMS))
+def test_a_pointwise_exercises_expected_output_at_the_picks_is_the_whole_oracles(monkeypatch, exercise_id):
+    """A pointwise exercise's oracle runs on the inputs at the judged elements alone (each varied
+    as the checked launch's were): the same values and tolerances, to the bit, as the whole
+    oracle's at those elements. An exercise wrongly declared pointwise fails here."""
+    from grader.gpu import speed
+    from grader.steps import judge
+
+    assert {e.id for e in ladder() if e.spec.pointwise} == set(POINTWISE_DIMS)
+    monkeypatch.setattr(judge, "SAMPLED", 40)
+    dims = POINTWISE_DIMS[exercise_id]
+    ex = tiny(exercise_id, dims)
+    for check in ((0, 0, 7), (2, 0, 123456789)):
+        at_picks = speed.expected_at_picks(exercise_id, dims, 5, check, base_seed=9)
+        _, expected, tolerance = expected_for_check(ex, 5, check, base_seed=9)
+        for out in ex.spec.outputs:
+            picked = judge.picks(int(np.prod(out.shape_for(dims))), check[2])
+            assert len(picked) == 40
+            want, within = judge.taken_at(expected[out.name], tolerance[out.name], picked)
+            assert at_picks.expected[out.name].tobytes() == want.tobytes()
+            assert np.array_equal(np.asarray(at_picks.tolerance[out.name]), within)
 
 
 def test_no_oracle_process_to_be_had_means_the_answer_here_and_no_slot_lost(monkeypatch):

@@ -106,6 +106,10 @@ class Spec:
     allowed_library_calls: tuple = ()
     """Library calls that do the exercise's work yet are allowed here, by the names of
     grader/containment/library_calls.py (e.g. ("cuda.reduce",)); none by default."""
+    pointwise: bool = False
+    """Each output element comes from the inputs' elements at the same index (and their trailing
+    dimensions: a pixel's 3 channels), so the oracle and tolerance apply to any selection of
+    them: a timed launch's expected output is computed at the judged elements alone."""
 
     @property
     def arrays(self) -> tuple[Array, ...]:

@@ -349,13 +349,24 @@ def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, 
 
 
 def vary_on_host(array: np.ndarray, variant: dict) -> np.ndarray:
-    flat = np.roll(array.reshape(-1), -variant["roll"])
+    return _varied(np.roll(array.reshape(-1), -variant["roll"]), variant, array.dtype).reshape(array.shape)
+
+
+def vary_at(array: np.ndarray, variant: dict, flat_indices: np.ndarray) -> np.ndarray:
+    """`vary_on_host(array, variant).reshape(-1)[flat_indices]`, without varying the whole array."""
+    flat = array.reshape(-1)
+    return _varied(flat[(np.asarray(flat_indices, np.int64) + variant["roll"]) % flat.size], variant, array.dtype)
+
+
+def _varied(values: np.ndarray, variant: dict, dtype) -> np.ndarray:
+    """Values already rotated into place (a fresh array: changed in place, no second copy of a
+    gigabyte), sign-flipped or offset: the same arithmetic, element by element, for a whole
+    array and for a selection of it."""
     if "sign" in variant:
-        flat = flat * array.dtype.type(variant["sign"])
-    if "offset" in variant:
-        bits = 8 * array.dtype.itemsize
-        flat = ((flat.astype(np.uint64) + np.uint64(variant["offset"])) % np.uint64(1 << bits)).astype(array.dtype)
-    return flat.reshape(array.shape)
+        np.multiply(values, dtype.type(variant["sign"]), out=values)
+    if "offset" in variant:  # unsigned arithmetic wraps modulo 2^bits, as the device's masking does
+        np.add(values, dtype.type(variant["offset"] % (1 << (8 * dtype.itemsize))), out=values)
+    return values
 
 
 def vary_on_device(src, dst, variant: dict) -> None:
