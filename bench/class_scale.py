@@ -171,15 +171,22 @@ def phase_breakdown(rows: list) -> dict:
     return phases
 
 
+EXPECTED_WAIT = "grader: waiting for the expected output"
+
+
 def rounds_by_exercise(rows: list) -> dict:
-    """Exercise -> (mean seconds of timed rounds, mean rounds) over its timed checks: where the
-    GPU's time goes."""
+    """Exercise -> (mean seconds of timed rounds, mean rounds, mean seconds the grading process
+    then waited for its oracle) over its timed checks: where the GPU's time goes, and which
+    oracle keeps a worker waiting."""
     seen: dict = {}
     for row in rows:
         details = row.result.speed.details if row.result else None
         if details and "timed rounds" in details.phase_seconds:
-            seen.setdefault(row.exercise, []).append((details.phase_seconds["timed rounds"], details.rounds))
-    return {e: (sum(t for t, _ in v) / len(v), sum(n for _, n in v) / len(v)) for e, v in seen.items()}
+            phases = details.phase_seconds
+            seen.setdefault(row.exercise, []).append(
+                (phases["timed rounds"], details.rounds, phases.get(EXPECTED_WAIT, 0.0))
+            )
+    return {e: tuple(sum(column) / len(v) for column in zip(*v)) for e, v in seen.items()}
 
 
 def solution_spreads(rows: list, kinds: dict) -> dict:
@@ -215,14 +222,17 @@ def print_details(rows: list, kinds: dict, wall: float) -> dict:
         print(f"  crashed x{count}: {said}", flush=True)
     rounds = rounds_by_exercise(rows)
     for exercise_id, (count, low, high, ratio) in spreads.items():
-        seconds, mean_rounds = rounds.get(exercise_id, (0.0, 0.0))
+        seconds, mean_rounds, waited = rounds.get(exercise_id, (0.0, 0.0, 0.0))
         print(
             f"  {exercise_id}: {count} solutions timed, speedup {low:.3f}–{high:.3f}x, max/min {ratio:.4f}; "
-            f"timed rounds {seconds:.3f} s a check ({mean_rounds:.1f} rounds)",
+            f"timed rounds {seconds:.3f} s a check ({mean_rounds:.1f} rounds), then {waited:.3f} s for its oracle",
             flush=True,
         )
     return {
-        "timed_rounds_by_exercise": {e: {"mean_s": round(t, 4), "mean_rounds": n} for e, (t, n) in rounds.items()},
+        "timed_rounds_by_exercise": {
+            e: {"mean_s": round(t, 4), "mean_rounds": n, "expected_wait_s": round(w, 4)}
+            for e, (t, n, w) in rounds.items()
+        },
         "phases": {
             name: {"checks": c, "total_s": round(t, 3), "mean_s": round(t / c, 4)} for name, (c, t) in phases.items()
         },
