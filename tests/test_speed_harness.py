@@ -662,7 +662,12 @@ def test_a_timed_output_judged_at_the_picks_an_oracle_process_sent_is_judged_as_
     assert said[0] and said[0] == said[1]
 
 
-POINTWISE_DIMS = {"vector_add": {"n": 3001}, "saxpy": {"n": 3001}, "rgb_to_gray": {"h": 37, "w": 53}}
+POINTWISE_DIMS = {
+    "vector_add": {"n": 3001},
+    "saxpy": {"n": 3001},
+    "rgb_to_gray": {"h": 37, "w": 53},
+    "transpose": {"m": 37, "n": 61},
+}
 
 
 @pytest.mark.parametrize("exercise_id", sorted(POINTWISE_DIMS))

@@ -106,10 +106,12 @@ class Spec:
     allowed_library_calls: tuple = ()
     """Library calls that do the exercise's work yet are allowed here, by the names of
     grader/containment/library_calls.py (e.g. ("cuda.reduce",)); none by default."""
-    pointwise: bool = False
-    """Each output element comes from the inputs' elements at the same index (and their trailing
-    dimensions: a pixel's 3 channels), so the oracle and tolerance apply to any selection of
-    them: a timed launch's expected output is computed at the judged elements alone."""
+    pointwise: bool | Callable[[Dims, np.ndarray], np.ndarray] = False
+    """True: each output element comes from the inputs' elements at the same index (and their
+    trailing dimensions: a pixel's 3 channels); a function (dims, flat output indices) -> flat
+    input indices: from the input element it names (a transpose). Either way the oracle and
+    tolerance apply to any selection of elements: a timed launch's expected output is computed
+    at the judged elements alone (tests/test_speed_harness.py holds each to the whole oracle)."""
 
     @property
     def arrays(self) -> tuple[Array, ...]:

@@ -174,9 +174,12 @@ def _pointwise_at_picks(ex, dims: dict, seed: int, check: tuple, base_seed=None)
     inputs = dict(base)
     for array in ex.spec.inputs:
         whole = base[array.name]
-        trailing = whole.shape[len(shape) :]
-        per = int(np.prod(trailing))
-        at_elements = (picked[:, None] * per + np.arange(per)).reshape(-1)
+        if callable(ex.spec.pointwise):  # one input element per output element, found by the map
+            trailing, at_elements = (), np.asarray(ex.spec.pointwise(dims, picked), np.int64)
+        else:
+            trailing = whole.shape[len(shape) :]
+            per = int(np.prod(trailing))
+            at_elements = (picked[:, None] * per + np.arange(per)).reshape(-1)
         variant = variant_for(seed, round_index, set_index, array.name, whole)
         inputs[array.name] = vary_at(whole, variant, at_elements).reshape(len(picked), *trailing)
     expected, tolerance = expected_and_tolerance(ex, inputs)
