@@ -5,11 +5,12 @@ of the whole launch (`_Holds`), so that neither Numba's dispatch nor the host's 
 launch's kernels is timed, then a device-wide synchronize (the host clock from the end event to
 its return catches work hidden on other streams); warm-up first (a baseline or target once per
 process); L2 flushed before every timed launch; contenders (learner, baseline, target)
-interleaved in rotating order, a rival far slower than the learner in the first rounds only
-(`is_sparse`); every round gets inputs no launch has seen (each input set rotated and
-sign-flipped or offset, exactly reproducible by the grading process); outputs poisoned before
-every launch and checked on randomly chosen timed runs; rounds repeated until the median ratios
-are known to ±1% or a time cap.
+interleaved in rotating order, a rival far slower than the learner in the first rounds only,
+or the first beside its times at a replayer's earlier checks (`is_sparse`, `POOLED`); every
+round gets inputs no launch has seen (each input set rotated and sign-flipped or offset,
+exactly reproducible by the grading process); outputs poisoned before every launch and checked
+on randomly chosen timed runs; rounds repeated until the median ratios are known to ±1% (long
+launches: from the rounds that always run) or a time cap.
 The same code runs on Numba's simulator at tiny sizes, which is how CI tests it.
 """
 
