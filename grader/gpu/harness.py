@@ -515,7 +515,8 @@ def measure(
         holds.start(name, queued)
         samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
-    earlier = {n: arena.earlier.get(contenders[n], []) for n in names[1:]} if keep is not None else {}
+    # a kept sparse rival is timed once: its last POOLED - 1 times and this check's make POOLED
+    earlier = {n: arena.earlier.get(contenders[n], [])[-(POOLED - 1) :] for n in names[1:]} if keep is not None else {}
     _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop, holds, earlier)
     for name in names[1:]:
         _remember(contenders[name], arena.kwargs(0), holds.typical(name))
