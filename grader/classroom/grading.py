@@ -202,9 +202,9 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
 CHECKS_PER_GPU = 4
 """Checks under way at once per GPU by default: each records its submission on a core of its
 own while the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so
-every check is still timed alone on its GPU, in the same buffers as the others. Six showed no
-clear gain on an H200 (1.27 s a check over 117 rows, against 1.17 and 1.39 s over whole runs
-with four: docs/BENCHMARKS-LOG.md, "Class pace, 2026-12-01 night"), so four stay the default."""
+every check is still timed alone on its GPU, in the same buffers as the others. Six were
+slower on an H200 (1.05 s a check, against 0.93 and 1.14 s with four on the same grader:
+docs/BENCHMARKS-LOG.md, "Class pace, 2026-12-01 late"), so four stay the default."""
 
 
 def gpu_total() -> int:

@@ -515,13 +515,14 @@ def measure(
         holds.start(name, queued)
         samples.phases[f"warm-up: {name}"] = time.perf_counter() - clock
     started = time.perf_counter()
-    # a kept sparse rival is timed once: its last POOLED - 1 times and this check's make POOLED
-    earlier = {n: arena.earlier.get(contenders[n], [])[-(POOLED - 1) :] for n in names[1:]} if keep is not None else {}
+    # a sparse rival of a kept arena is timed once: its last POOLED - 1 times and this check's
+    # make POOLED (a new arena has none, so its rivals get SPARSE_ROUNDS)
+    earlier = {n: arena.earlier.get(contenders[n], [])[-(POOLED - 1) :] for n in names[1:]}
     _rounds(contenders, names, arena, samples, check, variant_seed, flush, len(input_sets), stop, holds, earlier)
     for name in names[1:]:
         _remember(contenders[name], arena.kwargs(0), holds.typical(name))
     arena.require_intact_inputs()  # before any of this check's times is kept for the next
-    for name in samples.sparse if keep is not None else ():
+    for name in samples.sparse:
         arena.earlier[contenders[name]] = samples.all_seconds(name)[-POOLED:]
     samples.phases["timed rounds"] = time.perf_counter() - started
     return samples

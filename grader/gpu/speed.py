@@ -153,40 +153,37 @@ def expected_at_picks(exercise_id: str, dims: dict, seed: int, check: tuple, bas
     if dict(ex.spec.benchmark.dims) != dims:  # a smaller benchmark (tests)
         ex = replace(ex, spec=replace(ex.spec, benchmark=replace(ex.spec.benchmark, dims=dims)))
     if ex.spec.pointwise:
-        return _pointwise_at_picks(ex, dims, seed, check, base_seed)
-    _, expected, tolerance = expected_for_check(ex, seed, check, base_seed)
+        expected, tolerance = _pointwise_at_picks(ex, dims, seed, check, base_seed)
+    else:
+        _, expected, tolerance = expected_for_check(ex, seed, check, base_seed)
     at, within = {}, {}
     for array in ex.spec.outputs:
-        picked = picks(int(np.prod(array.shape_for(dims))), check[2])
+        picked = slice(None) if ex.spec.pointwise else picks(int(np.prod(array.shape_for(dims))), check[2])
         at[array.name], within[array.name] = taken_at(expected[array.name], tolerance[array.name], picked)
     return AtPicks(at, within)
 
 
-def _pointwise_at_picks(ex, dims: dict, seed: int, check: tuple, base_seed=None) -> AtPicks:
-    """`expected_at_picks` of a pointwise exercise (`Spec.pointwise`): the oracle and tolerance
-    applied to the inputs' elements at the picks alone, each varied as its launch's were. A
-    vector add's full float64 oracle over 2^27 elements took seconds of an oracle process."""
+def _pointwise_at_picks(ex, dims: dict, seed: int, check: tuple, base_seed=None) -> tuple[dict, dict]:
+    """(expected output, tolerance) of a pointwise exercise (`Spec.pointwise`) at the picks
+    alone: its oracle and tolerance applied to the inputs' elements there, each varied as its
+    launch's were. A vector add's full float64 oracle over 2^27 elements took seconds of an
+    oracle process."""
     round_index, set_index, pick_seed = check[:3]
     shapes = {tuple(int(d) for d in o.shape_for(dims)) for o in ex.spec.outputs}
     (shape,) = shapes  # every output of a pointwise exercise has the inputs' leading shape
     picked = picks(int(np.prod(shape)), pick_seed)
+    mapped = callable(ex.spec.pointwise)  # one input element per output element, found by the map
+    sources = np.asarray(ex.spec.pointwise(dims, picked), np.int64) if mapped else None
     base = benchmark_inputs(ex, seed if base_seed is None else base_seed, keep=base_seed is not None)[set_index]
     inputs = dict(base)
     for array in ex.spec.inputs:
         whole = base[array.name]
-        if callable(ex.spec.pointwise):  # one input element per output element, found by the map
-            trailing, at_elements = (), np.asarray(ex.spec.pointwise(dims, picked), np.int64)
-        else:
-            trailing = whole.shape[len(shape) :]
-            per = int(np.prod(trailing))
-            at_elements = (picked[:, None] * per + np.arange(per)).reshape(-1)
+        trailing = () if mapped else whole.shape[len(shape) :]
+        per = int(np.prod(trailing))
+        at_elements = sources if mapped else (picked[:, None] * per + np.arange(per)).reshape(-1)
         variant = variant_for(seed, round_index, set_index, array.name, whole)
         inputs[array.name] = vary_at(whole, variant, at_elements).reshape(len(picked), *trailing)
-    expected, tolerance = expected_and_tolerance(ex, inputs)
-    at, within = {}, {}
-    for array in ex.spec.outputs:
-        at[array.name], within[array.name] = taken_at(expected[array.name], tolerance[array.name], slice(None))
-    return AtPicks(at, within)
+    return expected_and_tolerance(ex, inputs)
 
 
 ORACLE_PROCESSES = 4
