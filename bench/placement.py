@@ -10,12 +10,16 @@ allocates N MiB on the GPU and holds it, idle, while this one measures, as anoth
 memory does when checks share a GPU.
 
     python bench/placement.py [--only histogram,...] [--shifts-mib 0,1,2,3,5] [--cap-seconds 1]
-                              [--held-by-another-mib N]
+                              [--held-by-another-mib N] [--dims rows=16384,cols=4096]
+
+`--dims`: the exercise's inputs at other sizes than its benchmark's (one exercise), to see
+whether a kernel's time depends on placement at one size and not at another.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -31,7 +35,8 @@ from numba import cuda  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
 from grader.gpu.harness import measure  # noqa: E402
 from grader.steps.load import load_launch  # noqa: E402
-from grader.gpu.speed import benchmark_inputs  # noqa: E402
+from grader.gpu.speed import BENCH_CASE_INDEX, INPUT_SETS, benchmark_inputs  # noqa: E402
+from grader.steps.cases import case_rng  # noqa: E402
 
 
 HOLDER = """
@@ -55,12 +60,27 @@ def hold_memory(mib: int) -> subprocess.Popen:
     return holder
 
 
+def resized(spec, dims_text: str):
+    """`spec` with its benchmark at other sizes (`measure` sizes its buffers by the spec)."""
+    dims = dict(spec.benchmark.dims)
+    dims.update((name, int(value)) for name, value in (item.split("=") for item in dims_text.split(",")))
+    print(f"{spec.id} at {dims}")
+    return dataclasses.replace(spec, benchmark=dataclasses.replace(spec.benchmark, dims=dims))
+
+
+def inputs_at(spec) -> list[dict]:
+    """The benchmark's input sets drawn as `benchmark_inputs` draws them, at the spec's sizes."""
+    dims = spec.benchmark.dims
+    return [spec.make_inputs(dims, case_rng(1, BENCH_CASE_INDEX + k)) for k in range(INPUT_SETS)]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="histogram,reduce_sum,warp_reduce,scan,transpose,vector_add")
     parser.add_argument("--shifts-mib", default="0,1,2,3,5")
     parser.add_argument("--cap-seconds", type=float, default=1.0)
     parser.add_argument("--held-by-another-mib", type=int, default=0)
+    parser.add_argument("--dims", default="", help="name=value,...: these sizes instead of the benchmark's")
     args = parser.parse_args()
     holder = hold_memory(args.held_by_another_mib) if args.held_by_another_mib else None
     if holder:
@@ -69,14 +89,15 @@ def main():
     for exercise_id in args.only.split(","):
         ex = exercise(exercise_id)
         solution = load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
-        inputs = benchmark_inputs(ex, 1)
+        spec = resized(ex.spec, args.dims) if args.dims else ex.spec
+        inputs = inputs_at(spec) if args.dims else benchmark_inputs(ex, 1)
         for shift in (int(m) for m in args.shifts_mib.split(",")):
             scratch = cuda.device_array(max(shift << 20, 1), np.uint8)  # held until timed
             s = measure(
-                ex.spec,
+                spec,
                 {"solution": solution, "baseline": ex.baseline, "target": ex.target},
                 inputs,
-                flush=ex.spec.benchmark.bound == "memory",
+                flush=spec.benchmark.bound == "memory",
                 cap_seconds=args.cap_seconds,
             )
             sol, base, target = (float(np.median(s.seconds[k])) * 1e3 for k in ("solution", "baseline", "target"))

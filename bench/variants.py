@@ -45,6 +45,8 @@ from grader.steps.execute import execute  # noqa: E402
 from grader.steps.judge import judge_case  # noqa: E402
 from grader.steps.load import load_launch  # noqa: E402
 
+import peers  # noqa: E402  (bench/peers.py)
+
 
 def sm_count() -> int:
     """The GPU's multiprocessors, for candidates that size their grid by it (1 on the simulator)."""
@@ -90,7 +92,7 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
         if launch is None:  # the bundled solution
             launch = load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
         if launch == "peer":  # timed beside the others in the same harness
-            launch = library_peer(name)
+            launch = peers.peer_launch(name)
             if launch is None:
                 continue
         if name.startswith("probe_"):  # timing only: computes something else on purpose
@@ -124,44 +126,6 @@ def run_exercise(exercise_id, variants, check_dims, ceil):
             }
         )
     return rows
-
-
-def library_peer(name):
-    """A library call with the exercise's signature, by its variant name, or None without the
-    library: "cupy.sum" (reduce_sum, warp_reduce), "cupy.cumsum" (scan, CUB), "torch a.T copy"
-    (transpose, PyTorch's own kernel), "cupy.matmul" (matmul_tiled, cuBLAS)."""
-    try:
-        import cupy  # noqa: PLC0415 - optional: CuPy is timed where it is installed
-
-        if name == "cupy.sum":
-
-            def peer(x, out):
-                cupy.sum(cupy.asarray(x), out=cupy.asarray(out).reshape(()))
-
-            return peer
-        if name == "cupy.cumsum":  # CUB's scan, both arrays in place
-
-            def peer(counts, amounts, counts_scan, amounts_scan):
-                cupy.cumsum(cupy.asarray(counts), dtype=cupy.int32, out=cupy.asarray(counts_scan))
-                cupy.cumsum(cupy.asarray(amounts), dtype=cupy.float32, out=cupy.asarray(amounts_scan))
-
-            return peer
-        if name == "cupy.matmul":  # cuBLAS SGEMM, the ceiling matmul_tiled's goal is set against
-
-            def peer(a, b, c):
-                cupy.matmul(cupy.asarray(a), cupy.asarray(b), out=cupy.asarray(c))
-
-            return peer
-        if name == "torch a.T copy":
-            import torch  # noqa: PLC0415 - optional: PyTorch is timed where it is installed
-
-            def peer(a, out):  # both on the legacy default stream, as Numba's launches
-                torch.as_tensor(out, device="cuda").copy_(torch.as_tensor(a, device="cuda").t())
-
-            return peer
-    except ImportError:
-        return None
-    raise ValueError(f"no library peer called {name!r}")
 
 
 def check_on_gpu() -> bool:
