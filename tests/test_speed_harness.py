@@ -11,7 +11,7 @@ from numba import cuda
 from grader.exercises import exercise, ladder
 from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
 from grader.steps.load import load_launch
-from grader.gpu.speed import collect, evaluate, expected_for_check
+from grader.gpu.speed import benchmark_inputs, collect, evaluate, expected_for_check
 
 CEILINGS = {"name": "simulated", "copy_bandwidth": 1e9, "fp32_flops": 1e9}
 
@@ -84,6 +84,34 @@ def test_replaying_cached_answers_is_caught():
     samples = collect(ex, replay, seed=5, min_rounds=3, cap_seconds=0.0)
     _, wrong = evaluate(ex, 5, samples, CEILINGS)
     assert wrong and "benchmark size" in wrong
+
+
+def test_a_timed_round_changes_softmaxs_input_without_changing_its_work():
+    """Softmax's benchmark rows with a +90 element (the overflow test) make exp values that
+    underflow to denormals, whose division is slow: its solution ran 0.56 ms on them and 0.45
+    ms negated on an H200, and rows rotated by part of a row mix two rows' values, so that how
+    many underflow changed from round to round (docs/BENCHMARKS-LOG.md). Each round's input,
+    on the device and as the grading process rebuilds it, is the base input's rows in another
+    order; a negatable input still changes sign from round to round."""
+    from grader.gpu.harness import _Arena
+
+    ex = tiny("softmax_fused", {"rows": 6, "cols": 40})
+    (x_spec,) = ex.spec.inputs
+    assert not x_spec.negatable
+    (base,) = benchmark_inputs(ex, 7)
+    arena = _Arena(ex.spec, [base], ex.spec.benchmark.dims, flush_words=8)
+    rotations = set()
+    for round_index in range(-1, 8):
+        arena.fresh_inputs(0, 7, round_index)
+        on_device = arena.inputs["x"].copy_to_host()
+        rebuilt = expected_for_check(ex, 7, (round_index, 0))[0]["x"]
+        assert np.array_equal(on_device, rebuilt)
+        (rotation,) = [k for k in range(6) if np.array_equal(np.roll(base["x"], -k, axis=0), on_device)]
+        rotations.add(rotation)
+    assert len(rotations) > 1
+    summed = tiny("reduce_sum", {"n": 50})
+    x = summed.spec.make_inputs(summed.spec.benchmark.dims, np.random.default_rng(2))["x"]
+    assert {variant_for(7, r, 0, "x", x).get("sign") for r in range(8)} == {-1.0, 1.0}
 
 
 def test_every_exercise_rebuilds_its_timed_inputs():

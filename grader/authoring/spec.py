@@ -28,6 +28,11 @@ class Array:
     init: str = "poison"
     """For outputs: "poison" (NaN or a sentinel: every element must be written) or
     "zeros" (an accumulator such as a histogram starts at zero)."""
+    negatable: bool = True
+    """For float inputs: whether a timed round may negate it (besides rotating it), so that an
+    order-free answer such as a sum differs from round to round. False where the negated input
+    is other work, not just another answer: softmax's +90 elements would become -90, and the
+    rows of exp values that underflow would change from round to round."""
 
     def shape_for(self, dims: Dims) -> tuple[int, ...]:
         return tuple(dims[d] if isinstance(d, str) else int(d) for d in self.shape)

@@ -91,6 +91,7 @@ class _Arena:
         self.earlier = {}  # sparse rival's launch -> its last POOLED timed seconds in this arena
         self._locked = self._locked_outputs = None  # page-locked copies, made at the first refresh
         self.base = [{a.name: _upload(take, s[a.name]) for a in spec.inputs} for s in input_sets]
+        self.negatable = {a.name: a.negatable for a in spec.inputs}
         self.inputs = {a.name: take(self.base[0][a.name].shape, self.base[0][a.name].dtype) for a in spec.inputs}
         self.scalars = [{p.name: np.dtype(p.dtype).type(s[p.name]) for p in spec.scalars} for s in input_sets]
         self.pristine, self.buffers, self.views, self.inits = {}, {}, {}, {}
@@ -144,7 +145,8 @@ class _Arena:
     def fresh_inputs(self, set_index, variant_seed, round_index):
         """This launch's inputs: the set, varied as `variant_for` says (never seen before)."""
         for name, base in self.base[set_index].items():
-            vary_on_device(base, self.inputs[name], variant_for(variant_seed, round_index, set_index, name, base))
+            variant = variant_for(variant_seed, round_index, set_index, name, base, self.negatable[name])
+            vary_on_device(base, self.inputs[name], variant)
 
     def kwargs(self, set_index):
         return {**self.inputs, **self.scalars[set_index], **self.views}
@@ -329,14 +331,18 @@ def hold_gpu(microseconds: int = HOLD_MICROSECONDS):
         hold[1, 1](microseconds)
 
 
-def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array) -> dict:
+def variant_for(variant_seed: int, round_index: int, set_index: int, name: str, array, negatable=True) -> dict:
     """How the inputs of one timed launch differ from their set: a rotation of the flattened
-    array, and a sign flip (floats) or a wrapping offset (unsigned integers). Exact on both
-    host and device, so the grading process can rebuild the inputs of any checked launch."""
+    array by whole rows (its last axis), and a sign flip (floats the spec calls `negatable`)
+    or a wrapping offset (unsigned integers). Each keeps the work a kernel does the same from
+    round to round: a softmax row rotated by part of a row would take the max of two rows'
+    values, and how many of its exp values underflow would change with the rotation. Exact on
+    both host and device, so the grading process can rebuild the inputs of any checked launch."""
     rng = np.random.default_rng([variant_seed, round_index + 1, set_index, sum(map(ord, name))])  # warm-up is round -1
     dtype = np.dtype(array.dtype)
-    variant = {"roll": int(rng.integers(0, max(array.size, 1)))}
-    if dtype.kind == "f":
+    row = max(tuple(array.shape)[-1], 1) if array.ndim >= 2 else 1  # (the simulator's shapes index from 0 only)
+    variant = {"roll": row * int(rng.integers(0, max(array.size // row, 1)))}
+    if dtype.kind == "f" and negatable:
         variant["sign"] = float(rng.choice([-1.0, 1.0]))
     elif dtype.kind == "u":
         # A whole number of 32s: values used as indices (histogram bins) move by whole 128-byte

@@ -132,7 +132,7 @@ def expected_for_check(ex, seed: int, check, base_seed=None):
     base = benchmark_inputs(ex, seed if base_seed is None else base_seed, keep=base_seed is not None)
     inputs = dict(base[set_index])
     for array in ex.spec.inputs:
-        variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name])
+        variant = variant_for(seed, round_index, set_index, array.name, inputs[array.name], array.negatable)
         inputs[array.name] = vary_on_host(inputs[array.name], variant)
     return (inputs, *expected_and_tolerance(ex, inputs))
 
@@ -181,7 +181,7 @@ def _pointwise_at_picks(ex, dims: dict, seed: int, check: tuple, base_seed=None)
         trailing = () if mapped else whole.shape[len(shape) :]
         per = int(np.prod(trailing))
         at_elements = sources if mapped else (picked[:, None] * per + np.arange(per)).reshape(-1)
-        variant = variant_for(seed, round_index, set_index, array.name, whole)
+        variant = variant_for(seed, round_index, set_index, array.name, whole, array.negatable)
         inputs[array.name] = vary_at(whole, variant, at_elements).reshape(len(picked), *trailing)
     return expected_and_tolerance(ex, inputs)
 
