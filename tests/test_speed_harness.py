@@ -10,6 +10,7 @@ from numba import cuda
 
 from grader.exercises import exercise, ladder
 from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
+from grader.steps.cases import expected_and_tolerance
 from grader.steps.load import load_launch
 from grader.gpu.speed import benchmark_inputs, collect, evaluate, expected_for_check
 
@@ -112,6 +113,34 @@ def test_a_timed_round_changes_softmaxs_input_without_changing_its_work():
     summed = tiny("reduce_sum", {"n": 50})
     x = summed.spec.make_inputs(summed.spec.benchmark.dims, np.random.default_rng(2))["x"]
     assert {variant_for(7, r, 0, "x", x).get("sign") for r in range(8)} == {-1.0, 1.0}
+
+
+@pytest.mark.slow  # the benchmark's own size: 2^28 floats
+@pytest.mark.parametrize("exercise_id", ["reduce_sum", "warp_reduce", "scan"])
+def test_at_the_benchmark_size_an_answer_from_part_of_the_input_fails_and_one_float32_accumulator_passes(
+    exercise_id,
+):
+    """A timed launch is judged at the benchmark's size, where a float32 sum's bound grows with
+    √n·Σ|x|: with inputs of mean 0 the sum of 2^28 of them (about 10^4) was a hundredth of its
+    bound (10^6), so a kernel that read half of x, or none, passed, and a scan's late prefixes
+    likewise. One accumulator adding every value in turn (the baseline's order, the least
+    accurate a kernel may use) must still pass."""
+    ex = exercise(exercise_id)
+    (inputs,) = benchmark_inputs(ex, 3)
+    expected, tolerance = expected_and_tolerance(ex, inputs)
+    (name,) = [o.name for o in ex.spec.outputs if np.dtype(o.dtype).kind == "f"]
+    values = inputs["amounts" if exercise_id == "scan" else "x"]
+    unread = values.copy()
+    unread[int(0.9 * unread.size) :] = 0  # the last tenth never read
+    if exercise_id == "scan":
+        one_accumulator, from_part = np.cumsum(values, dtype=np.float32), np.cumsum(unread, dtype=np.float64)
+    else:
+        one_accumulator, from_part = np.cumsum(values, dtype=np.float32)[-1:], unread.sum(dtype=np.float64)
+    exact, bound = np.asarray(expected[name], np.float64), np.asarray(tolerance[name], np.float64)
+    assert np.all(np.abs(one_accumulator - exact) <= bound)
+    outside = np.abs(from_part - exact) > bound
+    # a scan's prefixes just past the unread start still pass: most of the last tenth must not
+    assert outside[-1] and outside.mean() >= 0.05
 
 
 def test_every_exercise_rebuilds_its_timed_inputs():
