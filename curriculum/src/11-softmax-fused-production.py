@@ -251,6 +251,16 @@ else:
 # for correctness, and the GB/s compared with this GPU's measured bandwidth.
 
 # %% [markdown]
+# Time with data like the data your kernel will get: the values can change the speed. In the
+# benchmark's rows that hold a 90, exp(x − 90) falls below float32's smallest normal number
+# (about 1.2·10⁻³⁸) for most of the row, and a division whose result is that small (a
+# *denormal*) takes a slow path on the GPU. On an H200 (2026-12-02, `python
+# bench/softmax_probes.py sign`) a kernel that divides every element by the row's sum took
+# 0.56 ms on the benchmark's input and 0.45 ms on the same values negated, where nothing
+# underflows; the same kernel computing `inv = 1 / total` once per row and multiplying each
+# element by `inv` took 0.33 ms on both.
+
+# %% [markdown]
 # ## Where you stand
 #
 # The ladder below reads the record that every check (a check cell, or `zerogpu check` in a
