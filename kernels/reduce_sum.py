@@ -5,11 +5,8 @@ Tolerance: a float32 sum of n terms in any order (tree, atomics, sequential) is 
 |out[0] - exact| <= summed(n, Σ|x_i|) (grader/authoring/tolerance.py). The inputs have mixed signs, so
 the bound is relative to Σ|x_i|, not to the (smaller) sum itself.
 
-Inputs: uniform in [-0.9, 1.1), mean 0.1. With a mean of 0 the sum of 2^28 of them is about
-±10^4 against a bound of 10^6, and an answer from any part of x, or none, would pass the timed
-check; with 0.1 the sum is 2.7·10^7, the bound 3.9% of it, and an answer from 90% of x is off
-by 2.7·10^6. A larger mean would let one float32 accumulator (the baseline's order) stop
-growing: values under half its spacing round away (docs/SECURITY.md, "The timed check").
+Inputs: `bulk_random.summands`, uniform in [-0.9, 1.1): a mean of 0.1 makes the sum large
+against its bound, so that an answer from part of x fails the timed check.
 """
 
 import numpy as np
@@ -20,14 +17,9 @@ from grader.authoring.spec import Array, Benchmark, Case, Spec
 from grader.authoring.tolerance import summed
 
 
-LOW = -0.9
-"""The inputs' lower end: a range of 2 from -0.9 keeps every float32 order's rounding unbiased
-(a partial sum's spacing, 1 or 2 up to 2^25, divides the range)."""
-
-
 def make_inputs(dims, rng):
     n = dims["n"]
-    return {"x": bulk_random.uniform(rng, LOW, LOW + 2.0, n)}
+    return {"x": bulk_random.summands(rng, n)}
 
 
 def oracle(x):

@@ -5,9 +5,9 @@ Tolerance: the int32 sums are exact (counts are 0..7, so every prefix fits up to
 A float32 prefix of i + 1 terms in any order (a warp's shuffles, a block's partial sums, the
 totals of the blocks before) is within summed(i + 1, Σ_{j<=i} |amounts_j|):
 |amounts_scan[i] - exact| <= scanned(|amounts|)[i] (grader/authoring/tolerance.py).
-Inputs: counts uniform in 0..7, amounts uniform in [-0.9, 1.1): a mean of 0.1, as reduce_sum's,
-so that a late prefix (1.3·10^7 at 2^27) is 36 times its bound, and a kernel that never read
-part of the amounts fails there (with a mean of 0 it would pass).
+Inputs: counts uniform in 0..7, amounts `bulk_random.summands` (uniform in [-0.9, 1.1)): with
+their mean of 0.1 a late prefix (1.3·10^7 at 2^27) is 36 times its bound, and a kernel that
+never read part of the amounts fails there (with a mean of 0 it would pass).
 """
 
 import numpy as np
@@ -25,7 +25,7 @@ def make_inputs(dims, rng):
     n = dims["n"]
     return {
         "counts": bulk_random.integers(rng, 0, COUNTS_HIGH, n, dtype=np.int32),
-        "amounts": bulk_random.uniform(rng, -0.9, 1.1, n),
+        "amounts": bulk_random.summands(rng, n),
     }
 
 

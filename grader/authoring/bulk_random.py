@@ -58,6 +58,21 @@ def uniform(rng, low: float, high: float, shape, dtype=np.float32) -> np.ndarray
     return filled(rng, shape, dtype, fill)
 
 
+SUMMANDS_LOW = -0.9
+
+
+def summands(rng, shape, dtype=np.float32) -> np.ndarray:
+    """Terms of a long float sum (reduce_sum, warp_reduce, scan's amounts): uniform on
+    [-0.9, 1.1), mean 0.1. With a mean of 0 the sum of 2^28 of them is about ±10^4 against a
+    float32 bound of 10^6, and an answer from any part of the input, or none, would pass the
+    timed check; with 0.1 the sum is 2.7·10^7, the bound 3.9% of it, and an answer from 90% of
+    the input is off by 2.7·10^6 (docs/SECURITY.md, "The timed check"). A larger mean would let
+    one float32 accumulator (the baseline's order) stop growing, as values under half its
+    spacing round away; a range of 2 keeps every order's rounding unbiased (a partial sum's
+    spacing, 1 or 2 up to 2^25, divides it)."""
+    return uniform(rng, SUMMANDS_LOW, SUMMANDS_LOW + 2.0, shape, dtype)
+
+
 def integers(rng, low: int, high: int, shape, dtype=np.int64) -> np.ndarray:
     """Integers on [low, high)."""
 
