@@ -70,8 +70,8 @@ def _median_ms(fn, reps=30, warmup=3):
 
 
 def time_peer(exercise_id: str, inputs: dict, dims: dict):
-    """A library peer of an exercise without a same-signature one, timed on its own (warm,
-    L2 not flushed): {"name", "ms"}, or None."""
+    """A library peer of an exercise without a same-signature one (or, for transpose, without
+    PyTorch to run it), timed on its own (warm, L2 not flushed): {"name", "ms"}, or None."""
     cp = _cupy()
     if cp is None:
         return None
@@ -79,16 +79,9 @@ def time_peer(exercise_id: str, inputs: dict, dims: dict):
     peers = {
         "vector_add": ("cupy.add", lambda: cp.add(g["a"], g["b"])),
         "saxpy": ("cupy alpha*x+y", lambda: inputs["alpha"] * g["x"] + g["y"]),
-        "reduce_sum": ("cupy.sum", lambda: g["x"].sum()),
-        "warp_reduce": ("cupy.sum", lambda: g["x"].sum()),
-        "scan": (
-            "cupy.cumsum (CUB), both arrays",
-            lambda: (cp.cumsum(g["counts"], dtype=cp.int32), cp.cumsum(g["amounts"])),
-        ),
         "histogram": ("cupy.bincount", lambda: cp.bincount(g["values"], minlength=256)),
         "transpose": ("cupy a.T copy", lambda: cp.ascontiguousarray(g["a"].T)),
         "matmul_naive": ("cuBLAS (cupy)", lambda: g["a"] @ g["b"]),
-        "matmul_tiled": ("cuBLAS (cupy)", lambda: g["a"] @ g["b"]),
         "softmax_fused": ("cupy composed", lambda: _softmax(cp, g["x"])),
         "rgb_to_gray": (
             "cupy composed",
