@@ -18,8 +18,10 @@ import linecache
 
 import numpy as np
 
-from grader.replay.plan import Param, Plan, Ref, Value
+from grader.backend import current
+from grader.compiler.prebuilt import install
 from grader.compiler.server import Opaque, argument_type, build_function
+from grader.replay.plan import Param, Plan, Ref, Value
 
 
 class RebuildError(Exception):
@@ -92,6 +94,7 @@ def launch_from(
     filename: str = "<plan>",
     jitted: dict | None = None,
     scratch=None,
+    compiled: dict | None = None,
 ):
     """`launch(**kwargs)` that does what the plan says on the arrays it is given. Each kernel
     launch runs as a line of `filename` at the line that launched it while recording, so that an
@@ -99,8 +102,12 @@ def launch_from(
     dispatchers of the plans of one check, shared, so that a kernel compiles once for all its
     cases and the benchmark rather than once per plan (on a GPU, most of a check's time).
     `scratch` (grader/gpu/harness.py `Scratch`): where the plan's own device arrays go on
-    numba's engine, at the same places at every launch; where it has no room, numba's allocator."""
+    numba's engine, at the same places at every launch; where it has no room, numba's allocator.
+    `compiled`: kernel key -> its code compiled ahead for the types it is launched with
+    (grader/compiler/prebuilt.py), used on a GPU only; other launches compile here."""
     import numba.cuda as cuda_module
+
+    compiled = compiled if compiled and current() == "gpu" else {}
 
     options = options or {}
     built: dict = {} if jitted is None else jitted
@@ -146,6 +153,8 @@ def launch_from(
                     declared = jit_options.pop("signatures", None)
                     jit = cuda.jit(_signatures(declared), **jit_options) if declared else cuda.jit(**jit_options)
                     kernel = kernels[step.kernel] = jit(functions[step.kernel])
+                    if step.kernel in compiled and not declared and cuda is cuda_module:
+                        install(kernel, compiled[step.kernel], bool(jit_options.get("fastmath")))
                 config = (step.grid, step.block) if not step.shared else (step.grid, step.block, 0, step.shared)
                 arguments = tuple(_argument(a, buffers, kwargs) for a in step.args)
                 code = at_line.get(step.line, plain)
