@@ -234,3 +234,47 @@ def test_a_notebook_launch_that_cannot_be_copied_is_recorded_not_run_in_the_note
     assert result.verdict == "passed", result.message
     reads = check("vector_add", lambda a, b, c: c.copy_to_device(a.copy_to_host() + b.copy_to_host()), seed=1)
     assert reads.verdict == "forbidden", reads.message
+
+
+@pytest.mark.parametrize("exercise_id", ["vector_add", "reduce_sum", "scan", "matmul_tiled", "softmax_fused"])
+def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exercise_id):
+    """A replayer given a check's kernels compiled ahead by a compiling child (grader/checking/
+    compiling.py) links and loads them, compiles none, and the solution passes every case."""
+    from numba import cuda
+
+    from grader.checking.compiling import Compilers, compiled_ahead
+    from grader.checking.pipeline import all_passed, plans_wanted
+    from grader.compiler.prebuilt import arch_of
+    from grader.replay.plan import Message
+    from grader.replay.record import Recorder, record_cases, recording
+    from grader.replay.replayer import launch_from, rebuild
+    from grader.steps.cases import prepare
+    from grader.steps.execute import execute
+    from grader.steps.load import load_launch
+
+    ex = exercise(exercise_id)
+    path = str(ex.solution_file)
+    prepared = prepare(ex, 7)
+    recorder = Recorder()
+    recorder.filename = path
+    with recording(recorder):
+        launch = load_launch(ex.spec, ex.solution_file.read_bytes(), path)
+        plans = record_cases(recorder, launch, ex.spec, plans_wanted(ex, prepared, timed=False), (path,))
+    message = Message(None, plans, recorder.kernels)
+    compilers = Compilers()
+    try:
+        arch = arch_of(cuda.get_current_device().compute_capability)
+        compiled = compiled_ahead(compilers, ex.spec, message, prepared, False, False, (), arch, 120.0)
+    finally:
+        compilers.stop()
+    assert compiled, "the compiling child answered"
+    functions = rebuild(message.kernels, path)
+    jitted: dict = {}
+    outcomes = {}
+    for p in prepared:
+        replayed = launch_from(message.plans[str(p.index)], functions, jitted=jitted, compiled=compiled)
+        outcomes[p.index] = execute(ex.spec, replayed, p.inputs, dict(p.case.dims))
+    assert all_passed(ex, prepared, outcomes)
+    dispatchers = [d for engine in jitted.values() for d in engine.values()]
+    assert dispatchers and all(not d._cache_misses for d in dispatchers), "nothing compiled in the replayer"
+    assert all(k._codelibrary._llvm_strs == [] for d in dispatchers for k in d.overloads.values())

@@ -33,6 +33,7 @@ import numpy as np
 from grader.backend import current  # importing grader chose the back end before numba loaded
 from grader.checking.stuck import Lookout, snapshot
 from grader.compiler.client import start_helper
+from grader.compiler.prebuilt import arch_of
 from grader.containment.guard import Guard, apply_limits
 from grader.containment.process_cap import limit_own_processes
 from grader.doctor.integration import case_executor, outcome_fields
@@ -81,14 +82,19 @@ def wait_as_spare(task_dir: Path) -> None:
     when the parent died before this process started)."""
     _import_replay_code()
     if current() == "gpu":
-        try:  # the compiler's first use (NVVM, libdevice) costs ~0.6 s; no CUDA context needed
-            from numba import cuda, float32
-
-            cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
-        except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
-            pass
+        _warm_up_compiler()
     while not (task_dir / "task.json").exists():
         time.sleep(0.005)
+
+
+def _warm_up_compiler() -> None:
+    """The compiler's first use (NVVM, libdevice: ~0.6 s) done now; no CUDA context needed."""
+    try:
+        from numba import cuda, float32
+
+        cuda.compile_ptx(_warm_up_kernel, (float32[:],), cc=(7, 5))
+    except Exception:  # noqa: BLE001 - only a head start; the task compiles what it needs
+        pass
 
 
 def _warm_up_kernel(a):
@@ -196,11 +202,25 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
     from grader.gpu.harness import scratch
 
     jitted: dict = {}  # each kernel compiled once for every case and the benchmark
+    compiled = _compiled_ahead(task_dir)
     return {  # the timed plan's own arrays at fixed places (a replayer's Pool; else as usual)
-        key: launch_from(plan, functions, options, path, jitted, scratch if key == "bench" else None)
+        key: launch_from(plan, functions, options, path, jitted, scratch if key == "bench" else None, compiled)
         for key, plan in message.plans.items()
         if hasattr(plan, "steps")
     }
+
+
+def _compiled_ahead(task_dir: Path) -> dict:
+    """The task's kernels as compiled ahead by the grading process's compiling child (COMPILED,
+    written by the grading process; grader/checking/compiling.py), or {}."""
+    path = task_dir / COMPILED
+    try:
+        if path.stat().st_size > MAX_COMPILED_BYTES:
+            return {}
+        compiled = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return compiled if isinstance(compiled, dict) else {}
 
 
 def _run_cases(task_dir: Path, task: dict, ex, message, launches: dict, inputs: dict) -> None:
@@ -236,6 +256,7 @@ def serve(inbox: Path, fd: int) -> None:
         from grader.gpu.harness import SCRATCH_BYTES, arena_bytes, reserve
 
         reserve(max(arena_bytes(spec) for spec in specs if spec.benchmark) + SCRATCH_BYTES)
+        _say_arch(inbox)
     GUARD = Guard(_private(None, {}), inbox)
     start_helper()
     GUARD.install()
@@ -254,8 +275,52 @@ def serve(inbox: Path, fd: int) -> None:
                 (task_dir / DONE).touch()
 
 
+def _say_arch(inbox: Path) -> None:
+    """ARCH in the inbox: what the grading process has kernels compiled for from now on."""
+    from numba import cuda
+
+    tmp = inbox / (ARCH + ".tmp")
+    tmp.write_text(json.dumps(list(arch_of(cuda.get_current_device().compute_capability))))
+    os.replace(tmp, inbox / ARCH)
+
+
 DONE = "done"
-"""What a replayer leaves in a task's folder once it has finished with it (`serve`)."""
+"""What a replayer or a compiling child leaves in a task's folder once it has finished with it."""
+REQUESTS, ANSWERS = "requests.json", "answers.json"
+COMPILED, ARCH = "compiled.json", "arch.json"
+"""A replayer's task: its kernels compiled ahead (grader/checking/compiling.py); what a replayer
+says on starting: the target its device's kernels compile for (grader/compiler/prebuilt.py)."""
+MAX_COMPILED_BYTES = 64 << 20
+"""A compiling child's task: the kernels to compile (grader/checking/compiling.py), its answers."""
+
+
+def serve_compiles(inbox: Path, fd: int) -> None:
+    """A compiling child (`--serve FD --compiling 1`, grader/checking/compiling.py): it reads task
+    folder names from FD and compiles the kernels each folder's requests.json describes
+    (grader/compiler/server.py `compile_request`), leaving answers.json, then DONE. It holds no
+    input, no secret and no GPU: like the replayer, it builds each kernel from its `def` and
+    never runs it."""
+    global GUARD
+    from grader.compiler.server import compile_request
+
+    _warm_up_compiler()
+    GUARD = Guard(_private(None, {}), inbox)
+    GUARD.install()
+    with os.fdopen(fd, "r", closefd=True) as names:
+        for line in names:
+            name = line.strip()
+            if not name.isidentifier():
+                continue
+            task_dir = inbox / name
+            answers = []
+            try:
+                for request in json.loads((task_dir / REQUESTS).read_text()):
+                    answers.append(compile_request(request))
+            except Exception as exc:  # noqa: BLE001 - the replayer compiles what this could not
+                answers.append({"status": "unchecked", "why": f"{type(exc).__name__}: {exc}"[:2000]})
+            _write_json(task_dir / ANSWERS, {"answers": answers})
+            with GUARD.writing():
+                (task_dir / DONE).touch()
 
 
 def _private(task_dir: Path, task: dict) -> list:
@@ -352,7 +417,7 @@ def follow_lifeline(fd: int) -> None:
 
 
 def _arguments(argv: list) -> dict:
-    """TASK_DIR [--spare 1 | --serve FD | --record FD [--where FD]] [--cpu SECONDS]
+    """TASK_DIR [--spare 1 | --serve FD [--compiling 1] | --record FD [--where FD]] [--cpu SECONDS]
     [--address-space BYTES] [--processes N] [--lifeline FD]"""
     args = {"task_dir": Path(argv[0])}
     for flag, value in zip(argv[1::2], argv[2::2]):
@@ -430,7 +495,9 @@ if __name__ == "__main__":
         record_task(args["task_dir"], args["record"], args.get("where"))
         sys.stdout.flush()
         os._exit(0)
-    if "serve" in args:
+    if "serve" in args and args.get("compiling"):
+        serve_compiles(args["task_dir"], args["serve"])
+    elif "serve" in args:
         serve(args["task_dir"], args["serve"])
     else:
         if "spare" in args:

@@ -404,13 +404,14 @@ def _spawn(
     record_fd: int | None = None,
     where_fd: int | None = None,
     serve_fd: int | None = None,
+    compiling: bool = False,
 ):
     """Start a child (a recording child with `record_fd`, the pipe it answers on; a replayer with
-    `serve_fd`). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
+    `serve_fd`, a compiling child with `serve_fd` and `compiling`). No preexec_fn (the child limits itself, grader/containment/guard.py says why), so
     Popen forks and execs without running Python code in between, whatever other threads hold.
     With `contain` (from `contained`), the child runs inside bubblewrap (grader/containment/sandbox.py)."""
     lifeline = _lifeline()  # how every child, spare or not, knows that we are gone
-    command = _child_command(task_dir, cpu, backend, spare, record_fd, where_fd, serve_fd)
+    command = _child_command(task_dir, cpu, backend, spare, record_fd, where_fd, serve_fd, compiling)
     command += ["--lifeline", str(lifeline)]
     seccomp = cgroup = None
     if contain is not None:
@@ -444,7 +445,9 @@ def _spawn(
     return proc
 
 
-def _child_command(task_dir: Path, cpu: int, backend: str, spare: bool, record_fd, where_fd, serve_fd) -> list:
+def _child_command(
+    task_dir: Path, cpu: int, backend: str, spare: bool, record_fd, where_fd, serve_fd, compiling: bool = False
+) -> list:
     """`python -m grader.checking.child TASK_DIR` with the flags of what it is to be
     (grader/checking/child.py `_arguments`)."""
     command = [sys.executable, "-m", "grader.checking.child", str(task_dir), "--cpu", str(cpu)]
@@ -455,7 +458,7 @@ def _child_command(task_dir: Path, cpu: int, backend: str, spare: bool, record_f
     if record_fd is not None:
         command += ["--record", str(record_fd)] + (["--where", str(where_fd)] if where_fd is not None else [])
     if serve_fd is not None:  # a replayer (grader/checking/replayers.py): tasks' names come on serve_fd
-        command += ["--serve", str(serve_fd)]
+        command += ["--serve", str(serve_fd)] + (["--compiling", "1"] if compiling else [])
     return command
 
 

@@ -19,6 +19,7 @@ that met a timeout, a crash or a GPU fault is stopped; the next check starts a n
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import time
@@ -41,9 +42,12 @@ from grader.checking.isolate import (
     task_fields,
     write_task,
 )
+from grader.checking.child import ARCH, COMPILED
+from grader.checking.compiling import Compilers, compiled_ahead, default_arch
+from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
 from grader.containment.guard import scrubbed_env
-from grader.exercises import ROOT
+from grader.exercises import ROOT, exercise
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -115,6 +119,16 @@ class Replayer:
         if inbox is not None:
             inbox.cleanup()
 
+    def arch(self) -> tuple:
+        """The target its device's kernels compile for, as the replayer said on starting
+        (ARCH in its inbox); the default GPU's before then."""
+        inbox = self._inbox
+        try:
+            said = json.loads((Path(inbox.name) / ARCH).read_text()) if inbox is not None else None
+            return arch_of(said)
+        except (OSError, ValueError, TypeError):
+            return default_arch()
+
     def abandon(self, name: str) -> None:
         """Stop the replayer if it is still on task `name` (that task was cancelled)."""
         with self._state:
@@ -152,6 +166,8 @@ class Replayer:
                 private=() if self.sandboxed else self.private,
             )
             write_task(task_dir, fields, message, cases)
+            if options.get("compiled"):  # this check's kernels, compiled ahead (grader/checking/compiling.py)
+                (task_dir / COMPILED).write_text(json.dumps(options["compiled"]))
             with self._state:
                 self._serving = name
             on_cancel(lambda: self.abandon(name))
@@ -199,6 +215,8 @@ _serving: dict = {}
 """(device, sandboxed, private) -> its Replayer, inside `replayers()`."""
 _serving_lock = threading.Lock()
 _active = 0
+_compilers = Compilers()
+"""The compiling children of the run inside `replayers()`."""
 
 
 @contextmanager
@@ -218,6 +236,8 @@ def replayers():
                 _serving.clear()
         for replayer in leftovers:
             replayer.stop()
+        if leftovers:
+            _compilers.stop()
 
 
 def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
@@ -244,6 +264,18 @@ def runner(device, sandboxed: bool, private):
         options.pop("env", None)
         for name in ("private", "device", "sandboxed"):
             options.pop(name, None)
+        timed = options.get("time_seed") is not None
+        options["compiled"] = compiled_ahead(
+            _compilers,
+            exercise(exercise_id).spec,
+            message,
+            cases,
+            timed,
+            sandboxed,
+            private,
+            replayer.arch(),
+            case_timeout,
+        )
         return replayer.run(exercise_id, submission, message, cases, case_timeout, **options)
 
     return run

@@ -1,0 +1,212 @@
+"""Compile a check's kernels ahead, on every core, while a GPU's replayer is busy with others.
+
+A GPU's replayer replays one check at a time, and most of a check's correctness phase there
+was numba-cuda compiling the submission's kernels: typing, lowering and NVVM, CPU work that
+held the GPU's queue (docs/BENCHMARKS.md, "Class pace"). Class grading now has each check's
+kernels compiled first by a compiling child (grader/checking/child.py `serve_compiles`): a
+process kept for the run that builds each kernel from its `def`, as the replayer does, and
+answers with its LTO-IR for the argument types the plans launch it with
+(grader/replay/signatures.py). The replayer links and loads it (grader/compiler/prebuilt.py). A compiling child holds no
+input, no secret and no GPU; what it answers is a kernel the submission wrote, for the types
+the grading process asked for. No answer in time, or one the replayer cannot use, and the
+replayer compiles the kernel itself, as before.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from grader.checking.child import ANSWERS, DONE, REQUESTS
+from grader.checking.isolate import _kill, _remove_cgroup, _spawn, _spawner, contained
+from grader.compiler.client import compute_capability
+from grader.compiler.prebuilt import arch_of
+from grader.containment import scratch
+from grader.containment.guard import scrubbed_env
+from grader.exercises import ROOT
+from grader.replay.signatures import launch_types
+from grader.steps.cases import RERUN_STRIDE
+
+COMPILER_CPU_SECONDS = 7 * 24 * 3600
+"""A compiling child's CPU limit for its whole life (each task's wall clock is watched here)."""
+MAX_ANSWER_BYTES = 64 << 20
+"""The most read back from one task's answers."""
+MAX_CODE_CHARS = 16 << 20
+"""The most LTO-IR (base64) kept for one kernel."""
+
+
+class Compiler:
+    """One compiling child, started on first use and again after it was stopped."""
+
+    def __init__(self, sandboxed: bool, private: tuple):
+        self.sandboxed, self.private = sandboxed, private
+        self.proc = None
+        self._inbox = None
+        self._names = None
+        self._count = itertools.count()
+
+    def _start(self) -> None:
+        self._inbox = scratch.TemporaryFolder(prefix="zerogpu-compiler-")
+        inbox = Path(self._inbox.name)
+        work = inbox / "work"
+        work.mkdir()
+        env = scrubbed_env(work, ROOT, "gpu")
+        env["CUDA_VISIBLE_DEVICES"] = ""  # it compiles for the device it is told; it never opens one
+        read, write = os.pipe()
+        try:
+            self.proc = (
+                _spawner()
+                .submit(
+                    _spawn,
+                    inbox,
+                    work,
+                    env,
+                    COMPILER_CPU_SECONDS,
+                    "gpu",
+                    contain=contained(None, self.private) if self.sandboxed else None,
+                    serve_fd=read,
+                    compiling=True,
+                )
+                .result()
+            )
+        except BaseException:
+            os.close(write)
+            raise
+        finally:
+            os.close(read)
+        self._names = os.fdopen(write, "w", buffering=1)
+
+    def stop(self) -> None:
+        proc, names, inbox = self.proc, self._names, self._inbox
+        self.proc = self._names = self._inbox = None
+        if names is not None:
+            try:
+                names.close()
+            except OSError:
+                pass
+        if proc is not None:
+            _kill(proc)
+            _remove_cgroup(proc)
+        if inbox is not None:
+            inbox.cleanup()
+
+    def answers(self, requests: list, timeout: float) -> list | None:
+        """The child's answer to each request, in order; None when it gave none in `timeout`
+        seconds (it is stopped then: the next task starts a new one)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.stop()
+            self._start()
+        task_dir = Path(self._inbox.name) / f"task_{next(self._count)}"
+        task_dir.mkdir()
+        try:
+            (task_dir / REQUESTS).write_text(json.dumps(requests))
+            self._names.write(task_dir.name + "\n")
+            deadline = time.monotonic() + timeout
+            while not (task_dir / DONE).exists():
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    return None
+                time.sleep(0.002)
+            path = task_dir / ANSWERS
+            if path.stat().st_size > MAX_ANSWER_BYTES:
+                return None
+            answers = json.loads(path.read_text()).get("answers")
+            return answers if isinstance(answers, list) and len(answers) == len(requests) else None
+        except (OSError, ValueError, AttributeError):
+            self.stop()
+            return None
+        finally:
+            if self._inbox is not None:
+                scratch.remove_tree(task_dir)
+
+
+class Compilers:
+    """The compiling children of a grading run: one per check compiling at once, kept."""
+
+    def __init__(self):
+        self._idle: list = []
+        self._all: list = []
+        self._lock = threading.Lock()
+
+    def take(self, sandboxed: bool, private: tuple) -> Compiler:
+        with self._lock:
+            for k, compiler in enumerate(self._idle):
+                if (compiler.sandboxed, compiler.private) == (sandboxed, private):
+                    return self._idle.pop(k)
+            compiler = Compiler(sandboxed, private)
+            self._all.append(compiler)
+            return compiler
+
+    def give_back(self, compiler: Compiler) -> None:
+        with self._lock:
+            self._idle.append(compiler)
+
+    def stop(self) -> None:
+        with self._lock:
+            every, self._all, self._idle = self._all, [], []
+        for compiler in every:
+            compiler.stop()
+
+
+def requests_for(spec, message, cases: list, timed: bool, arch: tuple) -> tuple[list, list]:
+    """(requests for the compiling child, kernel key of each): every kernel of the plans the
+    replayer will run, once per argument types it is launched with."""
+    dims_of = {str(p.index % RERUN_STRIDE): dict(p.case.dims) for p in cases}
+    if timed and spec.benchmark is not None:
+        dims_of["bench"] = dict(spec.benchmark.dims)
+    wanted: dict = {}
+    for key, dims in dims_of.items():
+        plan = message.plans.get(key)
+        if plan is None or not hasattr(plan, "steps"):
+            continue
+        for kernel, types in launch_types(plan, spec, dims).items():
+            for args in types:
+                if kernel in message.kernels and args not in wanted.setdefault(kernel, []):
+                    wanted[kernel].append(args)
+    requests, kernels = [], []
+    for kernel, types in wanted.items():
+        for args in types:
+            requests.append({"kernel": message.kernels[kernel], "args": args, "cc": list(arch), "ahead": True})
+            kernels.append(kernel)
+    return requests, kernels
+
+
+def compiled_ahead(compilers: Compilers, spec, message, cases, timed, sandboxed, private, arch, timeout) -> dict:
+    """kernel key -> [{"args", "arch", "ltoir", "entry", "links"}]: the kernels of this check compiled by a compiling
+    child, for the replayer to load (grader/compiler/prebuilt.py); {} when there is nothing to
+    compile or no answer came."""
+    requests, kernels = requests_for(spec, message, cases, timed, tuple(arch))
+    if not requests:
+        return {}
+    compiler = compilers.take(sandboxed, tuple(private))
+    try:
+        answers = compiler.answers(requests, timeout)
+    finally:
+        compilers.give_back(compiler)
+    compiled: dict = {}
+    for request, kernel, answer in zip(requests, kernels, answers or []):
+        if _well_formed(answer):  # the replayer checks the rest (grader/compiler/prebuilt.py `usable`)
+            kept = {"args": request["args"], "arch": request["cc"]}
+            compiled.setdefault(kernel, []).append({**kept, **{k: answer[k] for k in ("ltoir", "entry", "links")}})
+    return compiled
+
+
+def _well_formed(answer) -> bool:
+    return (
+        isinstance(answer, dict)
+        and answer.get("status") == "ok"
+        and isinstance(answer.get("ltoir"), str)
+        and len(answer["ltoir"]) <= MAX_CODE_CHARS
+        and isinstance(answer.get("entry"), str)
+        and len(answer["entry"]) <= 4096
+        and isinstance(answer.get("links"), bool)
+    )
+
+
+def default_arch() -> tuple:
+    """The target to compile for before a replayer has said its device's (grader/compiler/client.py)."""
+    return arch_of(compute_capability())
