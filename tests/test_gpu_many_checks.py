@@ -45,8 +45,8 @@ def test_graded_checks_started_cold_or_by_a_spare_time_the_histogram_alike(monke
         assert abs(speedup(result) / alone - 1) <= SAME_WITHIN, (alone, [speedup(r) for r in [first, *by_spares]])
 
 
-def test_four_workers_on_one_gpu_grade_every_row_once(tmp_path, monkeypatch):
-    """Four workers share one GPU (`zerogpu grade`'s default there, CHECKS_PER_GPU): they record
+def test_the_default_workers_on_one_gpu_grade_every_row_once(tmp_path, monkeypatch):
+    """The default workers share one GPU (`zerogpu grade`'s, CHECKS_PER_GPU): they record
     on every core while the GPU's replayer replays and times one check at a time; every row
     arrives once, passed and timed."""
     import shutil

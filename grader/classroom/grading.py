@@ -199,12 +199,13 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
     return [t for t in tasks if (t.student, t.exercise) not in done or done[(t.student, t.exercise)] != t.sha256]
 
 
-CHECKS_PER_GPU = 4
+CHECKS_PER_GPU = 6
 """Checks under way at once per GPU by default: each records its submission on a core of its
-own while the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so
-every check is still timed alone on its GPU, in the same buffers as the others. Six were
-slower on an H200 (1.05 s a check, against 0.93 and 1.14 s with four on the same grader:
-docs/BENCHMARKS-LOG.md, "Class pace, 2026-12-01 late"), so four stay the default."""
+own and has its kernels compiled ahead by a compiling child (grader/checking/compiling.py) while
+the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so every check
+is still timed alone on its GPU, in the same buffers as the others. With the compiles moved off
+the replayer, four no longer kept it busy: on an H200, 0.92 s a check with six against 1.01 with
+four (docs/BENCHMARKS.md, "Class pace")."""
 
 
 def gpu_total() -> int:

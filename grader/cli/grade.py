@@ -126,7 +126,7 @@ def register(sub) -> None:
     grade.add_argument(
         "--workers",
         type=int,
-        help="parallel submissions (default: CPU cores, or 4 per GPU sharing its replayer, which times "
+        help="parallel submissions (default: CPU cores, or 6 per GPU sharing its replayer, which times "
         "one at a time); "
         "with --scheduler local, the cluster's workers",
     )
