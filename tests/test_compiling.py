@@ -96,7 +96,7 @@ def test_a_walk_the_stand_ins_cannot_follow_stops_without_guessing():
 
 
 def test_only_an_answer_for_this_device_that_links_nothing_in_is_used():
-    answer = {"ltoir": "TFRPSVI=", "entry": "_Z3addPf", "links": False, "arch": list(H200)}
+    answer = {"cubin": "f0VMRg==", "entry": "_Z3addPf", "links": False, "arch": list(H200)}
     assert usable(answer, (9, 0))
     assert not usable(answer, (8, 0)), "compiled for another GPU"
     assert not usable({**answer, "arch": [9, 0, ""]}, (9, 0)), "sm_90 where the replayer links sm_90a"
@@ -127,7 +127,7 @@ def test_a_compiling_child_answers_with_each_kernels_ptx_for_each_type(sandboxed
         assert sum(len(v) for v in compiled.values()) == len(requests)
         for answers in compiled.values():
             for answer in answers:
-                assert usable(answer, (9, 0)) and base64.b64decode(answer["ltoir"])
+                assert usable(answer, (9, 0)) and base64.b64decode(answer["cubin"]).startswith(b"\x7fELF")
         (compiler,) = compilers._all
         compiler.proc.kill()
         compiler.proc.wait()
@@ -147,3 +147,55 @@ def test_a_compiling_child_that_gives_no_answer_in_time_is_stopped_and_the_repla
         assert compilers._all[0].proc is None, "stopped"
     finally:
         compilers.stop()
+
+
+@pytest.mark.parametrize("exercise_id", ["vector_add", "scan"])
+def test_an_exercises_references_are_compiled_ahead_for_the_dispatchers_the_replayer_holds(exercise_id):
+    """The baseline's and the target's module-level kernels, each for the types it is launched
+    with at the benchmark's size (a target's `view` of its arrays included), named by module and
+    global so that the replayer finds its own dispatcher of the same name."""
+    import sys
+
+    from grader.checking.compiling import Compiler, references_ahead
+
+    compiler = Compiler(False, ())
+    try:
+        entries = references_ahead(compiler, exercise_id, H200, 300.0)
+    finally:
+        compiler.stop()
+    exercise(exercise_id)  # its module, as the replayer has it
+    named = {(e["module"], e["name"]) for e in entries}
+    assert len(named) >= 2, "the baseline's kernel and the target's"
+    for entry in entries:
+        assert getattr(sys.modules[entry["module"]], entry["name"]) is not None
+        assert usable(entry, (9, 0)) and base64.b64decode(entry["cubin"]).startswith(b"\x7fELF")
+
+
+def test_a_learners_recording_still_refuses_a_view_of_a_device_array(tmp_path):
+    """`view(dtype)` is read for types only when the grader records its own references."""
+    from grader.replay.record import NotOnTheDevice
+
+    recorder = Recorder()
+    with recording(recorder):
+        x = recorder.start({"x": ((8,), "float32")}, {})["x"]
+        with pytest.raises(NotOnTheDevice):
+            x.view("uint32")
+
+
+def test_references_compiled_ahead_land_in_the_replayers_inbox(tmp_path):
+    """The grading process's side: once the replayer has said its target, each exercise's
+    references are compiled by a compiling child and left in the inbox for the replayer."""
+    import json
+
+    from grader.checking.child import ARCH, REFERENCES
+    from grader.checking.compiling import Compiler
+    from grader.checking.replayers import _prepare_references
+
+    (tmp_path / ARCH).write_text(json.dumps(list(H200)))
+    compiler = Compiler(False, ())
+    try:
+        _prepare_references(compiler, tmp_path, exercises=("vector_add",))
+    finally:
+        compiler.stop()
+    entries = json.loads((tmp_path / REFERENCES.format("vector_add")).read_text())
+    assert entries and all(usable(e, (9, 0)) for e in entries)

@@ -278,3 +278,38 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     dispatchers = [d for engine in jitted.values() for d in engine.values()]
     assert dispatchers and all(not d._cache_misses for d in dispatchers), "nothing compiled in the replayer"
     assert all(k._codelibrary._llvm_strs == [] for d in dispatchers for k in d.overloads.values())
+
+
+@pytest.mark.parametrize("exercise_id", ["vector_add", "scan", "softmax_fused"])
+def test_references_compiled_ahead_are_loaded_not_compiled_and_compute_the_oracle(exercise_id):
+    """An exercise's baseline and target kernels compiled by a compiling child (grader/replay/
+    references.py) for the benchmark's types, added to this process's own dispatchers: the
+    target's output is the oracle's, and no kernel is compiled here for a type compiled ahead
+    (at a case's size a target may launch other kernels or types: those compile here)."""
+    import sys
+
+    from numba import cuda
+
+    from grader.checking.compiling import Compiler, references_ahead
+    from grader.checking.pipeline import all_passed
+    from grader.compiler.prebuilt import arch_of
+    from grader.compiler.server import argument_type
+    from grader.replay.references import install_references
+    from grader.steps.cases import prepare
+    from grader.steps.execute import execute
+
+    ex = exercise(exercise_id)
+    compiler = Compiler(False, ())
+    try:
+        entries = references_ahead(compiler, exercise_id, arch_of(cuda.get_current_device().compute_capability), 300.0)
+    finally:
+        compiler.stop()
+    fresh = [e for e in entries if not getattr(sys.modules[e["module"]], e["name"]).overloads]
+    assert install_references(fresh) == len(fresh) > 0
+    prepared = prepare(ex, 7)
+    outcomes = {p.index: execute(ex.spec, ex.target, p.inputs, dict(p.case.dims)) for p in prepared}
+    assert all_passed(ex, prepared, outcomes)
+    for entry in fresh:
+        dispatcher = getattr(sys.modules[entry["module"]], entry["name"])
+        ahead = tuple(argument_type(a) for a in entry["args"])
+        assert ahead not in dispatcher._cache_misses, f"{entry['name']} compiled here for {ahead}"

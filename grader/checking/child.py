@@ -149,6 +149,7 @@ def run_task(task_dir: Path, served: bool = False) -> None:
 
             if not ready_for(ex, task["base_seed"]):  # while the grading process judges the cases
                 ready = "child: kept inputs and buffers refreshed"
+            _load_references(task_dir.parent, ex.id)
         clock["ready"] = time.perf_counter()
         if not _parent_says_time(task_dir) or "bench" not in launches:  # a case failed: no speed section
             return
@@ -159,6 +160,28 @@ def run_task(task_dir: Path, served: bool = False) -> None:
             "child: waiting for the cases' verdicts": time.perf_counter() - clock["ready"],
         }
         _time_submission(task_dir, task, ex, launches["bench"], before, keep=served)
+
+
+def _load_references(inbox: Path, exercise_id: str) -> None:
+    """An exercise's references compiled ahead (REFERENCES, left by the grading process), added
+    to this replayer's dispatchers before their first warm-up; once per exercise."""
+    if exercise_id in _REFERENCES_LOADED:
+        return
+    _REFERENCES_LOADED.add(exercise_id)
+    path = inbox / REFERENCES.format(exercise_id)
+    try:
+        if path.stat().st_size > MAX_COMPILED_BYTES:
+            return
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return  # not compiled yet: the warm-up compiles them
+    from grader.replay.references import install_references
+
+    if isinstance(entries, list):
+        install_references([e for e in entries if isinstance(e, dict)])
+
+
+_REFERENCES_LOADED: set = set()
 
 
 def _import_replay_code() -> None:
@@ -287,9 +310,10 @@ def _say_arch(inbox: Path) -> None:
 DONE = "done"
 """What a replayer or a compiling child leaves in a task's folder once it has finished with it."""
 REQUESTS, ANSWERS = "requests.json", "answers.json"
-COMPILED, ARCH = "compiled.json", "arch.json"
+COMPILED, ARCH, REFERENCES = "compiled.json", "arch.json", "references-{}.json"
 """A replayer's task: its kernels compiled ahead (grader/checking/compiling.py); what a replayer
-says on starting: the target its device's kernels compile for (grader/compiler/prebuilt.py)."""
+says on starting: the target its device's kernels compile for (grader/compiler/prebuilt.py); in
+its inbox, an exercise's references compiled ahead (grader/replay/references.py)."""
 MAX_COMPILED_BYTES = 64 << 20
 """A compiling child's task: the kernels to compile (grader/checking/compiling.py), its answers."""
 
@@ -302,8 +326,11 @@ def serve_compiles(inbox: Path, fd: int) -> None:
     never runs it."""
     global GUARD
     from grader.compiler.server import compile_request
+    from grader.replay.references import references_compiled
 
     _warm_up_compiler()
+    for exercise_id in LADDER:  # the references, read before the guard hides kernels/
+        exercise(exercise_id)
     GUARD = Guard(_private(None, {}), inbox)
     GUARD.install()
     with os.fdopen(fd, "r", closefd=True) as names:
@@ -315,7 +342,11 @@ def serve_compiles(inbox: Path, fd: int) -> None:
             answers = []
             try:
                 for request in json.loads((task_dir / REQUESTS).read_text()):
-                    answers.append(compile_request(request))
+                    if "references" in request:  # an exercise's baseline and target
+                        kernels = references_compiled(str(request["references"]), tuple(request["cc"]))
+                        answers.append({"status": "ok", "kernels": kernels})
+                    else:
+                        answers.append(compile_request(request))
             except Exception as exc:  # noqa: BLE001 - the replayer compiles what this could not
                 answers.append({"status": "unchecked", "why": f"{type(exc).__name__}: {exc}"[:2000]})
             _write_json(task_dir / ANSWERS, {"answers": answers})

@@ -5,8 +5,8 @@ was numba-cuda compiling the submission's kernels: typing, lowering and NVVM, CP
 held the GPU's queue (docs/BENCHMARKS.md, "Class pace"). Class grading now has each check's
 kernels compiled first by a compiling child (grader/checking/child.py `serve_compiles`): a
 process kept for the run that builds each kernel from its `def`, as the replayer does, and
-answers with its LTO-IR for the argument types the plans launch it with
-(grader/replay/signatures.py). The replayer links and loads it (grader/compiler/prebuilt.py). A compiling child holds no
+answers with its cubin for the argument types the plans launch it with
+(grader/replay/signatures.py). The replayer loads it (grader/compiler/prebuilt.py). A compiling child holds no
 input, no secret and no GPU; what it answers is a kernel the submission wrote, for the types
 the grading process asked for. No answer in time, or one the replayer cannot use, and the
 replayer compiles the kernel itself, as before.
@@ -36,7 +36,7 @@ COMPILER_CPU_SECONDS = 7 * 24 * 3600
 MAX_ANSWER_BYTES = 64 << 20
 """The most read back from one task's answers."""
 MAX_CODE_CHARS = 16 << 20
-"""The most LTO-IR (base64) kept for one kernel."""
+"""The most cubin (base64) kept for one kernel."""
 
 
 class Compiler:
@@ -176,7 +176,7 @@ def requests_for(spec, message, cases: list, timed: bool, arch: tuple) -> tuple[
 
 
 def compiled_ahead(compilers: Compilers, spec, message, cases, timed, sandboxed, private, arch, timeout) -> dict:
-    """kernel key -> [{"args", "arch", "ltoir", "entry", "links"}]: the kernels of this check compiled by a compiling
+    """kernel key -> [{"args", "arch", "cubin", "entry", "links"}]: the kernels of this check compiled by a compiling
     child, for the replayer to load (grader/compiler/prebuilt.py); {} when there is nothing to
     compile or no answer came."""
     requests, kernels = requests_for(spec, message, cases, timed, tuple(arch))
@@ -191,20 +191,41 @@ def compiled_ahead(compilers: Compilers, spec, message, cases, timed, sandboxed,
     for request, kernel, answer in zip(requests, kernels, answers or []):
         if _well_formed(answer):  # the replayer checks the rest (grader/compiler/prebuilt.py `usable`)
             kept = {"args": request["args"], "arch": request["cc"]}
-            compiled.setdefault(kernel, []).append({**kept, **{k: answer[k] for k in ("ltoir", "entry", "links")}})
+            compiled.setdefault(kernel, []).append({**kept, **{k: answer[k] for k in ("cubin", "entry", "links")}})
     return compiled
 
 
 def _well_formed(answer) -> bool:
+    return isinstance(answer, dict) and answer.get("status") == "ok" and _code(answer)
+
+
+def _code(answer: dict) -> bool:
     return (
-        isinstance(answer, dict)
-        and answer.get("status") == "ok"
-        and isinstance(answer.get("ltoir"), str)
-        and len(answer["ltoir"]) <= MAX_CODE_CHARS
+        isinstance(answer.get("cubin"), str)
+        and len(answer["cubin"]) <= MAX_CODE_CHARS
         and isinstance(answer.get("entry"), str)
         and len(answer["entry"]) <= 4096
         and isinstance(answer.get("links"), bool)
     )
+
+
+def references_ahead(compiler: Compiler, exercise_id: str, arch: tuple, timeout: float) -> list | None:
+    """An exercise's baseline and target kernels compiled by `compiler` (grader/replay/
+    references.py): [{"module", "name", "args", "cubin", "entry", "links", "arch"}], or None."""
+    answers = compiler.answers([{"references": exercise_id, "cc": list(arch)}], timeout)
+    kernels = answers[0].get("kernels") if answers and isinstance(answers[0], dict) else None
+    if not isinstance(kernels, list):
+        return None
+    return [
+        {k: entry[k] for k in ("module", "name", "args", "cubin", "entry", "links", "arch")}
+        for entry in kernels
+        if isinstance(entry, dict)
+        and _code(entry)
+        and isinstance(entry.get("module"), str)
+        and isinstance(entry.get("name"), str)
+        and isinstance(entry.get("args"), list)
+        and isinstance(entry.get("arch"), list)
+    ]
 
 
 def default_arch() -> tuple:

@@ -42,12 +42,12 @@ from grader.checking.isolate import (
     task_fields,
     write_task,
 )
-from grader.checking.child import ARCH, COMPILED
-from grader.checking.compiling import Compilers, compiled_ahead, default_arch
+from grader.checking.child import ARCH, COMPILED, REFERENCES
+from grader.checking.compiling import Compiler, Compilers, compiled_ahead, default_arch, references_ahead
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
 from grader.containment.guard import scrubbed_env
-from grader.exercises import ROOT, exercise
+from grader.exercises import LADDER, ROOT, exercise
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -68,6 +68,8 @@ class Replayer:
         """The name of the task under way, for `abandon`."""
         self._state = threading.Lock()
         self._count = itertools.count()
+        self._references = None
+        """The compiling child preparing every exercise's references for this replayer."""
 
     def _start(self) -> None:
         self._inbox = scratch.TemporaryFolder(prefix="zerogpu-replayer-")
@@ -98,12 +100,20 @@ class Replayer:
         finally:
             os.close(read)
         self._names = os.fdopen(write, "w", buffering=1)
+        if self.backend == "gpu":  # the CPU engines compile nothing
+            self._references = Compiler(self.sandboxed, self.private)
+            threading.Thread(
+                target=_prepare_references, args=(self._references, inbox), name="zerogpu-references", daemon=True
+            ).start()
 
     def stop(self) -> None:
         """End the replayer now (a timeout, a crash, a GPU fault, or the run's end)."""
         with self._state:
             proc, names, inbox = self.proc, self._names, self._inbox
             self.proc = self._names = self._inbox = None
+            references, self._references = self._references, None
+        if references is not None:
+            references.stop()
         if names is not None:
             try:
                 names.close()  # end-of-file: a replayer between tasks exits on its own
@@ -199,6 +209,30 @@ class Replayer:
             with self._state:
                 self._serving = None
             scratch.remove_tree(task_dir)
+
+
+def _prepare_references(compiler: Compiler, inbox: Path, exercises=LADDER) -> None:
+    """Every exercise's references compiled ahead, in ladder order (the order class grading hands
+    checks out in), each left in the replayer's inbox as REFERENCES for it to load before it
+    warms them up (grader/replay/references.py). Ends with the replayer (its inbox gone)."""
+    deadline = time.monotonic() + REFERENCES_TIMEOUT
+    while not (inbox / ARCH).exists() and time.monotonic() < deadline and inbox.exists():
+        time.sleep(0.05)  # the replayer says its device's target once it has a context
+    try:
+        arch = arch_of(json.loads((inbox / ARCH).read_text()))
+        for exercise_id in exercises:
+            entries = references_ahead(compiler, exercise_id, arch, REFERENCES_TIMEOUT)
+            if entries is None or not inbox.exists():
+                return
+            tmp = inbox / f".{REFERENCES.format(exercise_id)}.tmp"
+            tmp.write_text(json.dumps(entries))
+            os.replace(tmp, inbox / REFERENCES.format(exercise_id))
+    except (OSError, ValueError, TypeError):
+        return  # the replayer compiles what is not here
+
+
+REFERENCES_TIMEOUT = 120.0
+"""The longest one exercise's references may take to compile ahead (matmul_tiled's: 6 s)."""
 
 
 def _not_the_submissions(run: ChildRun, proc, task_dir: Path) -> bool:

@@ -3,9 +3,10 @@
 A GPU's replayer spent most of a check's correctness phase compiling the submission's kernels:
 typing, lowering and NVVM, CPU work that held the GPU's queue. The grading process has them
 compiled ahead, on every core, by compiling children (grader/checking/compiling.py); the
-replayer only links and loads what they send (grader/compiler/server.py `compiled_ahead`):
-the kernel's LTO-IR, compiled exactly as numba-cuda's `cuda.jit` compiles it on a GPU host
-with nvJitLink, so the replayer links the very code it would have made itself. `install` gives
+replayer only loads what they send (grader/compiler/server.py `compiled_ahead`): the cubin
+numba-cuda's `cuda.jit` makes on a GPU host with nvJitLink (LTO-IR linked by nvJitLink, which
+needs no device), built step for step as it builds it, so the replayer loads the very code it
+would have made itself. `install` gives
 a dispatcher those kernels as overloads for the argument types they were compiled for; a
 launch with other types compiles as before, so a missing or mistaken answer costs time, never
 a result.
@@ -32,7 +33,7 @@ def arch_of(compute_capability) -> tuple:
 def usable(answer: dict, cc: tuple) -> bool:
     """Whether a compiling child's answer can be linked on a device of compute capability `cc`."""
     return (
-        isinstance(answer.get("ltoir"), str)
+        isinstance(answer.get("cubin"), str)
         and isinstance(answer.get("entry"), str)
         and answer.get("links") is False
         and list(answer.get("arch", ())) == list(arch_of(cc))
@@ -41,7 +42,8 @@ def usable(answer: dict, cc: tuple) -> bool:
 
 def kernel_from(answer: dict, argtypes: tuple, fastmath: bool):
     """numba-cuda's kernel object for an answer, taking `argtypes`, as its own cache rebuilds
-    one; linked (with LTO) and loaded at its first launch."""
+    one; loaded at its first launch."""
+    from cuda.core import ObjectCode  # noqa: PLC0415 - numba-cuda's driver layer, loaded with numba
     from numba.core import types
     from numba.cuda.codegen import CUDACodeLibrary
     from numba.cuda.dispatcher import _Kernel
@@ -62,7 +64,7 @@ def kernel_from(answer: dict, argtypes: tuple, fastmath: bool):
         use_cooperative=False,
         lto=True,
     )
-    library._ltoir_cache[arch] = base64.b64decode(answer["ltoir"])
+    library._cubin_cache[arch] = ObjectCode.from_cubin(base64.b64decode(answer["cubin"]))
     return _Kernel._rebuild(
         cooperative=False,
         name=answer["entry"],
@@ -76,11 +78,11 @@ def kernel_from(answer: dict, argtypes: tuple, fastmath: bool):
 
 
 def install(dispatcher, answers: list, fastmath: bool) -> int:
-    """Add each usable answer ({"args", "ltoir", "entry", "links", "arch"}) to `dispatcher` as
+    """Add each usable answer ({"args", "cubin", "entry", "links", "arch"}) to `dispatcher` as
     the overload for its argument types; how many were added."""
     from numba.cuda import get_current_device
 
-    if not dispatcher.targetoptions.get("lto"):  # it would link PTX, not LTO-IR
+    if not dispatcher.targetoptions.get("lto"):  # it would link PTX, not LTO-IR: other code
         return 0
     cc = get_current_device().compute_capability
     added = 0

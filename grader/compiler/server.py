@@ -237,15 +237,18 @@ def compile_request(request: dict) -> dict:
 
 
 def compiled_ahead(pyfunc, signature, arch, fastmath: bool) -> dict:
-    """The kernel as numba-cuda's `cuda.jit` compiles it on a GPU host with nvJitLink for a
-    device of `arch` ((major, minor, variant)): typed for the device's compute capability, its
-    NVVM output LTO-IR for the variant (base64), linked by the replayer. Also its entry name and
-    whether its PTX names functions numba-cuda would link in from files."""
+    """The kernel as numba-cuda's `cuda.jit` builds it on a GPU host with nvJitLink for a device
+    of `arch` ((major, minor, variant)): typed for the device's compute capability, NVVM's
+    LTO-IR for the variant, linked by nvJitLink (no device needed) into the cubin the device
+    loads (base64). Also its entry name, and whether its PTX names functions numba-cuda would
+    link in from files (then the cubin is not what the replayer would make)."""
     from numba import types
     from numba.cuda.compiler import compile_cuda, kernel_fixup
+    from numba.cuda.cudadrv.driver import _Linker
 
     arch = tuple(arch)
-    # numba-cuda's _Kernel.__init__, step for step: the same flags give the same code
+    _compile_without_a_device(arch)  # a kernel that calls a device function asks for one
+    # numba-cuda's _Kernel.__init__ and CUDACodeLibrary.get_cubin, step for step
     result = compile_cuda(
         pyfunc,
         types.void,
@@ -263,12 +266,36 @@ def compiled_ahead(pyfunc, signature, arch, fastmath: bool) -> dict:
     kernel_fixup(library.get_function(result.fndesc.llvm_func_name), False)
     library._entry_name = result.fndesc.llvm_func_name
     ptx = library.get_asm_str(cc=arch)
+    linker = _Linker(max_registers=None, cc=arch, lto=True)
+    linker.add_ltoir(library.get_ltoir(cc=arch))
     return {
-        "ltoir": base64.b64encode(library.get_ltoir(cc=arch)).decode(),
+        "cubin": base64.b64encode(bytes(linker.complete().code)).decode(),
         "entry": library._entry_name,
         "links": bool(EXTERN.search(ptx)) or len(ENTRY.findall(ptx)) != 1,
         "arch": list(arch),
     }
+
+
+AHEAD_DEFAULTS = {
+    "debug": False,
+    "lineinfo": False,
+    "link": None,
+    "opt": True,
+    "device": False,
+    "forceinline": False,
+    "extensions": None,
+    "launch_bounds": None,
+    "lto": True,
+    "shared_memory_carveout": None,
+}
+"""A dispatcher's options `compiled_ahead` builds its kernels with (fastmath aside, and `inline`,
+which only kernels' callees read): a dispatcher with others is compiled where it runs."""
+
+
+def compiles_ahead(targetoptions: dict) -> bool:
+    return all(k in AHEAD_DEFAULTS or k in ("fastmath", "inline") for k in targetoptions) and all(
+        (targetoptions.get(k) or None) == (v or None) for k, v in AHEAD_DEFAULTS.items()
+    )
 
 
 ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.entry\s+([\w$]+)\s*\(", re.M)

@@ -163,10 +163,21 @@ class DeviceRef:
     __index__ = __int__
 
     def __getattr__(self, name):
+        if name == "view" and self._recorder.types_only:  # the grader's own references (Recorder)
+            return lambda dtype: self._recorder.viewed_as(self, dtype)
         raise NotOnTheDevice(
             f"device arrays have no `{name}` while the grader records `launch`: "
             "on the host use only their shape, size, dtype, slices and reshape, and launch kernels on them"
         )
+
+
+def _described(kernel, py_func, options) -> dict:
+    """A launched kernel's description (grader/compiler/describe.py), with its declared types."""
+    description = describe_function(py_func, options)
+    declared = getattr(kernel, SIGNATURES, ()) or _compiled_only(kernel)
+    if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
+        description["signatures"] = [list(signature_types(s)) for s in declared]
+    return description
 
 
 def _c_strides(shape: tuple, itemsize: int) -> tuple:
@@ -232,6 +243,12 @@ class Recorder:
         """kernel key -> its description (grader/compiler/describe.py)."""
         self.keys: dict = {}
         """id(py_func) -> kernel key."""
+        self.dispatchers: dict = {}
+        """kernel key -> the dispatcher launched (grader/replay/references.py: the grader's own)."""
+        self.types_only = False
+        """Recording the grader's references for their kernels' types alone (grader/replay/
+        references.py): a device array's `view(dtype)` is then allowed, written down as a new
+        array of that type, so the plan is read for types, never replayed."""
         self.scalars: dict = {}
         self.uploaded = 0
         self.known: set = set()
@@ -291,6 +308,12 @@ class Recorder:
         return ref
 
     # -- what the API calls become ----------------------------------------------------------------
+    def viewed_as(self, ref: DeviceRef, dtype) -> DeviceRef:
+        """`ref.view(dtype)` of a contiguous array, for its type (`types_only`)."""
+        dtype = np.dtype(dtype)
+        last = ref.shape[-1] * ref.dtype.itemsize // dtype.itemsize if ref.shape else 1
+        return self.alloc((*ref.shape[:-1], last), dtype)
+
     def alloc(self, shape, dtype) -> DeviceRef:
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         if any(s < 0 for s in shape):
@@ -356,11 +379,10 @@ class Recorder:
         key = self.keys.get(id(py_func))
         if key is None:
             key = f"k{len(self.kernels)}_{py_func.__name__}"[:100]
-            self.kernels[key] = describe_function(py_func, options)
-            declared = getattr(kernel, SIGNATURES, ()) or _compiled_only(kernel)
-            if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
-                self.kernels[key]["signatures"] = [list(signature_types(s)) for s in declared]
+            # types_only: compiled from the dispatcher itself (grader/replay/references.py)
+            self.kernels[key] = {} if self.types_only else _described(kernel, py_func, options)
             self.keys[id(py_func)] = key
+            self.dispatchers[key] = kernel
         names = py_func.__code__.co_varnames[: py_func.__code__.co_argcount]
         converted = tuple(self._argument(a, n) for a, n in zip(args, names + ("",) * len(args)))
         line = self._line()
