@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import threading
 import time
 from pathlib import Path
 
 from grader.checking.child import ANSWERS, DONE, REQUESTS
-from grader.checking.isolate import _kill, _remove_cgroup, _spawn, _spawner, contained
+from grader.checking.isolate import _kill, _remove_cgroup, contained, start_serving
 from grader.compiler.client import compute_capability
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
-from grader.containment.guard import scrubbed_env
-from grader.exercises import ROOT
 from grader.replay.signatures import launch_types
 from grader.steps.cases import RERUN_STRIDE
 
@@ -50,35 +47,17 @@ class Compiler:
         self._count = itertools.count()
 
     def _start(self) -> None:
-        self._inbox = scratch.TemporaryFolder(prefix="zerogpu-compiler-")
-        inbox = Path(self._inbox.name)
-        work = inbox / "work"
-        work.mkdir()
-        env = scrubbed_env(work, ROOT, "gpu")
-        env["CUDA_VISIBLE_DEVICES"] = ""  # it compiles for the device it is told; it never opens one
-        read, write = os.pipe()
-        try:
-            self.proc = (
-                _spawner()
-                .submit(
-                    _spawn,
-                    inbox,
-                    work,
-                    env,
-                    COMPILER_CPU_SECONDS,
-                    "gpu",
-                    contain=contained(None, self.private) if self.sandboxed else None,
-                    serve_fd=read,
-                    compiling=True,
-                )
-                .result()
-            )
-        except BaseException:
-            os.close(write)
-            raise
-        finally:
-            os.close(read)
-        self._names = os.fdopen(write, "w", buffering=1)
+        contain = contained(None, self.private) if self.sandboxed else None
+        # it compiles for the device it is told; it never opens one
+        self._inbox, self.proc, self._names = start_serving(
+            "zerogpu-compiler-",
+            "gpu",
+            None,
+            COMPILER_CPU_SECONDS,
+            contain,
+            compiling=True,
+            env={"CUDA_VISIBLE_DEVICES": ""},
+        )
 
     def stop(self) -> None:
         proc, names, inbox = self.proc, self._names, self._inbox

@@ -445,6 +445,42 @@ def _spawn(
     return proc
 
 
+def start_serving(prefix: str, backend: str, device, cpu: int, contain, compiling: bool = False, env=None) -> tuple:
+    """(inbox folder, process, the pipe's write end, line-buffered) of a child kept for a run that
+    serves tasks named on that pipe, each in a folder of its inbox: a replayer, or a compiling
+    child with `compiling`. `env`: changes to its scrubbed environment. Started by the one
+    long-lived spawning thread: bwrap's --die-with-parent ends a sandbox with the thread that
+    started it, and the task's thread that asked for it ends with the task."""
+    folder = scratch.TemporaryFolder(prefix=prefix)
+    inbox = Path(folder.name)
+    work = inbox / "work"
+    work.mkdir()
+    read, write = os.pipe()
+    try:
+        proc = (
+            _spawner()
+            .submit(
+                _spawn,
+                inbox,
+                work,
+                {**scrubbed_env(work, ROOT, backend, device), **(env or {})},
+                cpu,
+                backend,
+                contain=contain,
+                serve_fd=read,
+                compiling=compiling,
+            )
+            .result()
+        )
+    except BaseException:
+        os.close(write)
+        folder.cleanup()
+        raise
+    finally:
+        os.close(read)
+    return folder, proc, os.fdopen(write, "w", buffering=1)
+
+
 def _child_command(
     task_dir: Path, cpu: int, backend: str, spare: bool, record_fd, where_fd, serve_fd, compiling: bool = False
 ) -> list:

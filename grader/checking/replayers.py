@@ -32,8 +32,7 @@ from grader.checking.isolate import (
     _follow,
     _kill,
     _remove_cgroup,
-    _spawn,
-    _spawner,
+    start_serving,
     child_backend,
     contained,
     on_cancel,
@@ -46,8 +45,7 @@ from grader.checking.child import ARCH, COMPILED, REFERENCES
 from grader.checking.compiling import Compiler, Compilers, compiled_ahead, default_arch, references_ahead
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
-from grader.containment.guard import scrubbed_env
-from grader.exercises import LADDER, ROOT, exercise
+from grader.exercises import LADDER, exercise
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -72,34 +70,11 @@ class Replayer:
         """The compiling child preparing every exercise's references for this replayer."""
 
     def _start(self) -> None:
-        self._inbox = scratch.TemporaryFolder(prefix="zerogpu-replayer-")
+        contain = contained(None, self.private) if self.sandboxed else None
+        self._inbox, self.proc, self._names = start_serving(
+            "zerogpu-replayer-", self.backend, self.device, REPLAYER_CPU_SECONDS, contain
+        )
         inbox = Path(self._inbox.name)
-        work = inbox / "work"
-        work.mkdir()
-        read, write = os.pipe()
-        try:
-            # started by the one long-lived spawning thread: bwrap's --die-with-parent ends a
-            # sandbox with the thread that started it, and this task's thread ends with the task
-            self.proc = (
-                _spawner()
-                .submit(
-                    _spawn,
-                    inbox,
-                    work,
-                    scrubbed_env(work, ROOT, self.backend, self.device),
-                    REPLAYER_CPU_SECONDS,
-                    self.backend,
-                    contain=contained(None, self.private) if self.sandboxed else None,
-                    serve_fd=read,
-                )
-                .result()
-            )
-        except BaseException:
-            os.close(write)
-            raise
-        finally:
-            os.close(read)
-        self._names = os.fdopen(write, "w", buffering=1)
         if self.backend == "gpu":  # the CPU engines compile nothing
             self._references = Compiler(self.sandboxed, self.private)
             threading.Thread(

@@ -89,7 +89,7 @@ class DeviceRef:
     ndim = property(lambda self: len(self._shape))
     size = property(lambda self: math.prod(self._shape))
     nbytes = property(lambda self: self.size * self._dtype.itemsize)
-    strides = property(lambda self: _c_strides(self._shape, self._dtype.itemsize))
+    strides = property(lambda self: c_strides(self._shape, self._dtype.itemsize))
     alloc_size = nbytes
 
     def __len__(self):
@@ -180,7 +180,8 @@ def _described(kernel, py_func, options) -> dict:
     return description
 
 
-def _c_strides(shape: tuple, itemsize: int) -> tuple:
+def c_strides(shape: tuple, itemsize: int) -> tuple:
+    """A C-contiguous array's strides (a zero-length axis counts as one)."""
     strides, step = [], itemsize
     for dim in reversed(shape):
         strides.append(step)

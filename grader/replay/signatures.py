@@ -15,6 +15,7 @@ import numpy as np
 
 from grader.compiler.describe import describe_argument
 from grader.replay.plan import Param, Ref, Value
+from grader.replay.record import c_strides
 
 
 class _Unfollowable(Exception):
@@ -50,15 +51,7 @@ def _stand_in(shape, dtype) -> np.ndarray:
     """An array of `shape` and C strides over a single element: its type, never its data."""
     dtype = np.dtype(dtype)
     shape = tuple(int(n) for n in shape)
-    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, _c_strides(shape, dtype.itemsize))
-
-
-def _c_strides(shape: tuple, itemsize: int) -> tuple:
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, c_strides(shape, dtype.itemsize))
 
 
 def _reshaped(source: np.ndarray, shape) -> np.ndarray:
