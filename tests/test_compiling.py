@@ -199,3 +199,19 @@ def test_references_compiled_ahead_land_in_the_replayers_inbox(tmp_path):
         compiler.stop()
     entries = json.loads((tmp_path / REFERENCES.format("vector_add")).read_text())
     assert entries and all(usable(e, (9, 0)) for e in entries)
+
+
+def test_a_compiling_child_that_cannot_start_leaves_the_compile_to_the_replayer(monkeypatch):
+    """No bubblewrap, no room for a process: the check goes on, its kernels compiled where they run."""
+    from grader.checking import compiling
+
+    def cannot_start(*args, **kwargs):
+        raise OSError("no process for you")
+
+    monkeypatch.setattr(compiling, "start_serving", cannot_start)
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 5)[:1]
+    message = recorded("vector_add", ex.solution_file, prepared)
+    compilers = Compilers()
+    assert compiled_ahead(compilers, ex.spec, message, prepared, False, False, (), H200, 30.0) == {}
+    compilers.stop()

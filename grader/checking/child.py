@@ -310,12 +310,13 @@ def _say_arch(inbox: Path) -> None:
 DONE = "done"
 """What a replayer or a compiling child leaves in a task's folder once it has finished with it."""
 REQUESTS, ANSWERS = "requests.json", "answers.json"
+"""A compiling child's task: the kernels to compile (grader/checking/compiling.py), its answers."""
 COMPILED, ARCH, REFERENCES = "compiled.json", "arch.json", "references-{}.json"
 """A replayer's task: its kernels compiled ahead (grader/checking/compiling.py); what a replayer
 says on starting: the target its device's kernels compile for (grader/compiler/prebuilt.py); in
 its inbox, an exercise's references compiled ahead (grader/replay/references.py)."""
 MAX_COMPILED_BYTES = 64 << 20
-"""A compiling child's task: the kernels to compile (grader/checking/compiling.py), its answers."""
+"""The most a replayer reads of COMPILED or of one exercise's REFERENCES."""
 
 
 def serve_compiles(inbox: Path, fd: int) -> None:

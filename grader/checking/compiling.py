@@ -5,11 +5,11 @@ was numba-cuda compiling the submission's kernels: typing, lowering and NVVM, CP
 held the GPU's queue (docs/BENCHMARKS.md, "Class pace"). Class grading now has each check's
 kernels compiled first by a compiling child (grader/checking/child.py `serve_compiles`): a
 process kept for the run that builds each kernel from its `def`, as the replayer does, and
-answers with its cubin for the argument types the plans launch it with
-(grader/replay/signatures.py). The replayer loads it (grader/compiler/prebuilt.py). A compiling child holds no
-input, no secret and no GPU; what it answers is a kernel the submission wrote, for the types
-the grading process asked for. No answer in time, or one the replayer cannot use, and the
-replayer compiles the kernel itself, as before.
+answers with its cubin for the argument types the plans launch it with (grader/replay/
+signatures.py). The replayer loads it (grader/compiler/prebuilt.py). A compiling child holds
+no input, no secret and no GPU; what it answers is a kernel the submission wrote, for the
+types the grading process asked for. No answer in time, or one the replayer cannot use, and
+the replayer compiles the kernel itself, as before.
 """
 
 from __future__ import annotations
@@ -155,15 +155,17 @@ def requests_for(spec, message, cases: list, timed: bool, arch: tuple) -> tuple[
 
 
 def compiled_ahead(compilers: Compilers, spec, message, cases, timed, sandboxed, private, arch, timeout) -> dict:
-    """kernel key -> [{"args", "arch", "cubin", "entry", "links"}]: the kernels of this check compiled by a compiling
-    child, for the replayer to load (grader/compiler/prebuilt.py); {} when there is nothing to
-    compile or no answer came."""
+    """kernel key -> [{"args", "arch", "cubin", "entry", "links"}]: the kernels of this check
+    compiled by a compiling child, for the replayer to load (grader/compiler/prebuilt.py); {}
+    when there is nothing to compile or no answer came."""
     requests, kernels = requests_for(spec, message, cases, timed, tuple(arch))
     if not requests:
         return {}
     compiler = compilers.take(sandboxed, tuple(private))
     try:
         answers = compiler.answers(requests, timeout)
+    except Exception:  # noqa: BLE001 - no compiling child could start: the replayer compiles
+        answers = None
     finally:
         compilers.give_back(compiler)
     compiled: dict = {}
