@@ -371,15 +371,15 @@ def test_several_workers_sharing_one_device_grade_every_row_once(class_dir, tmp_
 @pytest.mark.parametrize(
     "gpus, cores, workers, slots",
     [
-        (1, 16, 4, [0] * 4),  # an H200 host: four checks share the GPU
-        (2, 32, 8, [0, 1] * 4),
+        (1, 16, 6, [0] * 6),  # an H200 host: six checks share the GPU
+        (2, 32, 12, [0, 1] * 6),
         (4, 8, 8, [0, 1, 2, 3, 0, 1, 2, 3]),  # two cores per GPU: two checks each
         (2, 2, 2, [0, 1]),  # never fewer than one per GPU
     ],
 )
 def test_a_gpu_host_records_a_few_checks_per_gpu(monkeypatch, gpus, cores, workers, slots):
-    """Four checks per GPU by default, as cores allow: they record on the CPU while the GPU's
-    replayer replays one at a time."""
+    """Six checks per GPU by default, as cores allow: they record and compile on the CPU while
+    the GPU's replayer replays one at a time."""
     import grader.classroom.grading as classroom
 
     monkeypatch.setattr(classroom, "gpu_total", lambda: gpus)
