@@ -104,7 +104,7 @@ def test_only_an_answer_for_this_device_that_links_nothing_in_is_used():
 
 
 @pytest.mark.parametrize("sandboxed", [False, True])
-def test_a_compiling_child_answers_with_each_kernels_ptx_for_each_type(sandboxed):
+def test_a_compiling_child_answers_with_each_kernels_cubin_for_each_type(sandboxed):
     """A check's kernels, compiled by a compiling child kept for the run: PTX for the replayer's
     target for each kernel and type the plans launch it with; a child that died is replaced."""
     if sandboxed and sandbox.unavailable() is not None:
