@@ -14,6 +14,7 @@ can act on (which path, what to do); the CLI prints it instead of a traceback.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -97,6 +98,17 @@ def write_atomically(path: Path, text: str, mode: int = 0o644, elsewhere: str | 
         tmp.unlink(missing_ok=True)
         raise cannot_write(path, err, elsewhere) from None
     _sync_folder(path.parent)
+
+
+def read_json(path: Path, limit: int):
+    """What the JSON file `path` holds; None when it is missing, unreadable, over `limit` bytes
+    or not JSON (read once, so a file that grows meanwhile is still capped)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+        return json.loads(data) if len(data) <= limit else None
+    except (OSError, ValueError):
+        return None
 
 
 def _sync_folder(folder: Path) -> None:

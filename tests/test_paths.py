@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from grader.paths import ROOT, DataDirError, cannot_write, create_once, write_atomically
+from grader.paths import ROOT, DataDirError, cannot_write, create_once, read_json, write_atomically
 
 RACER = """
 import sys, time
@@ -157,3 +157,13 @@ def test_an_atomic_write_never_fails_on_a_lone_surrogate(tmp_path):
     write_atomically(tmp_path / "f.txt", "ann\udcff and \ud800 end")
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "ann\\udcff and \\ud800 end"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"], "no temporary file left"
+
+
+def test_read_json_gives_none_for_what_is_missing_too_long_or_not_json(tmp_path):
+    path = tmp_path / "a.json"
+    assert read_json(path, 100) is None
+    path.write_text('{"kernels": [1, 2]}')
+    assert read_json(path, 100) == {"kernels": [1, 2]}
+    assert read_json(path, 10) is None, "over the cap: not read on"
+    path.write_text("{not json")
+    assert read_json(path, 100) is None

@@ -38,7 +38,7 @@ from grader.containment.guard import Guard, apply_limits
 from grader.containment.process_cap import limit_own_processes
 from grader.doctor.integration import case_executor, outcome_fields
 from grader.exercises import LADDER, exercise
-from grader.paths import ROOT, data_dir
+from grader.paths import ROOT, data_dir, read_json, write_atomically
 from grader.replay.plan import Failure, Message
 from grader.steps.cases import RERUN_STRIDE
 from grader.steps.judge import sampled_outputs
@@ -168,16 +168,10 @@ def _load_references(inbox: Path, exercise_id: str) -> None:
     if exercise_id in _REFERENCES_LOADED:
         return
     _REFERENCES_LOADED.add(exercise_id)
-    path = inbox / REFERENCES.format(exercise_id)
-    try:
-        if path.stat().st_size > MAX_COMPILED_BYTES:
-            return
-        entries = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return  # not compiled yet: the warm-up compiles them
-    from grader.replay.references import install_references
+    entries = read_json(inbox / REFERENCES.format(exercise_id), MAX_COMPILED_BYTES)
+    if isinstance(entries, list):  # else not compiled yet: the warm-up compiles them
+        from grader.replay.references import install_references
 
-    if isinstance(entries, list):
         install_references([e for e in entries if isinstance(e, dict)])
 
 
@@ -236,13 +230,7 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
 def _compiled_ahead(task_dir: Path) -> dict:
     """The task's kernels as compiled ahead by the grading process's compiling child (COMPILED,
     written by the grading process; grader/checking/compiling.py), or {}."""
-    path = task_dir / COMPILED
-    try:
-        if path.stat().st_size > MAX_COMPILED_BYTES:
-            return {}
-        compiled = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
+    compiled = read_json(task_dir / COMPILED, MAX_COMPILED_BYTES)
     return compiled if isinstance(compiled, dict) else {}
 
 
@@ -302,9 +290,7 @@ def _say_arch(inbox: Path) -> None:
     """ARCH in the inbox: what the grading process has kernels compiled for from now on."""
     from numba import cuda
 
-    tmp = inbox / (ARCH + ".tmp")
-    tmp.write_text(json.dumps(list(arch_of(cuda.get_current_device().compute_capability))))
-    os.replace(tmp, inbox / ARCH)
+    write_atomically(inbox / ARCH, json.dumps(list(arch_of(cuda.get_current_device().compute_capability))))
 
 
 DONE = "done"

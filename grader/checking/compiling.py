@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 
 from grader.checking.child import ANSWERS, DONE, REQUESTS
-from grader.checking.isolate import _kill, _remove_cgroup, contained, start_serving
+from grader.checking.isolate import contained, start_serving, stop_serving
 from grader.compiler.client import compute_capability
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
+from grader.paths import read_json
 from grader.replay.signatures import launch_types
 from grader.steps.cases import RERUN_STRIDE
 
@@ -62,16 +63,7 @@ class Compiler:
     def stop(self) -> None:
         proc, names, inbox = self.proc, self._names, self._inbox
         self.proc = self._names = self._inbox = None
-        if names is not None:
-            try:
-                names.close()
-            except OSError:
-                pass
-        if proc is not None:
-            _kill(proc)
-            _remove_cgroup(proc)
-        if inbox is not None:
-            inbox.cleanup()
+        stop_serving(proc, names, inbox)
 
     def answers(self, requests: list, timeout: float) -> list | None:
         """The child's answer to each request, in order; None when it gave none in `timeout`
@@ -90,10 +82,11 @@ class Compiler:
                     self.stop()
                     return None
                 time.sleep(0.002)
-            path = task_dir / ANSWERS
-            if path.stat().st_size > MAX_ANSWER_BYTES:
+            said = read_json(task_dir / ANSWERS, MAX_ANSWER_BYTES)
+            if not isinstance(said, dict):  # too long or not JSON: a child not to ask again
+                self.stop()
                 return None
-            answers = json.loads(path.read_text()).get("answers")
+            answers = said.get("answers")
             return answers if isinstance(answers, list) and len(answers) == len(requests) else None
         except (OSError, ValueError, AttributeError):
             self.stop()

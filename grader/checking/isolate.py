@@ -481,6 +481,25 @@ def start_serving(prefix: str, backend: str, device, cpu: int, contain, compilin
     return folder, proc, os.fdopen(write, "w", buffering=1)
 
 
+def stop_serving(proc, names, folder, grace: float = 0.0) -> None:
+    """End a child `start_serving` started: its pipe closed (between tasks it then exits on its
+    own, given `grace` seconds), then killed, its cgroup and inbox removed. Any may be None."""
+    if names is not None:
+        try:
+            names.close()
+        except OSError:
+            pass
+    if proc is not None:
+        try:
+            proc.wait(timeout=grace if names is not None else 0)
+        except Exception:  # noqa: BLE001 - still running: killed below
+            pass
+        _kill(proc)
+        _remove_cgroup(proc)
+    if folder is not None:
+        folder.cleanup()
+
+
 def _child_command(
     task_dir: Path, cpu: int, backend: str, spare: bool, record_fd, where_fd, serve_fd, compiling: bool = False
 ) -> list:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import threading
 import time
 from contextlib import contextmanager
@@ -32,9 +31,8 @@ from grader.checking.isolate import (
     ChildRun,
     _faulted,
     _follow,
-    _kill,
-    _remove_cgroup,
     start_serving,
+    stop_serving,
     child_backend,
     contained,
     on_cancel,
@@ -48,6 +46,7 @@ from grader.checking.compiling import Compiler, Compilers, compiled_ahead, defau
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
 from grader.exercises import LADDER, exercise
+from grader.paths import read_json, write_atomically
 
 REPLAYER_CPU_SECONDS = 7 * 24 * 3600
 """A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
@@ -91,30 +90,13 @@ class Replayer:
             references, self._references = self._references, None
         if references is not None:
             references.stop()
-        if names is not None:
-            try:
-                names.close()  # end-of-file: a replayer between tasks exits on its own
-            except OSError:
-                pass
-        if proc is not None:
-            try:
-                proc.wait(timeout=2.0 if names is not None else 0)
-            except Exception:  # noqa: BLE001 - still running: killed below
-                pass
-            _kill(proc)
-            _remove_cgroup(proc)
-        if inbox is not None:
-            inbox.cleanup()
+        stop_serving(proc, names, inbox, grace=2.0)
 
     def arch(self) -> tuple:
-        """The target its device's kernels compile for, as the replayer said on starting
-        (ARCH in its inbox); the default GPU's before then."""
+        """The target its device's kernels compile for, as the replayer said on starting; the
+        default GPU's before then."""
         inbox = self._inbox
-        try:
-            said = json.loads((Path(inbox.name) / ARCH).read_text()) if inbox is not None else None
-            return arch_of(said)
-        except (OSError, ValueError, TypeError):
-            return default_arch()
+        return (inbox is not None and _arch_said(Path(inbox.name))) or default_arch()
 
     def abandon(self, name: str) -> None:
         """Stop the replayer if it is still on task `name` (that task was cancelled)."""
@@ -193,19 +175,27 @@ def _prepare_references(compiler: Compiler, inbox: Path, exercises=LADDER) -> No
     checks out in), each left in the replayer's inbox as REFERENCES for it to load before it
     warms them up (grader/replay/references.py). Ends with the replayer (its inbox gone)."""
     deadline = time.monotonic() + REFERENCES_TIMEOUT
-    while not (inbox / ARCH).exists() and time.monotonic() < deadline and inbox.exists():
+    arch = _arch_said(inbox)
+    while arch is None and time.monotonic() < deadline and inbox.exists():
         time.sleep(0.05)  # the replayer says its device's target once it has a context
+        arch = _arch_said(inbox)
     try:
-        arch = arch_of(json.loads((inbox / ARCH).read_text()))
-        for exercise_id in exercises:
+        for exercise_id in exercises if arch is not None else ():
             entries = references_ahead(compiler, exercise_id, arch, REFERENCES_TIMEOUT)
             if entries is None or not inbox.exists():
                 return
-            tmp = inbox / f".{REFERENCES.format(exercise_id)}.tmp"
-            tmp.write_text(json.dumps(entries))
-            os.replace(tmp, inbox / REFERENCES.format(exercise_id))
+            write_atomically(inbox / REFERENCES.format(exercise_id), json.dumps(entries))
     except Exception:  # noqa: BLE001 - its inbox gone, no child started: the replayer compiles
         return
+
+
+def _arch_said(inbox: Path) -> tuple | None:
+    """The target a replayer said its device's kernels compile for (ARCH in its inbox), or None."""
+    said = read_json(inbox / ARCH, 64)
+    try:
+        return arch_of(said) if said is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 REFERENCES_TIMEOUT = 120.0

@@ -181,7 +181,12 @@ def _argument(arg, buffers: dict, kwargs: dict):
     if isinstance(arg, Param):
         return np.dtype(arg.dtype).type(kwargs[arg.name])
     if isinstance(arg, Value):
-        if arg.dtype in ("<i8", "<f8", "<c16", "|b1", "?") and not isinstance(arg.value, np.generic):
-            return arg.value  # a Python number, typed as numba types one (int64, float64)
-        return np.dtype(arg.dtype).type(arg.value)
+        return value_of(arg)
     return tuple(_argument(a, buffers, kwargs) for a in arg)
+
+
+def value_of(arg: Value):
+    """A number the host code passed, as the replayer passes it (what numba-cuda types)."""
+    if arg.dtype in ("<i8", "<f8", "<c16", "|b1", "?") and not isinstance(arg.value, np.generic):
+        return arg.value  # a Python number, typed as numba types one (int64, float64)
+    return np.dtype(arg.dtype).type(arg.value)

@@ -16,6 +16,7 @@ import numpy as np
 from grader.compiler.describe import describe_argument
 from grader.replay.plan import Param, Ref, Value
 from grader.replay.record import c_strides
+from grader.replay.replayer import value_of
 
 
 class _Unfollowable(Exception):
@@ -66,10 +67,8 @@ def _describe(arg, buffers: dict):
         return _array_type(buffers[arg.id])
     if isinstance(arg, Param):
         return describe_argument(np.dtype(arg.dtype).type(0))
-    if isinstance(arg, Value):  # as the replayer passes it (grader/replay/replayer.py `_argument`)
-        if arg.dtype in ("<i8", "<f8", "<c16", "|b1", "?") and not isinstance(arg.value, np.generic):
-            return describe_argument(arg.value)
-        return describe_argument(np.dtype(arg.dtype).type(arg.value))
+    if isinstance(arg, Value):
+        return describe_argument(value_of(arg))
     return ["tuple", [_describe(a, buffers) for a in arg]]
 
 
