@@ -185,3 +185,25 @@ def test_replayers_serve_only_on_a_gpu_host():
 
     with replayers.replayers():
         assert replayers.runner(None, True, ()) is run_in_child
+
+
+def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_before(replayer, monkeypatch):
+    """A full disk where the compiled kernels go: the check still runs, its kernels compiled by
+    the replayer (grader/checking/compiling.py)."""
+    from pathlib import Path
+
+    from grader.checking.child import COMPILED
+
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name == COMPILED:
+            raise OSError(28, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    ex = exercise("vector_add")
+    prepared = prepare(ex, 3)[:2]
+    message = record_in_child("vector_add", ex.solution_file, plans_wanted(ex, prepared, timed=False), 30.0)
+    run = replayer.run("vector_add", ex.solution_file, message, prepared, 30.0, compiled={"k0_add": [{}]})
+    assert run.stopped is None and all_passed(ex, prepared, run.outcomes)
