@@ -517,10 +517,25 @@ def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
     """Does nbgrader autograde with ExecuteAutograderCells (no Jupyter kernel: none can start
     here) record the grades and show the summaries that nbgrader's Execute, running our cells
     in kernels, gives, for results stored by `zerogpu grade` and for ones it grades itself?"""
+    # One course made and handed in, then copied: the two differ only in how autograde runs.
+    made = tmp_path / "made"
+    run(zerogpu("course", "init", str(made), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=made, env=env)
+    work = {
+        "ada": {"thread_ids": ("solution", None), "vector_add": ("missing", None)},
+        "dee": {
+            "thread_ids": (ROOT / "tests/submissions/thread_ids/fixed_grid.py", None),
+            "vector_add": ("missing", None),
+        },
+    }
+    for student, handed in work.items():  # ada's results stored by zerogpu grade; dee's graded by autograde
+        hand_in(made / "release" / ASSIGNMENT, made / "submitted" / student / ASSIGNMENT, handed)
+        if student == "ada":
+            run(zerogpu("grade", str(made), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT), ROOT, env)
     courses = {}
     for how in ("kernels", "no kernels"):
         course = courses[how] = tmp_path / how.replace(" ", "-")
-        run(zerogpu("course", "init", str(course), "--assignments", f"{ASSIGNMENT}=thread_ids"), ROOT, env)
+        shutil.copytree(made, course)
         config = course / "nbgrader_config.py"
         if how == "kernels":
             config.write_text(
@@ -528,18 +543,6 @@ def test_autograde_without_kernels_gives_what_the_kernels_gave(tmp_path, env):
                     '"grader.course.preprocessors.ExecuteAutograderCells"', '"nbgrader.preprocessors.Execute"'
                 )
             )
-        nbgrader("generate_assignment", ASSIGNMENT, cwd=course, env=env)
-        work = {
-            "ada": {"thread_ids": ("solution", None), "vector_add": ("missing", None)},
-            "dee": {
-                "thread_ids": (ROOT / "tests/submissions/thread_ids/fixed_grid.py", None),
-                "vector_add": ("missing", None),
-            },
-        }
-        for student, handed in work.items():  # ada's results stored by zerogpu grade; dee's graded by autograde
-            hand_in(course / "release" / ASSIGNMENT, course / "submitted" / student / ASSIGNMENT, handed)
-            if student == "ada":
-                run(zerogpu("grade", str(course), ASSIGNMENT, "--workers", "2", "--timeout", CASE_TIMEOUT), ROOT, env)
         if how == "no kernels":  # a Jupyter kernel started here would die at once
             blocker = tmp_path / "no-kernel"
             blocker.mkdir(exist_ok=True)
