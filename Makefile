@@ -22,7 +22,8 @@ bytecode: $(STAMP)
 test: bytecode
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --durations=10
 
-# The slow tier (whole classes and courses, checks that wait out a time limit).
+# The slow tier (classes and courses graded, every lesson run with its solutions, checks that wait
+# out a time limit).
 test-slow: bytecode
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 -m slow --durations=10
 

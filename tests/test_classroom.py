@@ -208,6 +208,7 @@ def test_a_class_run_times_every_student_of_an_exercise_on_the_same_benchmark_in
         assert not {o.secret for o in options} & {b for _, b in bench}
 
 
+@pytest.mark.slow
 def test_two_graders_started_together_on_a_fresh_data_dir(tmp_path):
     """Do two `zerogpu grade` commands started at once on one new data dir both finish?"""
     env = {k: v for k, v in os.environ.items() if k != "ZEROGPU_SECRET"}

@@ -627,6 +627,7 @@ def test_autograded_cell_names_the_line_in_the_learners_cell(tmp_path, monkeypat
     assert f"(line {line}: out[k] = alpha * x[k] + y[k])" in result.message, result.message
 
 
+@pytest.mark.slow
 def test_hand_ins_of_a_course_are_read_as_regular_files_and_nbgraders_files_are_no_hand_ins(tmp_path, env):
     """Under submitted/: a notebook linked to another student's, a student folder linked to
     /etc, an assignment folder linked to another student's are refused and named, never read;

@@ -164,6 +164,7 @@ def test_runs_as_shipped(path):
         assert f"<b>{checked_id(cell)}</b>" in html and "Not yet" in html, html
 
 
+@pytest.mark.slow  # every lesson run through with its solutions: about a minute on 2 cores
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_with_solutions(path):
     """With solutions/<id>.py in every exercise cell, does every check pass?"""

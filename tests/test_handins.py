@@ -216,6 +216,7 @@ def small_class(root: Path, students: int) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_one_run_per_gradebook_and_a_kill_9_loses_nothing(tmp_path):
     """A second `zerogpu grade` on a class being graded refuses in one line; the first, killed
     with -9, leaves the lock free, and the next run grades only what is missing, once."""

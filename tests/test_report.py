@@ -511,6 +511,7 @@ def graded_class(tmp_path_factory):
     return graded.stdout, written
 
 
+@pytest.mark.slow
 def test_mistakes_are_counted_by_what_the_doctor_found(graded_class):
     """Are failing hand-ins counted by their mistake (a missing barrier apart from a missing
     atomic, though both are 'race'), falling back to the verdict, on the page and in the CSVs?"""
@@ -540,6 +541,7 @@ def test_mistakes_are_counted_by_what_the_doctor_found(graded_class):
     assert bob["score"] == "5.0" and "Missing atomic" in bob["message"] and bob["line"] == "32"
 
 
+@pytest.mark.slow
 def test_each_cell_of_the_grid_opens_on_message_line_and_cases(graded_class):
     """Does every student x exercise cell open (no script) on its verdict, points, cases passed,
     message and line?"""
@@ -555,6 +557,7 @@ def test_each_cell_of_the_grid_opens_on_message_line_and_cases(graded_class):
     assert "handed in unchanged" in untouched
 
 
+@pytest.mark.slow
 def test_misnamed_and_stray_files_are_reported_with_the_reason(graded_class):
     """Are SAXPY.py (meant as saxpy.py) and notes.txt reported with why they were not graded, on
     the page, in the grid and in the CSVs, rather than as a bare 'not submitted'?"""
@@ -583,6 +586,7 @@ def test_misnamed_and_stray_files_are_reported_with_the_reason(graded_class):
     assert cells["ada", "saxpy"]["not_graded_because"] == "", "nothing handed in: nothing to explain"
 
 
+@pytest.mark.slow
 def test_the_page_names_the_engine_that_ran_the_cases(graded_class):
     """Results graded without a GPU ran on the kernel doctor: the page says so, not 'simulator'."""
     _, written = graded_class
