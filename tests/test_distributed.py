@@ -332,6 +332,7 @@ def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, t
     assert all(after[key] == when for key, when in before.items()), "a finished row was graded again"
 
 
+@pytest.mark.slow
 def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
     """Does a worker end an endless loop at the task deadline, record `timeout`, and go on?"""
     class_dir = tmp_path / "class"
