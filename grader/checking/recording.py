@@ -120,7 +120,6 @@ class _Lookout:
 
     def __init__(self, fd: int):
         self.fd, self.data = fd, b""
-        self.heard = False
 
     def drain(self) -> None:
         try:
@@ -154,13 +153,14 @@ def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> b
     chunks, size = [], 0
     lookout = _Lookout(where)
     gone_since = None
+    heard = False
     while True:
         lookout.drain()
-        if lookout.data and not lookout.heard:
+        if lookout.data and not heard:
             # The lookout's first line: Python and the grader's imports are done, so the file and
             # its `launch` get `limit` from here (as a checking child's cases do), not what is left
             # of the start-up allowance. It can only bring the deadline closer.
-            lookout.heard = True
+            heard = True
             deadline = min(deadline, time.monotonic() + limit)
         left = deadline - time.monotonic()
         if left <= 0:
