@@ -30,6 +30,18 @@ def poison_value(dtype) -> np.ndarray:
     return np.array([np.iinfo(dtype).max], dtype)
 
 
+def fresh_value(dtype) -> np.ndarray:
+    """What a new device allocation holds before a kernel writes it, on every engine (grader/
+    replay/replayer.py): neither the outputs' poison nor their canary, so a kernel that copies
+    memory nothing wrote into an output writes a wrong value, not an unwritten one."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return _bits(dtype, 0x7FF8FEEDFEEDFEED if dtype.itemsize == 8 else 0x7FC0FEED)
+    if dtype.kind == "b":
+        return np.array([True], dtype)
+    return _bits(dtype, 0x5EEDFEED5EEDFEED)
+
+
 def canary_value(dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype.kind == "f":

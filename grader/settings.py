@@ -56,11 +56,6 @@ def doctor_allowed() -> bool:
     return variable("DOCTOR") != "0"
 
 
-def compile_first() -> bool:
-    """`ZEROGPU_COMPILE=0`: kernels run on a CPU engine without Numba's CUDA compiler first."""
-    return variable("COMPILE") != "0"
-
-
 def compute_capability() -> str:
     """`ZEROGPU_COMPUTE_CAPABILITY` ("8.6", "sm_80"): the GPU a CPU engine compiles for ("" unset: sm_90)."""
     return variable("COMPUTE_CAPABILITY").lower().removeprefix("sm_")

@@ -12,6 +12,7 @@ import pytest
 
 from grader.checking.compiling import Compilers, compiled_ahead, requests_for
 from grader.checking.pipeline import plans_wanted
+from grader.replay.sources import hand_in_of, pinned
 from grader.compiler.describe import describe_argument
 from grader.compiler.prebuilt import arch_of, usable
 from grader.containment import sandbox
@@ -36,8 +37,8 @@ def recorded(exercise_id: str, path: Path, prepared) -> Message:
     recorder.filename = str(path)
     with recording(recorder):
         launch = load_launch(ex.spec, path.read_bytes(), str(path))
-        plans = record_cases(recorder, launch, ex.spec, plans_wanted(ex, prepared, timed=False), (str(path),))
-    return Message(None, plans, recorder.kernels)
+        plans = record_cases(recorder, launch, ex.spec, plans_wanted(ex, prepared), (str(path),))
+    return Message(None, plans, pinned(recorder.kernels, hand_in_of(path)))  # as the grading process reads it
 
 
 class _Spy:

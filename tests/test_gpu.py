@@ -181,6 +181,29 @@ def test_a_valid_alternative_is_correct_on_a_gpu(path):
     assert all(case.verdict == "passed" for case in result.cases)
 
 
+def test_every_cheat_gets_the_cpus_verdict_on_a_gpu(monkeypatch):
+    """One verdict on every engine: each file of tests/cheats/, graded on a GPU, gets the verdict
+    its `# expect:` line names, which the kernel doctor and the simulator give it on the CPU
+    (tests/test_cheats.py). Four checks at once, as a class run has several under way."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    monkeypatch.setenv("ZEROGPU_SECRET", "gpu-secret")
+    cheats = sorted((Path(__file__).parent / "cheats").glob("*.py"))
+
+    def verdict(path):
+        head = path.read_text().splitlines()
+        exercise_id, expected = (line.split(": ")[1] for line in head[:2])
+        limit = next((float(line.split(": ")[1]) for line in head[2:4] if line.startswith("# timeout:")), 5.0)
+        result = check_file(exercise_id, path, graded=True, case_timeout=limit)
+        return path.stem, expected, result.verdict, result.message[:300]
+
+    with ThreadPoolExecutor(4) as pool:
+        seen = list(pool.map(verdict, cheats))
+    differ = [s for s in seen if s[1] != s[2]]
+    assert not differ, "\n".join(f"{name}: CPU {cpu}, GPU {gpu}: {said}" for name, cpu, gpu, said in differ)
+
+
 def test_host_computation_never_passes_a_graded_check_on_a_gpu(monkeypatch):
     from pathlib import Path
 
@@ -193,7 +216,7 @@ def test_host_computation_never_passes_a_graded_check_on_a_gpu(monkeypatch):
         # each its own verdict, as on the CPU (tests/test_cheats.py): a NumPy array handed to a
         # kernel is never copied back, so a round trip through one is wrong, not forbidden
         assert result.verdict == expected, (path.stem, result.verdict, result.message)
-        assert expected in ("forbidden", "wrong_result") and not result.passed
+        assert expected in ("forbidden", "wrong_result", "exception") and not result.passed
 
 
 def test_a_launch_that_refuses_the_benchmark_size_is_not_passed(tmp_path):
@@ -258,6 +281,7 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     from grader.replay.plan import Message
     from grader.replay.record import Recorder, record_cases, recording
     from grader.replay.replayer import launch_from, rebuild
+    from grader.replay.sources import hand_in_of, pinned
     from grader.steps.cases import prepare
     from grader.steps.execute import execute
     from grader.steps.load import load_launch
@@ -269,8 +293,8 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     recorder.filename = path
     with recording(recorder):
         launch = load_launch(ex.spec, ex.solution_file.read_bytes(), path)
-        plans = record_cases(recorder, launch, ex.spec, plans_wanted(ex, prepared, timed=False), (path,))
-    message = Message(None, plans, recorder.kernels)
+        plans = record_cases(recorder, launch, ex.spec, plans_wanted(ex, prepared), (path,))
+    message = Message(None, plans, pinned(recorder.kernels, hand_in_of(path)))  # as the grading process reads it
     compilers = Compilers()
     try:
         arch = arch_of(cuda.get_current_device().compute_capability)

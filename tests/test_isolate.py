@@ -1,5 +1,6 @@
 """The child process per submission, started on demand or ahead of time (spare children)."""
 
+import json
 import os
 import re
 import signal
@@ -321,9 +322,12 @@ def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
 
     from grader.checking.pipeline import plans_wanted
     from grader.checking.recording import record_in_child
+    from grader.replay.sources import hand_in_of
 
-    message = record_in_child("vector_add", wrong, plans_wanted(ex, prepared, timed=False), 30)
-    run = isolate.run_in_child("vector_add", wrong, message, prepared, 30, time_seed=7, worth_timing=worth_timing)
+    message = record_in_child("vector_add", hand_in_of(wrong), plans_wanted(ex, prepared), 30)
+    run = isolate.run_in_child(
+        "vector_add", hand_in_of(wrong), message, prepared, 30, time_seed=7, worth_timing=worth_timing
+    )
     assert judged == [[p.index for p in prepared]], "judged once, with every case's outcome"
     assert run.stopped is None and run.samples is None, (run.stopped, run.detail, run.samples)
 
@@ -401,3 +405,20 @@ def test_a_child_whose_file_failed_to_load_just_before_it_exited_gets_the_load_v
         patch.setattr(Path, "exists", exists_late)
         with pytest.raises(SubmissionError, match="NameError in your file"):
             isolate._follow_cases(proc, tmp_path, [0], {}, clock, finished, None)
+
+
+def test_a_checking_child_is_told_what_its_cases_need_and_no_more():
+    """A CPU engine's child (kernels run as Python there, once numba-cuda has compiled them) gets
+    no seed, none derived from the secret, and no host path: the hand-in's name and text only.
+    A timed check (a GPU, kernels on the device) gets the seeds its timing needs."""
+    from grader.checking.isolate import task_fields
+    from grader.replay.sources import HandIn
+
+    hand_in = HandIn("def launch(a, b, c):\n    pass\n", "vector_add.py")
+    common = dict(kernel_files=False, bench_seed=1234, time_check=(1, 0, 77), private=[])
+    cpu = task_fields("vector_add", hand_in, time_seed=None, **common)
+    assert cpu["seed"] is None and cpu["base_seed"] is None and cpu["check"] == [0, 0]
+    assert cpu["submission"] == "vector_add.py" and "/" not in json.dumps(cpu)
+    assert cpu["source"] == hand_in.text
+    gpu = task_fields("vector_add", hand_in, time_seed=99, **common)
+    assert gpu["seed"] == 99 and gpu["base_seed"] == 1234 and gpu["check"] == [1, 0, 77]

@@ -10,7 +10,9 @@ import pytest
 
 from grader.checking.pipeline import check_file
 from grader.exercises import exercise
-from grader.replay.plan import MAX_STEPS, Failure, Message, Plan, PlanError, Ref, Step, Value
+from grader.replay.plan import MAX_STEPS, Failure, Message, Plan, Ref, Step, Value
+from grader.replay.schema import PlanError, read_message
+from grader.replay.sources import HandIn
 from grader.replay.record import DeviceRef, NoDataHere, Recorder, recording
 from grader.replay.replayer import RebuildError, launch_from, rebuild
 
@@ -98,7 +100,7 @@ def test_a_fill_of_any_number_survives_the_message():
         out[:] = float("nan")
 
     plan, kernels = record(launch, {"x": ((4,), "float32"), "out": ((4,), "float32")})
-    again = Message.from_json(Message(None, {"0": plan}, kernels).to_json()).plans["0"]
+    again = read_message(Message(None, {"0": plan}, kernels).to_json(), hand_in=HandIn("", "sub.py")).plans["0"]
     values = [s.value for s in again.steps if s.op == "fill"]
     assert values[:3] == [False, 3, 0.5] and values[3] != values[3]
 
@@ -126,6 +128,41 @@ def test_recording_puts_numba_back():
     assert isinstance(cuda.to_device(np.zeros(2)), object) and not isinstance(cuda.to_device(np.zeros(2)), DeviceRef)
 
 
+def test_an_allocation_no_gpu_can_hold_is_named_as_memory():
+    """Is a 10^13-element device array refused while recording, saying how much it asks and
+    how much the GPU has, in a learner's words?"""
+    from grader.replay.record import NoRoomOnTheDevice
+    from grader.steps.explain import explain_exception
+
+    launch = load(
+        "import numpy as np\nfrom numba import cuda\ndef launch(x, out):\n    cuda.device_array(10**13, np.float32)\n"
+    )
+    with pytest.raises(NoRoomOnTheDevice) as caught:
+        record(launch["launch"], {"x": ((8,), "float32"), "out": ((1,), "float32")})
+    info = explain_exception(caught.value, ("sub.py",))
+    assert info.verdict == "exception"
+    assert "40 TB" in info.message and "151 GB" in info.message and "memory" in info.message
+
+
+def test_a_module_level_table_is_a_kernels_constant():
+    """Is a module-level device array filled from the host described by its values, and one no
+    upload filled refused with what the grader cannot do (never blamed on a GPU)?"""
+    source = (
+        "import numpy as np\nfrom numba import cuda\n"
+        "W = cuda.to_device(np.array([2.0, 3.0], np.float32))\nS = cuda.device_array(4, np.float32)\n"
+        "@cuda.jit\ndef k(a, out):\n    out[0] = W[1] * a[0] + S[0]\n"
+        "def launch(x, out):\n    k[1, 1](x, out)\n"
+    )
+    recorder = Recorder()
+    with recording(recorder):
+        namespace = load(source)
+        launch = namespace["launch"]
+        launch(**recorder.start({"x": ((8,), "float32"), "out": ((1,), "float32")}, {}))
+    described = next(iter(recorder.kernels.values()))["globals"]
+    assert described["W"] == ["array", "<f4", [2], [2.0, 3.0], "device"]
+    assert described["S"][0] == "opaque" and described["S"][3] == "grader" and "argument" in described["S"][2]
+
+
 def test_a_loop_of_launches_is_stopped():
     """Is a launch per element (thousands of steps) stopped with the fix, not recorded without end?"""
     namespace = load(
@@ -142,10 +179,21 @@ def good_message() -> dict:
     return json.loads(Message(None, {"0": plan}, kernels).to_json())
 
 
+def read(data) -> Message:
+    """A recording of SCRATCH (the file `sub.py`) read as the grading process reads one."""
+    return read_message(data if isinstance(data, str) else json.dumps(data), hand_in=HandIn(SCRATCH, "sub.py"))
+
+
 def test_a_message_survives_its_round_trip():
+    """Are the plans read back as recorded, and each kernel given the text of its `def` in the hand-in?"""
     data = good_message()
-    message = Message.from_json(json.dumps(data))
-    assert json.loads(message.to_json()) == data
+    message = read(data)
+    again = json.loads(message.to_json())
+    assert again["plans"] == data["plans"]
+    texts = {desc["name"]: desc["source"] for desc in again["kernels"].values()}
+    assert texts["total"].startswith("@cuda.jit\ndef total(x, acc):") and "atomic.add" in texts["total"]
+    assert all("source" not in desc for desc in data["kernels"].values()), "a recording carries no text"
+    assert read_message(message.to_json()).kernels == message.kernels, "the grader's own message keeps its texts"
 
 
 def _break(data: dict, how: str) -> dict:
@@ -173,6 +221,22 @@ def _break(data: dict, how: str) -> dict:
     elif how == "kernel global of any module":
         key = next(iter(data["kernels"]))
         data["kernels"][key]["globals"]["__builtins__"] = ["module", "os"]
+    elif how == "a kernel's text":
+        next(iter(data["kernels"].values()))["source"] = "def total(x, acc):\n    acc[0] = 1\n"
+    elif how == "a kernel not in the hand-in":
+        next(iter(data["kernels"].values()))["firstline"] = 2
+    elif how == "a kernel under another name":
+        next(iter(data["kernels"].values()))["name"] = "store"
+    elif how == "a launch past the file's end":
+        steps[-1]["line"] = 10_000
+    elif how == "too many plans":
+        data["plans"].update({str(k): data["plans"]["0"] for k in range(1, 20)})
+    elif how == "too many functions":
+        key, desc = next(iter(data["kernels"].items()))
+        for k in range(200):
+            desc["globals"][f"f{k}"] = ["device", dict(desc, globals={})]
+    elif how == "a constant array cut short":
+        next(iter(data["kernels"].values()))["globals"]["w"] = ["array", "<f4", [2]]
     return data
 
 
@@ -190,30 +254,37 @@ def _break(data: dict, how: str) -> dict:
         "extra top-level key",
         "string grid",
         "kernel global of any module",
+        "a kernel's text",
+        "a kernel not in the hand-in",
+        "a kernel under another name",
+        "a launch past the file's end",
+        "too many plans",
+        "too many functions",
+        "a constant array cut short",
     ],
 )
 def test_a_malformed_message_is_refused(how):
     """Is each way a recording child could bend the message a PlanError, never accepted or a crash?"""
     with pytest.raises(PlanError):
-        Message.from_json(json.dumps(_break(good_message(), how)))
+        read(_break(good_message(), how))
 
 
 @pytest.mark.parametrize("text", ["", "{", "[]", "null", "9" * 5000, "[" * 100000 + "]" * 100000])
 def test_what_is_not_a_message_is_refused(text):
     with pytest.raises(PlanError):
-        Message.from_json(text)
+        read(text)
 
 
 def test_a_failure_can_only_fail():
     """Can a recording child only report its own submission failing (no 'passed', capped text)?"""
     data = {"load_failure": {"verdict": "exception", "message": "x" * 100000}, "plans": {}, "kernels": {}}
-    message = Message.from_json(json.dumps(data))
+    message = read(data)
     assert isinstance(message.load_failure, Failure) and len(message.load_failure.message) <= 4000
 
 
 # -- rebuilding kernels ---------------------------------------------------------------------------
 def describe(source: str, **globals_) -> dict:
-    return {"source": source, "filename": "x.py", "firstline": 1, "globals": globals_, "options": {}}
+    return {"name": "k", "source": source, "filename": "x.py", "firstline": 1, "globals": globals_, "options": {}}
 
 
 def test_rebuilding_runs_nothing_but_a_def(tmp_path):
@@ -254,7 +325,7 @@ def test_a_replayed_plan_computes_on_the_real_inputs():
     spec = exercise("reduce_sum").spec
     plan, kernels = record(load(SCRATCH, "scratch.py")["launch"], {"x": ((300,), "float32"), "out": ((1,), "float32")})
     x = np.random.default_rng(1).normal(size=300).astype(np.float32)
-    launch = launch_from(plan, rebuild(kernels, "scratch.py"))
+    launch = launch_from(plan, rebuild(kernels, "scratch.py", SCRATCH))
     outcome = execute_or_simulate(spec, launch, {"x": x}, {"n": 300})
     assert outcome.error is None
     from grader.sentinels import PAD
@@ -273,7 +344,7 @@ def test_the_plans_of_one_check_compile_each_kernel_once():
     seen = []
     for n in (300, 500, 700):
         plan, kernels = record(launch, {"x": ((n,), "float32"), "out": ((1,), "float32")})
-        functions = rebuild(kernels, "scratch.py")
+        functions = rebuild(kernels, "scratch.py", SCRATCH)
         x = np.random.default_rng(n).normal(size=n).astype(np.float32)
         outcome = execute_or_simulate(spec, launch_from(plan, functions, jitted=shared), {"x": x}, {"n": n})
         assert outcome.error is None
@@ -300,7 +371,7 @@ def test_a_timed_launchs_own_arrays_sit_at_the_same_places_at_every_launch():
     taken = []
     real_take = place.take
     place.take = lambda shape, dtype: taken.append(real_take(shape, dtype)) or taken[-1]
-    launch = launch_from(plan, rebuild(kernels, "scratch.py"), scratch=place)
+    launch = launch_from(plan, rebuild(kernels, "scratch.py", SCRATCH), scratch=place)
     x = np.random.default_rng(3).normal(size=300).astype(np.float32)
     for _ in range(3):
         outcome = execute(spec, launch, {"x": x}, {"n": 300})
@@ -324,6 +395,15 @@ def test_a_valid_alternative_passes(path):
     """Do scratch uploads, partial-sum arrays, device queries, views and streams pass, as on a GPU?"""
     result = check_file(path.parent.name, path, seed=3)
     assert result.verdict == "passed", result.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", sorted(VALID.glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_valid_alternative_passes_on_the_simulator(path, monkeypatch):
+    """The same, with the kernel doctor off: Numba's simulator runs every case."""
+    monkeypatch.setenv("ZEROGPU_DOCTOR", "0")
+    result = check_file(path.parent.name, path, seed=3)
+    assert result.verdict == "passed" and result.engine == "simulator", result.message
 
 
 RUNS_AT_IMPORT = """

@@ -13,6 +13,7 @@ import pytest
 from grader.checking import replayers
 from grader.checking.pipeline import all_passed, plans_wanted
 from grader.checking.recording import record_in_child
+from grader.replay.sources import hand_in_of
 from grader.exercises import exercise
 from grader.steps.cases import prepare
 from grader.steps.judge import judge_case
@@ -35,8 +36,8 @@ ENDLESS = textwrap.dedent(
 
 def replay(replayer, path, prepared, timeout=30.0):
     ex = exercise("vector_add")
-    message = record_in_child("vector_add", path, plans_wanted(ex, prepared, timed=False), timeout)
-    return replayer.run("vector_add", path, message, prepared, timeout)
+    message = record_in_child("vector_add", hand_in_of(path), plans_wanted(ex, prepared), timeout)
+    return replayer.run("vector_add", hand_in_of(path), message, prepared, timeout)
 
 
 def verdicts(prepared, run):
@@ -163,8 +164,8 @@ def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
     def check(path):
         ex = exercise(path.stem)
         prepared = prepare(ex, 3)[:2]
-        message = record_in_child(path.stem, path, plans_wanted(ex, prepared, timed=False), 30)
-        run = serving.run(path.stem, path, message, prepared, 30)
+        message = record_in_child(path.stem, hand_in_of(path), plans_wanted(ex, prepared), 30)
+        run = serving.run(path.stem, hand_in_of(path), message, prepared, 30)
         assert all_passed(ex, prepared, run.outcomes), (run.stopped, run.detail)
 
     try:
@@ -204,6 +205,6 @@ def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_b
     monkeypatch.setattr(Path, "write_text", full)
     ex = exercise("vector_add")
     prepared = prepare(ex, 3)[:2]
-    message = record_in_child("vector_add", ex.solution_file, plans_wanted(ex, prepared, timed=False), 30.0)
-    run = replayer.run("vector_add", ex.solution_file, message, prepared, 30.0, compiled={"k0_add": [{}]})
+    message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30.0)
+    run = replayer.run("vector_add", hand_in_of(ex.solution_file), message, prepared, 30.0, compiled={"k0_add": [{}]})
     assert run.stopped is None and all_passed(ex, prepared, run.outcomes)

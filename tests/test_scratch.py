@@ -119,6 +119,7 @@ def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_r
     from grader.checking import isolate
     from grader.checking.pipeline import plans_wanted
     from grader.checking.recording import record_in_child
+    from grader.replay.sources import hand_in_of
     from grader.exercises import exercise
     from grader.steps.cases import prepare
 
@@ -133,7 +134,7 @@ def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_r
     monkeypatch.setattr(isolate, "_follow", follow_then_nest)
     ex = exercise("vector_add")
     prepared = prepare(ex, 5)[:2]
-    message = record_in_child("vector_add", ex.solution_file, plans_wanted(ex, prepared, timed=False), 30)
-    run = isolate.run_in_child("vector_add", ex.solution_file, message, prepared, 30)
+    message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30)
+    run = isolate.run_in_child("vector_add", hand_in_of(ex.solution_file), message, prepared, 30)
     assert run.stopped is None and sorted(run.outcomes) == [p.index for p in prepared], run.detail
     assert made and not made[0].exists()

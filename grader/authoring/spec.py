@@ -135,5 +135,13 @@ class Spec:
         return tuple(p for p in self.params if isinstance(p, Scalar))
 
     @property
+    def answer_from_inputs(self) -> bool:
+        """Does the answer depend on input arrays? An exercise with none (thread_ids: each
+        element is its own index) could be answered by data made on the host, so no plan of it
+        may upload host data at all (grader/replay/schema.py); with inputs, host code never sees
+        them (it runs on placeholders), so host data cannot be their answer."""
+        return bool(self.inputs)
+
+    @property
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from grader.backend import races
-from grader.sentinels import poison_value
+from grader.sentinels import fresh_value, poison_value
 
 _lock = threading.Lock()
 _installed = False
@@ -143,6 +143,11 @@ def garbage(shape, dtype) -> np.ndarray:
 
 def unset(shape, dtype) -> np.ndarray:
     return np.full(shape, poison_value(dtype)[0], dtype=dtype)
+
+
+def fresh(shape, dtype) -> np.ndarray:
+    """A new device allocation's contents on every engine (grader/sentinels.py `fresh_value`)."""
+    return np.full(shape, fresh_value(dtype)[0], dtype=dtype)
 
 
 def install() -> None:

@@ -40,6 +40,7 @@ from grader.doctor.integration import case_executor, outcome_fields
 from grader.exercises import LADDER, exercise
 from grader.paths import ROOT, data_dir, read_json, write_atomically
 from grader.replay.plan import Failure, Message
+from grader.replay.schema import read_message
 from grader.steps.cases import RERUN_STRIDE
 from grader.steps.judge import sampled_outputs
 from grader.steps.execute import Outcome
@@ -68,11 +69,14 @@ def _write_npz(path: Path, arrays: dict) -> None:
         os.replace(tmp, path)
 
 
-def _read_inputs(task_dir: Path, indices) -> dict:
-    inputs = {}
-    for index in indices:
-        with np.load(task_dir / f"inputs-{index}.npz") as data:
-            inputs[index] = {k: data[k] for k in data.files}
+def _case_inputs(task_dir: Path, index: int) -> dict:
+    """One case's inputs, read just before it runs, their file then gone: the child holds no
+    other case's data while a case's kernels run."""
+    path = task_dir / f"inputs-{index}.npz"
+    with GUARD.writing():
+        with np.load(path) as data:
+            inputs = {k: data[k] for k in data.files}
+        path.unlink()
     return inputs
 
 
@@ -127,17 +131,18 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     unready()  # nothing kept is trusted to be as the grader made it once this task's kernels run
     clock = {"imported": time.perf_counter()}
     ex = exercise(task["exercise"])
-    message = Message.from_json((task_dir / "plans.json").read_text())
-    inputs = _read_inputs(task_dir, task["cases"])
+    message = read_message((task_dir / "plans.json").read_text())
     lookout = _guard_and_lookout(task_dir, task, served)
     try:  # the lookout stops with the task, however it ends (a replayer goes on to the next)
-        launches = _rebuilt_launches(task_dir, task, message)
-        if launches is None:  # load-error.json says why
+        rebuilt = _rebuilt_launches(task_dir, task, message)
+        if rebuilt is None:  # load-error.json says why
             return
+        functions, launches = rebuilt
+        _compiled_before_the_cases(ex.spec, task, message, functions)
         with GUARD.writing():
             (task_dir / "ready").touch()  # the parent's per-case clock starts now
         clock["loaded"] = time.perf_counter()
-        _run_cases(task_dir, task, ex, message, launches, inputs)
+        _run_cases(task_dir, task, ex, message, launches)
         settle()  # nothing of the cases' runs on after them
     finally:
         lookout.stop()
@@ -200,9 +205,9 @@ def _guard_and_lookout(task_dir: Path, task: dict, served: bool):
     return lookout
 
 
-def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
-    """Plan key -> a `launch` replaying that plan with kernels rebuilt from their `def`; None,
-    with load-error.json written, when a kernel cannot be rebuilt."""
+def _rebuilt_launches(task_dir: Path, task: dict, message) -> tuple | None:
+    """(kernel key -> its rebuilt function, plan key -> a `launch` replaying that plan with
+    those kernels); None, with load-error.json written, when a kernel cannot be rebuilt."""
     from grader.replay.replayer import RebuildError, launch_from, rebuild
 
     path = task["submission"]
@@ -220,11 +225,32 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> dict | None:
 
     jitted: dict = {}  # each kernel compiled once for every case and the benchmark
     compiled = _compiled_ahead(task_dir)
-    return {  # the timed plan's own arrays at fixed places (a replayer's Pool; else as usual)
+    return functions, {  # the timed plan's own arrays at fixed places (a replayer's Pool; else as usual)
         key: launch_from(plan, functions, options, path, jitted, scratch if key == "bench" else None, compiled)
         for key, plan in message.plans.items()
         if hasattr(plan, "steps")
     }
+
+
+def _compiled_before_the_cases(spec, task: dict, message, functions: dict) -> None:
+    """On a CPU engine, the compile check of every kernel for every type its case plans launch
+    it with (grader/replay/signatures.py), done now, while the grader's own allowance runs
+    (grader/checking/isolate.py `_CaseClock`): a case's time limit is the learner's kernels'
+    alone, never the grader's compiling on a busy machine. Answers are remembered; a kernel
+    the walk cannot follow is checked at its launch, as before."""
+    if current() == "gpu":
+        return
+    from grader.compiler.client import compile_answer
+    from grader.replay.signatures import launch_types
+
+    for index in task["cases"]:
+        plan = message.plans.get(str(index % RERUN_STRIDE))
+        if not hasattr(plan, "steps"):
+            continue
+        for key, types in launch_types(plan, spec, task["dims"][str(index)]).items():
+            for arg_types in types:
+                if key in functions:
+                    compile_answer(functions[key], (), arg_types)
 
 
 def _compiled_ahead(task_dir: Path) -> dict:
@@ -234,14 +260,16 @@ def _compiled_ahead(task_dir: Path) -> dict:
     return compiled if isinstance(compiled, dict) else {}
 
 
-def _run_cases(task_dir: Path, task: dict, ex, message, launches: dict, inputs: dict) -> None:
+def _run_cases(task_dir: Path, task: dict, ex, message, launches: dict) -> None:
     """Each case's raw outcome, written for the parent as it finishes: outcome-<i>.npz and .json."""
     execute = case_executor()  # the kernel doctor without a GPU (grader/doctor/integration.py)
     for index in task["cases"]:
         key = str(index % RERUN_STRIDE)
         if key in launches:
             dims = task["dims"][str(index)]
-            outcome = execute(ex.spec, launches[key], inputs.pop(index), dims, learner_files=(task["submission"],))
+            inputs = _case_inputs(task_dir, index)
+            outcome = execute(ex.spec, launches[key], inputs, dims, learner_files=(task["submission"],))
+            del inputs
         else:
             outcome = _unrecorded(message.plans.get(key))
         _write_npz(task_dir / f"outcome-{index}.npz", outcome.buffers)

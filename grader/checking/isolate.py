@@ -529,14 +529,6 @@ def _sandboxed(command: list, task_dir: Path, env: dict, contain: dict, task_wri
     return command, seccomp, cgroup
 
 
-def _text_of(submission) -> str | None:
-    """The submission's text, for the lines messages quote (the checking child never runs it)."""
-    try:
-        return Path(submission).read_text(encoding="utf-8", errors="replace")[: 1 << 20]
-    except OSError:
-        return None
-
-
 def child_backend() -> str:
     """The engine a checking child runs: the one forced for children, else this process's."""
     return forced_backend() or current()
@@ -665,17 +657,22 @@ def _end_child(proc, tmp) -> None:
     tmp.cleanup()
 
 
-def task_fields(exercise_id, submission, *, kernel_files, time_seed, bench_seed, time_check, private) -> dict:
-    """task.json's fields for a checking child or a replayer (grader/checking/child.py `run_task`);
-    `private`: the folders the child's guard hides."""
+def task_fields(exercise_id, hand_in, *, kernel_files, time_seed, bench_seed, time_check, private) -> dict:
+    """task.json's fields for a checking child or a replayer (grader/checking/child.py `run_task`):
+    what its cases need and nothing more. `hand_in` (grader/replay/sources.py): its name and the
+    text every kernel is rebuilt from; no host path. Seeds only for a timed check (a GPU, where
+    kernels run on the device, never as Python on the host): a CPU engine's child gets none.
+    `private`: the folders the child's guard hides (none in the sandbox, which shows none)."""
+    timed = time_seed is not None
     return {
         "exercise": exercise_id,
-        "submission": str(submission),
+        "submission": hand_in.filename,
+        "source": hand_in.text or None,
         "kernel_files": kernel_files,
-        "time": time_seed is not None,
+        "time": timed,
         "seed": time_seed,
-        "base_seed": bench_seed,
-        "check": list(time_check),
+        "base_seed": bench_seed if timed else None,
+        "check": list(time_check) if timed else [0, 0],
         "private": list(private),
     }
 
@@ -683,11 +680,10 @@ def task_fields(exercise_id, submission, *, kernel_files, time_seed, bench_seed,
 def write_task(task_dir: Path, task: dict, message, cases: list[PreparedCase]) -> None:
     """A checking child's task folder: the plans (checked, written anew by this process), each
     case's inputs, then task.json, last and whole: a waiting child starts on it as soon as it
-    exists. `task` gets the submission's text (for the lines messages quote) and the cases."""
+    exists. `task` gets the cases."""
     (task_dir / "plans.json").write_text(message.to_json())
     task = {
         **task,
-        "source": _text_of(task["submission"]),  # kernels recorded in a learner's process keep their files
         "cases": [c.index for c in cases],
         "dims": {str(c.index): dict(c.case.dims) for c in cases},
     }
@@ -775,9 +771,10 @@ def _follow_cases(proc, task_dir: Path, pending: list, outcomes: dict, clock, fi
 
 
 class _CaseClock:
-    """The time limit of what a checking child is doing: starting (STARTUP_SECONDS), then loading
-    the file and each case (`case_timeout` each), restarted by every sign of progress in its task
-    folder: `imported`, `ready`, an outcome."""
+    """The time limit of what a checking child is doing: starting (STARTUP_SECONDS), then
+    rebuilding and compile-checking the kernels (grader code only: STARTUP_SECONDS, or the case
+    limit if longer), then each case (`case_timeout` each), restarted by every sign of progress
+    in its task folder: `imported`, `ready`, an outcome."""
 
     def __init__(self, task_dir: Path, spawned: float, case_timeout: float):
         self.task_dir, self.spawned, self.case_timeout = task_dir, spawned, case_timeout
@@ -789,7 +786,9 @@ class _CaseClock:
     def look(self) -> None:
         if not self.imported and (self.task_dir / "imported").exists():
             self.imported = True
-            self.restart()
+            # until `ready`, the child runs grader code alone (kernels rebuilt and compile-
+            # checked): the grader's allowance, never the learner's per-case limit
+            self.deadline = time.monotonic() + max(self.case_timeout, STARTUP_SECONDS)
             self.startup = time.monotonic() - self.spawned
         if not self.ready and (self.task_dir / "ready").exists():
             self.ready = True
@@ -806,7 +805,13 @@ class _CaseClock:
         """Out of time: ask the child where it is (once it runs grader code), then kill it."""
         places = stuck.ask(self.task_dir, proc) if self.imported else []
         _kill(proc)
-        limit = self.case_timeout if self.imported else STARTUP_SECONDS
+        limit = (
+            self.case_timeout
+            if self.ready
+            else max(self.case_timeout, STARTUP_SECONDS)
+            if self.imported
+            else STARTUP_SECONDS
+        )
         phase = "running" if self.ready else "loading" if self.imported else "starting"
         where = {"running": "running a case", "loading": "loading your file", "starting": "starting"}[phase]
         detail = f"no progress within {limit:.0f} s while {where}"

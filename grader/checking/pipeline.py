@@ -21,7 +21,7 @@ from grader.doctor.integration import case_executor, result_report
 from grader.exercises import Exercise, exercise
 from grader.result import DEFAULT_HINTS
 from grader.steps.judge import judge_case
-from grader.steps.load import SubmissionError, check_signature
+from grader.steps.load import SubmissionError, check_signature, checked_text
 from grader.result import CaseResult, CheckResult, Speed
 from grader.steps.execute import Outcome
 from grader.settings import CASE_TIMEOUT, CheckOptions
@@ -317,8 +317,9 @@ def _check_recorded_here(exercise_id: str, launch, seed, case_timeout, progress=
 def record_here(ex: Exercise, launch, wanted: dict):
     """The checked message of `launch` recorded in this process (grader/replay/record.py), held
     to the same schema as a recording child's."""
-    from grader.replay.plan import Message, PlanError
+    from grader.replay.plan import Message
     from grader.replay.record import Recorder, record_cases, recording
+    from grader.replay.schema import PlanError, read_message
 
     recorder = Recorder(own_arrays=True)
     recorder.filename = getattr(getattr(launch, "__code__", None), "co_filename", None)
@@ -326,7 +327,8 @@ def record_here(ex: Exercise, launch, wanted: dict):
         plans = record_cases(recorder, launch, ex.spec, wanted)
     outputs = [a.name for a in ex.spec.outputs]
     try:
-        return Message.from_json(Message(None, plans, recorder.kernels).to_json(), outputs=outputs)
+        text = Message(None, plans, recorder.kernels).to_json()
+        return read_message(text, outputs=outputs, host_data=ex.spec.answer_from_inputs)
     except PlanError as why:
         raise SubmissionError("exception", f"The grader could not record what your `launch` did: {why}.") from None
 
@@ -419,6 +421,7 @@ def check_file(
         sandbox.require()
     check = _file_check(exercise_id, Path(path), options, sandboxed, progress, recorded is not None)
     try:
+        check = replace(check, hand_in=_hand_in(check.ex, check.path, recorded is not None))
         message, run = _record_and_replay(check, recorded)
     except RecordingStopped as stop:
         result = _stopped_recording(check.ex, check.backend, check.shown_seed, stop, check.path, check.started)
@@ -428,7 +431,8 @@ def check_file(
         return replace(result, unsandboxed=check.unsandboxed)
     result = _judged(check, message, run)
     failed_at_size = message.plans.get("bench")
-    if result.passed and check.timed and not hasattr(failed_at_size, "steps"):  # a Failure, or no plan at all
+    recorded_at_size = check.ex.spec.benchmark is None or hasattr(failed_at_size, "steps")
+    if result.passed and not recorded_at_size:  # a Failure, or no plan at all: on every engine
         return _failed_at_benchmark_size(result, check.ex, failed_at_size)
     if result.passed and run.samples is not None:
         result = _with_timing(check, run, result)
@@ -462,6 +466,9 @@ class _FileCheck:
     progress: object
     kernel_files: bool
     started: float
+    hand_in: object = None
+    """The hand-in as this process read it (`_hand_in`, grader/replay/sources.py `HandIn`): the
+    one text every engine runs."""
 
     @property
     def shown_seed(self):
@@ -519,6 +526,22 @@ def _file_check(
     )
 
 
+def _hand_in(ex: Exercise, path: Path, recorded_here: bool):
+    """The hand-in's bytes, read once by this process, and its text checked before anything runs
+    (grader/steps/load.py `checked_text`: Python can read it, the policy allows it). A `launch`
+    recorded in the learner's own process (`recorded_here`) keeps its kernels' own files."""
+    from grader.replay.sources import HandIn
+
+    if recorded_here:
+        return HandIn("", str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SubmissionError("exception", f"The grader could not read your file ({exc.strerror or exc}).") from None
+    text = checked_text(data, path.name, ex.spec.allowed_imports, ex.spec.allowed_library_calls)
+    return HandIn(text, path.name, data)
+
+
 def _record_and_replay(check: _FileCheck, recorded) -> tuple:
     """(message, ChildRun) of the first run: `launch` recorded (by a recording child, or
     `recorded`), then replayed on every case, and timed when every case passed."""
@@ -529,12 +552,12 @@ def _record_and_replay(check: _FileCheck, recorded) -> tuple:
     # the checking child imports while the recording child records
     ahead = start_ahead(ex.id, check.private, check.device, check.sandboxed) if check.runs is run_in_child else None
     try:
-        wanted = plans_wanted(ex, prepared, check.timed)
+        wanted = plans_wanted(ex, prepared)
         message = (
             recorded(wanted)
             if recorded is not None
             else record_in_child(
-                ex.id, check.path, wanted, case_timeout, private=check.private, sandboxed=check.sandboxed
+                ex.id, check.hand_in, wanted, case_timeout, private=check.private, sandboxed=check.sandboxed
             )
         )
     except BaseException:
@@ -542,7 +565,7 @@ def _record_and_replay(check: _FileCheck, recorded) -> tuple:
         raise
     run = check.runs(
         ex.id,
-        check.path,
+        check.hand_in,
         message,
         prepared,
         case_timeout,
@@ -566,7 +589,7 @@ def _rerun(check: _FileCheck, message, p: PreparedCase) -> list:
     twins = [replace(p, index=p.index + RERUN_STRIDE * k) for k in range(RACE_RERUNS)]
     again = check.runs(
         check.ex.id,
-        check.path,
+        check.hand_in,
         message,
         twins,
         check.case_timeout,
@@ -662,11 +685,12 @@ def _failed_at_benchmark_size(result: CheckResult, ex: Exercise, failure) -> Che
     )
 
 
-def plans_wanted(ex: Exercise, prepared: list[PreparedCase], timed: bool) -> dict:
+def plans_wanted(ex: Exercise, prepared: list[PreparedCase]) -> dict:
     """What the recording child is asked to record: per case its sizes and scalars (never an
-    input array), and the benchmark's sizes when the GPU will time the submission (its scalars
-    those of the first case: a scalar passed through to a kernel is replayed as the value the
-    timed inputs carry)."""
+    input array), and the benchmark's sizes, on every engine: a GPU times that plan, and every
+    cap it meets there (host data, memory) gives the same verdict on the CPU (its scalars those
+    of the first case: a scalar passed through to a kernel is replayed as the value the timed
+    inputs carry)."""
     wanted = {
         str(p.index): {
             "dims": dict(p.case.dims),
@@ -674,7 +698,7 @@ def plans_wanted(ex: Exercise, prepared: list[PreparedCase], timed: bool) -> dic
         }
         for p in prepared
     }
-    if timed and prepared:
+    if ex.spec.benchmark is not None and prepared:
         wanted["bench"] = {"dims": dict(ex.spec.benchmark.dims), "scalars": wanted[str(prepared[0].index)]["scalars"]}
     return wanted
 

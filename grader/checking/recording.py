@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import time
 from pathlib import Path
 
@@ -22,7 +21,9 @@ from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _end_child, 
 from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
-from grader.replay.plan import MAX_MESSAGE_BYTES, Message, PlanError
+from grader.replay.plan import MAX_MESSAGE_BYTES, Message
+from grader.replay.schema import NotTheHandIns, PlanError, read_message
+from grader.replay.sources import HandIn
 from grader.steps.load import SubmissionError
 from grader.checking.stuck import MOST_PLACES, _place
 
@@ -39,16 +40,17 @@ class RecordingStopped(Exception):
 
 def record_in_child(
     exercise_id: str,
-    submission: Path,
+    hand_in: HandIn,
     wanted: dict,
     seconds: float,
     private=(),
     sandboxed: bool = False,
     device: dict | None = None,
 ) -> Message:
-    """The checked message for `wanted` (plan key -> {"dims", "scalars"}). Raises SubmissionError
-    when the file cannot be loaded or the message is not a plan, RecordingStopped when the child
-    hangs or dies."""
+    """The checked message for `wanted` (plan key -> {"dims", "scalars"}), its kernels' texts
+    taken from `hand_in` (the bytes the grader read, which the child gets a copy of). Raises
+    SubmissionError when the file cannot be loaded or the message is not a plan,
+    RecordingStopped when the child hangs or dies."""
     tmp = scratch.TemporaryFolder(prefix="zerogpu-record-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -58,7 +60,7 @@ def record_in_child(
     os.set_blocking(where_read, False)
     proc = None
     try:
-        _write_task(task_dir, exercise_id, submission, wanted, private, sandboxed, device)
+        _write_task(task_dir, exercise_id, hand_in, wanted, private, sandboxed, device)
         proc = _spawn(
             task_dir,
             work,
@@ -80,20 +82,21 @@ def record_in_child(
         os.close(read_end)
         os.close(where_read)
         _end_child(proc, tmp)
-    return _checked(data, exercise_id)
+    return _checked(data, exercise_id, hand_in)
 
 
-def _write_task(task_dir: Path, exercise_id: str, submission, wanted: dict, private, sandboxed: bool, device) -> None:
-    """The recording child's task.json; in the sandbox, with a copy of the submission in the
-    task folder (the sandbox shows no folder of the course's)."""
-    source = Path(submission).resolve()
-    if sandboxed:
-        (task_dir / "submission").mkdir()
-        source = task_dir / "submission" / Path(submission).name
-        shutil.copyfile(submission, source)
+def _write_task(
+    task_dir: Path, exercise_id: str, hand_in: HandIn, wanted: dict, private, sandboxed: bool, device
+) -> None:
+    """The recording child's task.json, and the hand-in's bytes as the grader read them, in the
+    task folder (the sandbox shows no folder of the course's; and the child records the text
+    the grader reads)."""
+    (task_dir / "submission").mkdir()
+    copy = task_dir / "submission" / _file_name(hand_in.filename)
+    copy.write_bytes(hand_in.data)
     task = {
         "exercise": exercise_id,
-        "submission": f"{sandbox.TASK}/submission/{source.name}" if sandboxed else str(source),
+        "submission": f"{sandbox.TASK}/submission/{copy.name}" if sandboxed else str(copy),
         "plans": wanted,
         "device": device,
         "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
@@ -101,11 +104,22 @@ def _write_task(task_dir: Path, exercise_id: str, submission, wanted: dict, priv
     (task_dir / "task.json").write_text(json.dumps(task))
 
 
-def _checked(data: bytes, exercise_id: str) -> Message:
-    """The child's message, checked (grader/replay/plan.py); SubmissionError when it is not a
-    plan, or when it says the file did not load."""
+def _file_name(name: str) -> str:
+    """A file name for the child's copy: the hand-in's own, or one that is safe to make."""
+    name = Path(name).name
+    return name if name.endswith(".py") and name.isprintable() and "/" not in name else "submission.py"
+
+
+def _checked(data: bytes, exercise_id: str, hand_in: HandIn) -> Message:
+    """The child's message, checked (grader/replay/schema.py), its kernels' texts the hand-in's;
+    SubmissionError when it is not a plan, or when it says the file did not load."""
+    spec = exercise(exercise_id).spec
     try:
-        message = Message.from_json(data, outputs=[a.name for a in exercise(exercise_id).spec.outputs])
+        message = read_message(
+            data, outputs=[a.name for a in spec.outputs], hand_in=hand_in, host_data=spec.answer_from_inputs
+        )
+    except NotTheHandIns as why:
+        raise SubmissionError("exception", f"{str(why)[:1].upper()}{str(why)[1:]}.") from None
     except PlanError as why:
         raise SubmissionError("exception", f"The grader could not read what your `launch` did: {why}.") from None
     if message.load_failure is not None:

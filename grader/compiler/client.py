@@ -75,9 +75,10 @@ class Verified:
 
 
 def enabled() -> bool:
+    """On a CPU engine, always: no Python a GPU would refuse runs anywhere (there is no switch)."""
     from numba import config
 
-    return bool(config.ENABLE_CUDASIM) and settings.compile_first()
+    return bool(config.ENABLE_CUDASIM)
 
 
 def compute_capability() -> tuple[int, int]:

@@ -22,30 +22,24 @@ import types
 
 import numpy as np
 
+from grader.compiler.server import MODULES
 from grader.steps.extract import code_names
 
 CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
-MODULE_NAMES = {
-    "math",
-    "cmath",
-    "numpy",
-    "numba",
-    "numba.cuda",
-    "numba.cuda.libdevice",
-    "numba.cuda.random",
-    "numba.core.types",
-    "operator",
-}
+MODULE_NAMES = set(MODULES)
 LARGEST_CONSTANT_ARRAY = 1 << 16
+DESCRIPTION = "zerogpu_description"
+"""The attribute a function rebuilt from a description keeps it in (grader/replay/replayer.py)."""
 CONSTANT_FIX = (
     "a kernel reads module-level numbers, tuples, NumPy arrays and device arrays as constants; "
     "pass anything else as a kernel argument"
 )
 
 
-def opaque(what: str, fix: str = CONSTANT_FIX) -> list:
-    """A value the compile check cannot carry: what it is, and what to write instead."""
-    return ["opaque", what, fix]
+def opaque(what: str, fix: str = CONSTANT_FIX, grader: bool = False) -> list:
+    """A value the compile check cannot carry: what it is, and what to write instead. `grader`:
+    a GPU would take it, the grader cannot replay it (said so, never blamed on the GPU)."""
+    return ["opaque", what, fix, "grader"] if grader else ["opaque", what, fix]
 
 
 def jit_python_function(value):
@@ -60,7 +54,14 @@ def jit_python_function(value):
     return None
 
 
-def describe_value(value, seen: dict, name: str = "it"):
+def describe_value(value, seen: dict, name: str = "it", resolve=None):
+    own = getattr(value, "__dict__", None)  # never an attribute a stand-in would answer for
+    own = own if isinstance(own, dict) else {}
+    if isinstance(own.get("zerogpu_opaque"), tuple):  # the recorder's (grader/replay/record.py)
+        return opaque(*own["zerogpu_opaque"], grader=True)
+    held = own.get("zerogpu_device_constant")  # a module-level device array's values
+    if isinstance(held, np.ndarray) and held.size <= LARGEST_CONSTANT_ARRAY and held.dtype.kind in "biuf":
+        return ["array", held.dtype.str, list(held.shape), held.ravel().tolist(), "device"]
     fake = getattr(value, "zerogpu_stands_for", None)  # the doctor's cuda and numba (doctor/fakecuda.py)
     if isinstance(fake, str):
         return ["module", fake]
@@ -102,7 +103,7 @@ def describe_value(value, seen: dict, name: str = "it"):
                 f"`{name}` is a kernel, called from a kernel",
                 "call a device function (`@cuda.jit(device=True)`) instead: a kernel is launched from the host only",
             )
-        return ["device", describe_function(fn, options, seen)]
+        return ["device", describe_function(fn, options, seen, resolve)]
     module = getattr(value, "__module__", None) or ""
     own_name = getattr(value, "__name__", "")
     known = MODULE_NAMES | {"builtins"}
@@ -136,13 +137,20 @@ def _plain_tuple(value) -> bool:
     )
 
 
-def describe_function(fn, options: dict | None = None, seen: dict | None = None) -> dict:
-    """{"source", "filename", "firstline", "globals", "options"} for the helper."""
+def describe_function(fn, options: dict | None = None, seen: dict | None = None, resolve=None) -> dict:
+    """{"name", "source", "filename", "firstline", "globals", "options"} for the helper.
+    `resolve(value)`: what stands for a global this module cannot describe (the recorder's
+    placeholders), or the value itself. A function the replayer rebuilt carries its own
+    description (`DESCRIPTION`): that one, the text it was built from, is what is compiled."""
+    own = getattr(fn, DESCRIPTION, None)
+    if isinstance(own, dict):
+        return own
     seen = {} if seen is None else seen
     if id(fn) in seen:
         return seen[id(fn)]
     lines, firstline = inspect.getsourcelines(fn)
     desc = {
+        "name": fn.__name__,
         "source": textwrap.dedent("".join(lines)),
         "filename": fn.__code__.co_filename,
         "firstline": firstline,
@@ -162,7 +170,8 @@ def describe_function(fn, options: dict | None = None, seen: dict | None = None)
     builtin_names = set(dir(builtins))
     for name in sorted(code_names(fn.__code__) | set(fn.__code__.co_freevars)):
         if name in scope:
-            desc["globals"][name] = describe_value(scope[name], seen, name)
+            value = resolve(scope[name]) if resolve is not None else scope[name]
+            desc["globals"][name] = describe_value(value, seen, name, resolve)
         elif name not in builtin_names:
             desc["globals"][name] = opaque(f"`{name}` is not defined", f"define `{name}` before the kernel runs")
     return desc

@@ -32,17 +32,29 @@ import sys
 import textwrap
 from pathlib import Path
 
-MODULES = ("math", "cmath", "numpy", "numba", "numba.cuda", "numba.cuda.libdevice", "operator")
+MODULES = (
+    "math",
+    "cmath",
+    "numpy",
+    "numba",
+    "numba.cuda",
+    "numba.cuda.libdevice",
+    "numba.cuda.random",
+    "numba.core.types",  # `from numba import types` (types.float32 for a shared array)
+    "operator",
+)
+"""The modules a kernel's globals may name (grader/compiler/describe.py describes no other)."""
 MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")
 MISSING_FIX = "install numba-cuda's compiler libraries: `pip install 'numba-cuda[cu12]'` (or `make install`)"
 
 
 class Opaque(Exception):
-    """Something of the kernel the check cannot carry to the compiler: (what, what to write instead)."""
+    """Something of the kernel the check cannot carry to the compiler: (what, what to write
+    instead). `grader`: a GPU would take it; the grader cannot replay it."""
 
-    def __init__(self, what: str, fix: str = ""):
+    def __init__(self, what: str, fix: str = "", grader: bool = False):
         super().__init__(what)
-        self.what, self.fix = what, fix
+        self.what, self.fix, self.grader = what, fix, grader
 
 
 class _DeviceArray:
@@ -100,7 +112,9 @@ def _value(desc, build_function):
 
         plain.__name__ = desc[1]
         return plain
-    raise Opaque(*desc[1:3]) if kind == "opaque" else Opaque(f"a global of kind `{str(kind)[:20]}`")
+    if kind == "opaque":
+        raise Opaque(str(desc[1]), str(desc[2]) if len(desc) > 2 else "", grader=desc[3:4] == ["grader"])
+    raise Opaque(f"a global of kind `{str(kind)[:20]}`")
 
 
 def _public(name) -> bool:
@@ -211,7 +225,7 @@ def compile_request(request: dict) -> dict:
         pyfunc = build_function(request["kernel"])
         signature = tuple(argument_type(a) for a in request["args"])
     except Opaque as why:
-        return {"status": "unverifiable", "why": why.what, "fix": why.fix}
+        return {"status": "unverifiable", "why": why.what, "fix": why.fix, "grader": why.grader}
     except Exception as exc:  # noqa: BLE001 - our rebuilding failed: never the learner's fault
         return {"status": "unchecked", "why": f"the compile check failed ({type(exc).__name__}: {exc})"}
     options = request["kernel"].get("options", {})
@@ -232,8 +246,27 @@ def compile_request(request: dict) -> dict:
             }
         if type(exc).__name__ == "CudaSupportError":  # wants a driver: unchecked, not wrong
             return {"status": "unchecked", "why": text.splitlines()[0][:300]}
+        if "readonly array" in text and _device_constants(request["kernel"]):
+            return {"status": "unverifiable", "why": WRITES_DEVICE_CONSTANT, "fix": DEVICE_CONSTANT_FIX, "grader": True}
         return {"status": "error", "error_type": type(exc).__name__, "message": str(exc)}
     return {"status": "ok", "ptx": True, "ptx_bytes": len(ptx), "shared_bytes": static_shared_bytes(ptx)}
+
+
+WRITES_DEVICE_CONSTANT = (
+    "it writes to a device array made at module level, which the grader replays as constants "
+    "(the values uploaded while the file loaded)"
+)
+DEVICE_CONSTANT_FIX = "pass an array the kernel writes to it as an argument (allocate it in `launch`)"
+
+
+def _device_constants(desc: dict) -> bool:
+    """Does the kernel, or a device function it calls, read a module-level device array?"""
+    for value in desc.get("globals", {}).values():
+        if value[0] == "array" and value[4:] == ["device"]:
+            return True
+        if value[0] == "device" and _device_constants(value[1]):
+            return True
+    return False
 
 
 def compiled_ahead(pyfunc, signature, arch, fastmath: bool) -> dict:

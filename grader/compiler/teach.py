@@ -131,9 +131,10 @@ def unverifiable(py_func, answer: dict) -> ErrorInfo:
     name = py_func.__name__
     line = _line_naming(py_func, why)
     source = linecache.getline(py_func.__code__.co_filename, line).strip() if line else ""
+    gpu = "" if answer.get("grader") else "; a GPU refuses such a kernel too"
     message = (
         f"Your kernel `{name}` cannot be checked the way a GPU compiles it: {why}. Without a GPU the "
-        "grader runs only kernels Numba's CUDA compiler has accepted, so it did not run this one; "
-        f"a GPU refuses such a kernel too. Fix: {fix}."
+        f"grader runs only kernels Numba's CUDA compiler has accepted, so it did not run this one{gpu}. "
+        f"Fix: {fix}."
     )
     return ErrorInfo("exception", message, "CompileCheck", line, source, hint=fix[:1].upper() + fix[1:] + ".")

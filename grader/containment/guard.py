@@ -53,7 +53,7 @@ BLOCKED_EVENTS = (
     "webbrowser.open",
 )
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "LD_LIBRARY_PATH", "ZEROGPU_BACKEND", "ZEROGPU_DOCTOR")
-KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_", "ZEROGPU_COMPILE", "ZEROGPU_COMPUTE_CAPABILITY")
+KEPT_PREFIXES = ("NUMBA_", "CUDA_", "NVIDIA_", "ZEROGPU_COMPILE_CACHE", "ZEROGPU_COMPUTE_CAPABILITY")
 
 
 def scrubbed_env(home: Path, root: Path, backend: str, device: int | None = None) -> dict:

@@ -18,7 +18,7 @@ import numpy as np
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX, View
 from grader.doctor.spaces import global_array, scratch_array
-from grader.backend.simulator import garbage
+from grader.backend.simulator import fresh
 
 WARP = 32
 
@@ -189,7 +189,7 @@ class FakeCuda:
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return scratch_array(garbage(shape, numpy_dtype(dtype)), "device_array")
+        return scratch_array(fresh(shape, numpy_dtype(dtype)), "device_array")  # as the replayer's (replay/replayer.py)
 
     def device_array_like(self, ary, stream=0):
         return self.device_array(ary.shape, ary.dtype)

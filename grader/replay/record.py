@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from grader.backend.simulator import SIGNATURES
-from grader.compiler.describe import describe_function, jit_python_function
+from grader.compiler.describe import LARGEST_CONSTANT_ARRAY, describe_function, jit_python_function
 from grader.compiler.dispatch import (
     AXES,
     MAX_BLOCK,
@@ -39,6 +39,7 @@ H200 = {
     **{f"MAX_GRID_DIM_{axis.upper()}": most for axis, most in zip(AXES, MAX_GRID)},
     "MAX_SHARED_MEMORY_PER_BLOCK": SHARED_BYTES_PER_BLOCK,
     "WARP_SIZE": 32,
+    "TOTAL_MEMORY": 143771 << 20,
 }
 """What `cuda.get_current_device()` answers while recording when the grading process names no
 GPU (a laptop): the reference GPU of the course."""
@@ -58,6 +59,33 @@ class NotOnTheDevice(AttributeError):
 
     learner_verdict = "forbidden"
     learner_hint = NoDataHere.learner_hint
+
+
+class NoRoomOnTheDevice(MemoryError):
+    """An allocation larger than the whole memory of the GPU the submission is graded on."""
+
+    learner_verdict = "exception"
+    learner_hint = (
+        "Size each device array from the arrays `launch` is given (`c.size`, `a.shape`), not from a "
+        "fixed or multiplied count: check the shape you pass to `cuda.device_array`."
+    )
+
+
+class TooMuchHostData(ValueError):
+    """More host data uploaded by one plan than MAX_UPLOAD_BYTES: on every engine, at every size."""
+
+    learner_verdict = "exception"
+    learner_hint = (
+        "Make large arrays on the device (`cuda.device_array`) and fill them in a kernel: host data "
+        "is for small tables (weights, a lookup table), and copying it costs time on every launch."
+    )
+
+
+class NotInTheFile(TypeError):
+    """A kernel whose `def` is not in the submission's file (built by `exec`, imported)."""
+
+    learner_verdict = "exception"
+    learner_hint = "Write each kernel as a `def` under `@cuda.jit` in your file."
 
 
 class RefusedArgument(TypeError):
@@ -171,13 +199,53 @@ class DeviceRef:
         )
 
 
-def _described(kernel, py_func, options) -> dict:
-    """A launched kernel's description (grader/compiler/describe.py), with its declared types."""
-    description = describe_function(py_func, options)
+def _described(kernel, py_func, options, recorder: "Recorder") -> dict:
+    """A launched kernel's description (grader/compiler/describe.py), with its declared types.
+    Its text stays behind (but in a notebook's own process): the grading process takes each
+    `def` from its own copy of the hand-in (grader/replay/sources.py)."""
+    try:
+        description = describe_function(py_func, options, resolve=recorder.constant_of)
+    except (OSError, TypeError):  # inspect found no text for it
+        raise NotInTheFile(
+            f"the kernel `{py_func.__name__}` has no `def` in your file that the grader can read: "
+            "write each kernel as a `def` under `@cuda.jit` in the file itself (not made by `exec`)"
+        ) from None
+    if not recorder.own_arrays:
+        description = _without_sources(description)
     declared = getattr(kernel, SIGNATURES, ()) or _compiled_only(kernel)
     if declared:  # `@cuda.jit("void(float32[:])")`: the replay compiles for these types only
         description["signatures"] = [list(signature_types(s)) for s in declared]
     return description
+
+
+def _without_sources(desc: dict) -> dict:
+    """A description, device functions too, without the text it was read from."""
+    out = {k: v for k, v in desc.items() if k != "source"}
+    out["globals"] = {
+        name: ["device", _without_sources(value[1])] if value[0] == "device" else value
+        for name, value in desc["globals"].items()
+    }
+    return out
+
+
+class UnfilledDeviceArray:
+    """What a module-level device array whose values the recording never saw stands for in a
+    kernel's globals: a GPU would read it (numba-cuda captures it by its address), but the
+    grader replays only arrays it can rebuild."""
+
+    def __init__(self, shape: tuple, dtype: np.dtype):
+        self.zerogpu_opaque = (
+            f"a device array made at module level ({dtype}, shape {shape}) that no upload filled is read as a global",
+            "pass it to the kernel as an argument, or make it with `cuda.to_device` of a NumPy array",
+        )
+
+
+class DeviceConstant:
+    """A module-level device array filled from the host, as a kernel's global: its values, read
+    as constants (a kernel that writes to it is told so, grader/compiler/server.py)."""
+
+    def __init__(self, values: np.ndarray):
+        self.zerogpu_device_constant = values
 
 
 def c_strides(shape: tuple, itemsize: int) -> tuple:
@@ -257,6 +325,11 @@ class Recorder:
         self.refs: dict = {}
         self.filename: str | None = None
         """The submission's file: a launch step notes the line of it that launched."""
+        self.contents: dict = {}
+        """Buffer id -> its values as a NumPy array, for the file's own module-level arrays
+        filled from the host (a table of weights): a kernel that reads one as a global reads
+        these constants (`constant_of`)."""
+        self.device_memory = H200["TOTAL_MEMORY"]
 
     # -- one plan --------------------------------------------------------------------------------
     def start(self, params: dict, scalars: dict) -> dict:
@@ -315,11 +388,34 @@ class Recorder:
         last = ref.shape[-1] * ref.dtype.itemsize // dtype.itemsize if ref.shape else 1
         return self.alloc((*ref.shape[:-1], last), dtype)
 
+    def constant_of(self, value):
+        """A global a kernel reads, as the compile check and the replay see it: a module-level
+        device array filled from the host is its values (numba-cuda bakes a global's address
+        into the kernel; its values are what the kernel reads)."""
+        if not isinstance(value, DeviceRef):
+            return value
+        data = self.contents.get(value._id)
+        if data is None or data.size > LARGEST_CONSTANT_ARRAY:
+            return UnfilledDeviceArray(value.shape, value.dtype)
+        return DeviceConstant(data.reshape(value.shape))
+
+    def _note_contents(self, ref_id: int, values) -> None:
+        """Values of a module-level buffer (while the file loads): a kernel may read it as a global."""
+        if self.steps is None:
+            self.contents[ref_id] = values
+
     def alloc(self, shape, dtype) -> DeviceRef:
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         if any(s < 0 for s in shape):
             raise ValueError(f"negative dimensions are not allowed: {shape}")
-        ref = self._new(shape, _dtype(dtype))
+        dtype = _dtype(dtype)
+        asked = math.prod(shape) * dtype.itemsize
+        if asked > self.device_memory:
+            raise NoRoomOnTheDevice(
+                f"`launch` asks for a device array of {_bytes_said(asked)} ({dtype}, shape {shape}); "
+                f"the GPU it is graded on has {_bytes_said(self.device_memory)} of memory in all"
+            )
+        ref = self._new(shape, dtype)
         self._add(Step("alloc", id=ref._id, shape=ref.shape, dtype=ref.dtype.str))
         return ref
 
@@ -330,23 +426,25 @@ class Recorder:
             return ref
         array = _host_array(host)
         flat = array.reshape(-1)
-        if flat.size and flat.dtype.kind in "biuf" and (flat == flat[0]).all() and not np.isnan(flat[:1]).any():
+        if _constant(flat):
             ref = self.alloc(array.shape, array.dtype)  # a constant array (np.zeros): a fill, not bytes
             self._add(Step("fill", target=ref._id, value=flat[0].item()))
+            self._note_contents(ref._id, array.copy())
             return ref
         ref = self._new(array.shape, array.dtype)
         self._add(Step("upload", id=ref._id, shape=ref.shape, dtype=ref.dtype.str, data=self._bytes(array)))
+        self._note_contents(ref._id, array.copy())
         return ref
 
     def _bytes(self, array: np.ndarray) -> bytes:
-        data = np.ascontiguousarray(array).tobytes()
-        self.uploaded += len(data)
+        """The array's bytes, counted against the plan's cap before they are copied."""
+        self.uploaded += array.nbytes
         if self.uploaded > MAX_UPLOAD_BYTES:
-            raise ValueError(
-                f"`launch` copied more than {MAX_UPLOAD_BYTES >> 20} MiB of host data to the device: "
-                "make large arrays on the device (cuda.device_array) and fill them in a kernel"
+            raise TooMuchHostData(
+                f"`launch` copied more than {MAX_UPLOAD_BYTES >> 10} KiB of host data to the device "
+                f"({_bytes_said(self.uploaded)} with this array of shape {array.shape})"
             )
-        return data
+        return np.ascontiguousarray(array).tobytes()
 
     def view(self, source: DeviceRef, key: tuple, shape: tuple) -> DeviceRef:
         ref = self._new(shape, source.dtype)
@@ -365,12 +463,14 @@ class Recorder:
             self._add(Step("copy", target=target._id, source=value._id))
         elif isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
             self._add(Step("fill", target=target._id, value=_number(value)))
+            self.contents.pop(target._id, None)  # a fill of a whole array or of a view: not followed
         else:
             array = _host_array(value)
             if array.size != target.size:
                 raise ValueError(f"cannot copy {array.size} elements into a device array of {target.size}")
             array = array.astype(target.dtype, copy=False)
             self._add(Step("write", target=target._id, dtype=array.dtype.str, data=self._bytes(array)))
+            self.contents.pop(target._id, None)
 
     def launch(self, kernel, config, args) -> None:
         py_func, device, options = jit_python_function(kernel)
@@ -381,7 +481,7 @@ class Recorder:
         if key is None:
             key = f"k{len(self.kernels)}_{py_func.__name__}"[:100]
             # types_only: compiled from the dispatcher itself (grader/replay/references.py)
-            self.kernels[key] = {} if self.types_only else _described(kernel, py_func, options)
+            self.kernels[key] = {} if self.types_only else _described(kernel, py_func, options, self)
             self.keys[id(py_func)] = key
             self.dispatchers[key] = kernel
         names = py_func.__code__.co_varnames[: py_func.__code__.co_argcount]
@@ -447,6 +547,26 @@ def _refs(args) -> list:
         elif isinstance(arg, tuple):
             out += _refs(arg)
     return out
+
+
+def _constant(flat: np.ndarray) -> bool:
+    """Is every element the same number (np.zeros: a fill, not bytes)? Past the upload cap, a few
+    elements first: a large array that is not constant is refused without reading it all."""
+    if not flat.size or flat.dtype.kind not in "biuf" or np.isnan(flat[:1]).any():
+        return False
+    if flat.nbytes > MAX_UPLOAD_BYTES:
+        picks = np.linspace(0, flat.size - 1, 64).astype(np.int64)
+        if (flat[picks] != flat[0]).any():
+            return False
+    return bool((flat == flat[0]).all())
+
+
+def _bytes_said(count: int) -> str:
+    """A number of bytes as a person says it (40 TB, 80 GB, 512 MB)."""
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= size:
+            return f"{count / size:.3g} {unit}"
+    return f"{count} bytes"
 
 
 def _number(value):
@@ -523,6 +643,7 @@ def recording(recorder: Recorder, device: dict | None = None):
     from numba.cuda.simulator.kernel import FakeCUDAKernel
 
     info = Device(dict(H200, **(device or {})))
+    recorder.device_memory = int(info.TOTAL_MEMORY)
     api = {
         "to_device": lambda obj, stream=0, copy=True, to=None: (
             recorder.assign(to, obj) or to if to is not None else recorder.upload(obj)

@@ -19,9 +19,12 @@ import linecache
 import numpy as np
 
 from grader.backend import current
+from grader.backend.simulator import fresh
 from grader.compiler.prebuilt import install
+from grader.compiler.describe import DESCRIPTION, jit_python_function
 from grader.compiler.server import Opaque, argument_type, build_function
 from grader.replay.plan import Param, Plan, Ref, Value
+from grader.replay.sources import HandIn, NotInHandIn, pinned
 
 
 class RebuildError(Exception):
@@ -36,21 +39,33 @@ class RebuildError(Exception):
 
 def rebuild(kernels: dict, filename: str | None, source: str | None = None) -> dict:
     """kernel key -> the plain Python function of its `def`, compiled as from `filename` (the
-    submission's name, for messages), with the file's text (`source`, else the kernels' own lines)
-    registered for tracebacks and the doctor; never executed. `filename` None: each kernel keeps
-    the file it names (a notebook's cells, recorded in the learner's own process)."""
+    submission's name, for messages); never executed. With the hand-in's text (`source`), each
+    `def` is taken from it (grader/replay/sources.py), whatever text a description carries, and
+    that text is registered for tracebacks, the compile check and the doctor: every engine reads
+    the one text. `filename` None: each kernel keeps the file and text it names (a notebook's
+    cells, recorded in the learner's own process). Each function keeps the description it was
+    built from (`DESCRIPTION`): the compile check compiles exactly that."""
+    if filename is not None and source is not None:
+        try:
+            kernels = pinned(kernels, HandIn(source, filename))
+        except NotInHandIn as why:
+            raise RebuildError(f"{str(why)[:1].upper()}{str(why)[1:]}.") from None
     texts: dict = {}
     functions = {}
     for key, desc in kernels.items():
         desc = _named(desc, filename, texts)
         name = key.split("_", 1)[-1]
         try:
-            functions[key] = build_function(desc)
+            functions[key] = _built(desc)
         except Opaque as why:
             fix = f" Fix: {why.fix}." if why.fix else ""
+            who = (
+                "The grader cannot replay it, so it did not run it (a GPU would)."
+                if why.grader
+                else "A GPU refuses such a kernel, and the grader runs only kernels it can compile."
+            )
             raise RebuildError(
-                f"Your kernel `{name}` cannot be compiled the way a GPU compiles it: {why.what}. A GPU "
-                f"refuses such a kernel, and the grader runs only kernels it can compile.{fix}",
+                f"Your kernel `{name}` cannot be compiled the way a GPU compiles it: {why.what}. {who}{fix}",
                 int(desc["firstline"]),
             ) from None
         except RecursionError:
@@ -68,6 +83,21 @@ def rebuild(kernels: dict, filename: str | None, source: str | None = None) -> d
             text = [lines.get(number, "") + "\n" for number in range(1, max(lines, default=0) + 1)]
             linecache.cache[file] = (0, None, text, file)
     return functions
+
+
+def _built(desc: dict):
+    """The kernel's function (build_function), with its description and its device functions' kept."""
+    function = build_function(desc)
+    _keep_descriptions(function, desc)
+    return function
+
+
+def _keep_descriptions(function, desc: dict, depth: int = 0) -> None:
+    setattr(function, DESCRIPTION, desc)
+    for name, value in desc["globals"].items():
+        found = jit_python_function(function.__globals__.get(name)) if value[0] == "device" else None
+        if found is not None and depth < 16:
+            _keep_descriptions(found[0], value[1], depth + 1)
 
 
 def _named(desc: dict, filename: str | None, texts: dict) -> dict:
@@ -111,12 +141,11 @@ def launch_from(
 
     options = options or {}
     built: dict = {} if jitted is None else jitted
-    at_line = {
-        step.line: compile("\n" * (step.line - 1) + "kernel[config](*arguments)", filename, "eval")
-        for step in plan.steps
-        if step.op == "launch" and step.line
-    }
     plain = compile("kernel[config](*arguments)", "<plan>", "eval")
+    in_file = compile("kernel[config](*arguments)", filename, "eval")
+    at_line = {  # a line of the learner's file, without compiling that many lines
+        step.line: in_file.replace(co_firstlineno=step.line) for step in plan.steps if step.op == "launch" and step.line
+    }
 
     def launch(**kwargs):
         cuda = cuda_module  # the doctor's own when the doctor runs it (grader/doctor/rebind.py)
@@ -129,12 +158,7 @@ def launch_from(
             if step.op == "param":
                 buffers[step.id] = kwargs[step.name]
             elif step.op in ("alloc", "upload"):
-                taken = placed.take(step.shape, np.dtype(step.dtype)) if placed is not None else None
-                if taken is None:
-                    taken = cuda.device_array(step.shape, np.dtype(step.dtype))
-                if step.op == "upload":
-                    taken.copy_to_device(_host(step.data, step.dtype, step.shape))
-                buffers[step.id] = taken
+                buffers[step.id] = _allocated(step, cuda, placed, cuda is cuda_module)
             elif step.op == "fill":
                 target = buffers[step.target]
                 target[(slice(None),) if target.ndim else ()] = step.value
@@ -161,6 +185,25 @@ def launch_from(
                 eval(code, {"kernel": kernel, "config": config, "arguments": arguments})  # noqa: S307 - our own line
 
     return launch
+
+
+def _allocated(step, cuda, placed, numbas: bool):
+    """A plan's allocation or upload. An allocation holds one value (grader/sentinels.py
+    `fresh_value`) on every engine until a kernel writes it (the doctor's own arrays do; numba's
+    are filled here): a kernel that reads memory nothing wrote reads the same values on a GPU,
+    the doctor and the simulator, and on each rerun of a case, so it gets one verdict everywhere
+    (`wrong_result`, the doctor naming the read), never a `race` on one engine by the luck of
+    what a fresh allocation held. A timed plan's arrays (`placed`) stay as they are: a fill
+    there would be timed."""
+    dtype = np.dtype(step.dtype)
+    taken = placed.take(step.shape, dtype) if placed is not None else None
+    if taken is None:
+        taken = cuda.device_array(step.shape, dtype)
+    if step.op == "upload":
+        taken.copy_to_device(_host(step.data, step.dtype, step.shape))
+    elif placed is None and numbas and taken.size:
+        taken.copy_to_device(fresh(step.shape, dtype))
+    return taken
 
 
 def _signatures(declared: list) -> list:

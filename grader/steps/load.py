@@ -56,12 +56,12 @@ def enforce_policy(source: str, allowed_imports, allowed_library_calls=()) -> No
         raise SubmissionError("forbidden", f"Not allowed: {first.message}{more}.", first.line, text)
 
 
-def load_namespace(source: str | bytes, filename: str, allowed_imports=None, allowed_library_calls=()) -> dict:
-    """Execute the submission's source (text, or the file's bytes) in a fresh namespace (after
-    the policy check, when `allowed_imports` is given)."""
+def checked_text(source: str | bytes, filename: str, allowed_imports=None, allowed_library_calls=()) -> str:
+    """The submission's text, refused before anything runs when Python cannot read it, when it
+    breaks the policy (when `allowed_imports` is given) or has a shape no kernel file has."""
     source = decoded(source)
     try:
-        code = compile(source, filename, "exec")
+        compile(source, filename, "exec")
     except SyntaxError as exc:
         text = (exc.text or "").rstrip()
         message = f"Python cannot read line {exc.lineno}: {exc.msg}."
@@ -75,6 +75,14 @@ def load_namespace(source: str | bytes, filename: str, allowed_imports=None, all
         first = problems[0]
         text = source.splitlines()[first.line - 1].strip()
         raise SubmissionError("exception", first.message + ".", first.line, text)
+    return source
+
+
+def load_namespace(source: str | bytes, filename: str, allowed_imports=None, allowed_library_calls=()) -> dict:
+    """Execute the submission's source (text, or the file's bytes) in a fresh namespace (after
+    the policy check, when `allowed_imports` is given)."""
+    source = checked_text(source, filename, allowed_imports, allowed_library_calls)
+    code = compile(source, filename, "exec")
     # Keep the source findable for tracebacks and numba even when it is not on disk.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "submission", "__file__": filename}

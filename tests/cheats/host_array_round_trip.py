@@ -1,5 +1,6 @@
 # exercise: vector_add
 # expect: wrong_result
+# timeout: 60
 """A kernel copies the inputs into NumPy arrays (Numba copies a host argument back after the
 launch), the host adds them, a kernel copies the sum into the output."""
 import numpy as np

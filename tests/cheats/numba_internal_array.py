@@ -1,5 +1,6 @@
 # exercise: vector_add
 # expect: forbidden
+# timeout: 60
 """Makes plain simulator arrays through Numba's argument hints (`cuda.In(x).to_device(...)`,
 not the allocation API), has a kernel copy the inputs into them and reads them back through a
 format string."""
