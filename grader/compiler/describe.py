@@ -22,11 +22,11 @@ import types
 
 import numpy as np
 
-from grader.compiler.server import MODULES
+from grader.kernel_names import KERNEL_MODULES
 from grader.steps.extract import code_names
 
 CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
-MODULE_NAMES = set(MODULES)
+MODULE_NAMES = set(KERNEL_MODULES)
 LARGEST_CONSTANT_ARRAY = 1 << 16
 DESCRIPTION = "zerogpu_description"
 """The attribute a function rebuilt from a description keeps it in (grader/replay/replayer.py)."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import base64
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -32,18 +33,17 @@ import sys
 import textwrap
 from pathlib import Path
 
-MODULES = (
-    "math",
-    "cmath",
-    "numpy",
-    "numba",
-    "numba.cuda",
-    "numba.cuda.libdevice",
-    "numba.cuda.random",
-    "numba.core.types",  # `from numba import types` (types.float32 for a shared array)
-    "operator",
-)
-"""The modules a kernel's globals may name (grader/compiler/describe.py describes no other)."""
+
+def _kernel_names():
+    """grader/kernel_names.py, loaded by its path: this script runs outside the grader package."""
+    spec = importlib.util.spec_from_file_location("zerogpu_kernel_names", Path(__file__).parents[1] / "kernel_names.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MODULES = _kernel_names().KERNEL_MODULES
+"""The modules a kernel's globals may name (grader/kernel_names.py; describe.py describes no other)."""
 MISSING_LIBRARIES = ("libnvrtc", "libnvvm", "NVVM", "NVRTC", "DynamicLibNotFound")
 MISSING_FIX = "install numba-cuda's compiler libraries: `pip install 'numba-cuda[cu12]'` (or `make install`)"
 

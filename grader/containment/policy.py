@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from grader.containment.library_calls import RULE, library_message, refused_call
+from grader.kernel_names import IMPORTABLE_NUMBA, MODULES_IN_TYPES, NUMBA_HELPERS, TYPES_MODULES
 from grader.containment.scopes import ScopeTracker
 
 DEFAULT_IMPORTS = ("numba", "numpy", "math")
@@ -81,9 +82,7 @@ CUDA_FORBIDDEN = {
     "pinned_array": "shares host memory with the device",
     "managed_array": "shares host memory with the device",
 }
-NUMBA_PUBLIC_MODULES = ("numba", "numba.cuda", "numba.cuda.random", "numba.cuda.libdevice", "numba.types")
-"""numba's modules a kernel file may import; the rest re-export os, sys, ctypes and numpy
-(`from numba.core.utils import os`), which would walk around every other rule."""
+NUMBA_PUBLIC_MODULES = IMPORTABLE_NUMBA  # grader/kernel_names.py says why
 NUMBA_INTERNALS = {
     "core",
     "np",
@@ -141,6 +140,9 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
         self.violations: list[Violation] = []
         self.numpy_names = {"numpy"}
         self.cuda_names = set()
+        self.helper_names: dict = {}
+        """Local name -> a module of NUMBA_HELPERS (`numpy_support`) or numba's types, whose
+        names are checked (grader/kernel_names.py)."""
 
     def flag(self, node, rule, message):
         self.violations.append(Violation(getattr(node, "lineno", 0), rule, message))
@@ -201,6 +203,8 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
 
     def visit_Import(self, node):
         for alias in node.names:
+            if alias.name in NUMBA_HELPERS or alias.name in TYPES_MODULES:
+                self.helper_names[alias.asname or alias.name] = alias.name
             self._internal(node, alias.name)
             if self._library(node, alias.name):
                 continue
@@ -216,10 +220,17 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
 
     def visit_ImportFrom(self, node):
         module = node.module or ""
-        self._internal(node, module)
+        helpers = [a for a in node.names if f"{module}.{a.name}" in IMPORTABLE_NUMBA]
+        for alias in helpers:  # `from numba.np import numpy_support`, `from numba.core import types`
+            self.helper_names[alias.asname or alias.name] = f"{module}.{alias.name}"
+        for alias in node.names:
+            if not self._helper_name_allowed(module, alias.name):
+                self.flag(node, "numba", f"`{module}.{alias.name}` is numba's machinery, not its kernel API")
+        if len(helpers) < len(node.names):
+            self._internal(node, module)
         if any([self._library(node, f"{module}.{a.name}" if module != "numba" else a.name) for a in node.names]):
             return
-        if node.level or not self._allowed_module(module):
+        if node.level or (not self._allowed_module(module) and not helpers):
             self.flag(
                 node, "import", f"`from {module or '.'} import …`: only {', '.join(self.allowed)} may be imported"
             )
@@ -247,7 +258,16 @@ class _Checker(ScopeTracker, ast.NodeVisitor):
             self.flag(node, "dunder", f"`{node.id}` reaches into Python's machinery")
         self.generic_visit(node)
 
+    @staticmethod
+    def _helper_name_allowed(module: str, name: str) -> bool:
+        if module in NUMBA_HELPERS:
+            return name in NUMBA_HELPERS[module]
+        return module not in TYPES_MODULES or name not in MODULES_IN_TYPES
+
     def visit_Attribute(self, node):
+        helper = self.helper_names.get(node.value.id) if isinstance(node.value, ast.Name) else None
+        if helper and not self._helper_name_allowed(helper, node.attr):
+            self.flag(node, "numba", f"`{helper}.{node.attr}` is numba's machinery, not its kernel API")
         if node.attr.startswith("__"):
             self.flag(node, "dunder", f"`.{node.attr}` reaches into Python's machinery")
         elif node.attr.startswith("_"):
