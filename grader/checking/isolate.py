@@ -534,9 +534,11 @@ def child_backend() -> str:
     return forced_backend() or current()
 
 
-def _key(exercise_id: str, private, device, sandboxed: bool) -> tuple:
-    """Which spares can serve a check: back end, device, sandbox mounts."""
-    return (child_backend(), device, (exercise_id, tuple(str(p) for p in private)) if sandboxed else None)
+def _key(exercise_id: str, private, device, sandboxed: bool, backend: str | None = None) -> tuple:
+    """Which spares can serve a check: back end (`backend`, else the children's), device,
+    sandbox mounts."""
+    mounts = (exercise_id, tuple(str(p) for p in private)) if sandboxed else None
+    return (backend or child_backend(), device, mounts)
 
 
 def start_ahead(exercise_id: str, private=(), device: int | None = None, sandboxed: bool = False):
@@ -579,6 +581,7 @@ def run_in_child(
     ahead=None,
     kernel_files: bool = False,
     bench_seed: int | None = None,
+    backend: str | None = None,
 ) -> ChildRun:
     """Replay `message`'s plans (grader/replay/plan.py, checked by this process) on the cases'
     inputs. `submission` only names the file in messages: the child never reads it. Raises
@@ -587,8 +590,10 @@ def run_in_child(
     child may go on to time (every case passed); None: it always may. `ahead`: what
     `start_ahead` gave, used as this check's child (or discarded). `kernel_files`: the kernels
     keep the files they name (recorded in a notebook's own process), not `submission`'s.
-    `bench_seed`: what the benchmark's base inputs are drawn from (default `time_seed`)."""
-    key = _key(exercise_id, private, device, sandboxed)
+    `bench_seed`: what the benchmark's base inputs are drawn from (default `time_seed`).
+    `backend`: the engine the child runs (default: the children's; "simulator" on a GPU host
+    runs the kernel doctor beside the GPU)."""
+    key = _key(exercise_id, private, device, sandboxed, backend)
     pooled = env is None  # a caller's own environment: no spare serves it, none is started
     spare = _child_started_ahead(key, ahead, pooled)
     tmp = spare.tmp if spare else scratch.TemporaryFolder(prefix="zerogpu-")

@@ -422,14 +422,14 @@ def check_file(
     check = _file_check(exercise_id, Path(path), options, sandboxed, progress, recorded is not None)
     try:
         check = replace(check, hand_in=_hand_in(check.ex, check.path, recorded is not None))
-        message, run = _record_and_replay(check, recorded)
+        message, run, beside = _record_and_replay(check, recorded)
     except RecordingStopped as stop:
         result = _stopped_recording(check.ex, check.backend, check.shown_seed, stop, check.path, check.started)
         return replace(result, unsandboxed=check.unsandboxed)
     except SubmissionError as err:
         result = failed_before_running(check.ex, check.backend, check.shown_seed, err, check.started)
         return replace(result, unsandboxed=check.unsandboxed)
-    result = _judged(check, message, run)
+    result = _with_the_doctors_verdict(check, _judged(check, message, run), beside)
     failed_at_size = message.plans.get("bench")
     recorded_at_size = check.ex.spec.benchmark is None or hasattr(failed_at_size, "steps")
     if result.passed and not recorded_at_size:  # a Failure, or no plan at all: on every engine
@@ -543,8 +543,10 @@ def _hand_in(ex: Exercise, path: Path, recorded_here: bool):
 
 
 def _record_and_replay(check: _FileCheck, recorded) -> tuple:
-    """(message, ChildRun) of the first run: `launch` recorded (by a recording child, or
-    `recorded`), then replayed on every case, and timed when every case passed."""
+    """(message, ChildRun, the doctor's run beside a GPU or None) of the first run: `launch`
+    recorded (by a recording child, or `recorded`), then replayed on every case, and timed when
+    every case passed; on a GPU host the kernel doctor replays the smallest cases meanwhile
+    (grader/checking/beside.py)."""
     from grader.checking.isolate import discard_ahead, run_in_child, start_ahead
     from grader.checking.recording import record_in_child
 
@@ -563,6 +565,7 @@ def _record_and_replay(check: _FileCheck, recorded) -> tuple:
     except BaseException:
         discard_ahead(ahead)
         raise
+    beside = _doctor_beside(check, message)
     run = check.runs(
         ex.id,
         check.hand_in,
@@ -580,7 +583,36 @@ def _record_and_replay(check: _FileCheck, recorded) -> tuple:
         ahead=ahead,
         kernel_files=check.kernel_files,
     )
-    return message, run
+    return message, run, beside
+
+
+def _doctor_beside(check: _FileCheck, message):
+    """On a GPU host, the kernel doctor's run of the smallest cases, started now (a CPU child,
+    sandboxed as the check is), or None elsewhere."""
+    from grader.checking import beside
+    from grader.checking.isolate import run_in_child
+
+    if check.backend != _backend.GPU:
+        return None
+    cases = beside.smallest(check.prepared)
+    options = dict(private=check.private, sandboxed=check.sandboxed, kernel_files=check.kernel_files)
+    return cases, beside.start(run_in_child, check.ex.id, check.hand_in, message, cases, check.case_timeout, **options)
+
+
+def _with_the_doctors_verdict(check: _FileCheck, result: CheckResult, beside) -> CheckResult:
+    """A GPU's result, failed where the doctor beside it found a race or an out-of-bounds access
+    (grader/checking/beside.py), with the doctor's message; as it was otherwise."""
+    from grader.checking.beside import doctors_failure, doctors_report
+
+    if beside is None:
+        return result
+    cases, future = beside
+    found = doctors_failure(check.ex, cases, future)
+    if found is None or not result.passed and result.verdict in ("race", "out_of_bounds"):
+        return result
+    cases = [found if (c.name, c.dims) == (found.name, found.dims) else c for c in result.cases]
+    judged = summarise(check.ex, check.backend, check.seed, cases, check.started, check.graded, doctors_report(future))
+    return replace(judged, unsandboxed=check.unsandboxed)
 
 
 def _rerun(check: _FileCheck, message, p: PreparedCase) -> list:
