@@ -50,7 +50,7 @@ def bench_exercise(ex, ceil, seed=1):
     peer_launch = peers.peer_launch(peer_name) if peer_name else None
     if peer_launch:  # interleaved with the target: the same flush, inputs and rounds
         contenders["peer"] = peer_launch
-    samples = measure(spec, contenders, inputs, flush=bench.bound == "memory", cap_seconds=6.0)
+    samples = measure(spec, contenders, inputs, flush=bench.bound != "compute", cap_seconds=6.0)
     ms = {k: float(np.median(v)) * 1e3 for k, v in samples.seconds.items()}
     bytes_moved, flops = bench.bytes_moved(dims), bench.flops(dims)
     rates = {k: timing.throughput(bench.bound, bytes_moved, flops, v / 1e3, ceil) for k, v in ms.items()}

@@ -84,3 +84,16 @@ def test_hidden_work_is_seen_by_the_host_clock():
     event; the few microseconds a synchronize always takes do not."""
     assert hidden_work([1e-3] * 5, [4e-3] * 5)
     assert not hidden_work([1e-3] * 5, [20e-6] * 5)
+
+
+def test_a_read_bound_exercise_is_held_to_the_read_ceiling():
+    """A reduction reads its input and writes one number: its GB/s is a fraction of what this
+    GPU reads, not of a copy's read + write, so a kernel at the limit is near 100%, never over."""
+    from grader.gpu.statistics import throughput
+
+    ceilings = {"copy_bandwidth": 3.0e12, "read_bandwidth": 3.3e12, "fp32_flops": 5e13}
+    seconds = 1e9 / 3.2e12  # 1 GB read at 3.2 TB/s: over the copy ceiling, under the read one
+    read = throughput("read", 1e9, 0.0, seconds, ceilings)
+    copy = throughput("memory", 1e9, 0.0, seconds, ceilings)
+    assert read["fraction_of_ceiling"] < 1.0 < copy["fraction_of_ceiling"]
+    assert read["unit"] == copy["unit"] == "GB/s" and read["achieved"] == copy["achieved"]

@@ -76,7 +76,9 @@ class Benchmark:
 
     dims: Dims
     bound: str
-    """"memory" (figure of merit: GB/s) or "compute" (TFLOP/s)."""
+    """"memory" (figure of merit: GB/s, against the GPU's copy ceiling), "read" (GB/s, against
+    its read ceiling: a kernel that reads its input and writes next to nothing, a reduction or a
+    histogram, where a copy's read + write would put it over 100%) or "compute" (TFLOP/s)."""
     bytes_moved: Callable[[Dims], float]
     """Fewest bytes the kernel must move through device memory."""
     flops: Callable[[Dims], float] = lambda dims: 0.0

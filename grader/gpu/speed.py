@@ -115,7 +115,7 @@ def collect(ex, launch, seed: int, check=None, base_seed=None, keep: bool = Fals
         contenders,
         inputs,
         variant_seed=seed,
-        flush=ex.spec.benchmark.bound == "memory",
+        flush=ex.spec.benchmark.bound != "compute",
         check=check or new_check(),
         keep=(ex.id, base_seed) if keep else None,
         **options,
@@ -365,7 +365,11 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
         speedup_vs_baseline=MedianRatio(**vars(speedup), spread=speedup.spread),
         fraction_of_target=MedianRatio(**vars(of_target), spread=of_target.spread),
         throughput=Throughput(**rate),
-        ceilings=Ceilings(ceilings.get("copy_bandwidth", 0) / 1e9, ceilings.get("fp32_flops", 0) / 1e12),
+        ceilings=Ceilings(
+            ceilings.get("copy_bandwidth", 0) / 1e9,
+            ceilings.get("fp32_flops", 0) / 1e12,
+            ceilings.get("read_bandwidth", 0) / 1e9,
+        ),
         floor_ms=floor * 1e3,
         below_floor=impossible,
         hidden_work=hidden,
@@ -395,6 +399,10 @@ def evaluate(ex, seed: int, samples: Samples, ceilings: dict, expected=None) -> 
     return Speed(measured=True, details=replace(details, summary=summary_line(details))), wrong
 
 
+CEILING_OF = {"memory": "copy bandwidth", "read": "read bandwidth", "compute": "fp32 FMA rate"}
+"""The ceiling an exercise's figure is a fraction of, by `Benchmark.bound`."""
+
+
 def summary_line(d: SpeedDetails) -> str:
     rate, speedup = d.throughput, d.speedup_vs_baseline
     frac = rate.fraction_of_ceiling
@@ -402,7 +410,7 @@ def summary_line(d: SpeedDetails) -> str:
         f"Speed: {d.yours_ms:.3f} ms at {_fmt_dims(d.dims)};",
         f"{speedup.median:.2f}x the baseline (IQR {speedup.low:.2f}–{speedup.high:.2f}),",
         f"{d.fraction_of_target.median:.0%} of the target's speed;",
-        f"{rate.achieved:.1f} {rate.unit}" + (f" = {frac:.0%} of this GPU's measured ceiling." if frac else "."),
+        f"{rate.achieved:.1f} {rate.unit}" + (f" = {frac:.0%} of this GPU's measured {CEILING_OF[d.bound]}." if frac else "."),
     ]
     if d.below_floor:
         parts.append(f"REJECTED: faster than physically possible (floor {d.floor_ms:.3f} ms).")

@@ -78,7 +78,7 @@ def throughput(bound: str, bytes_moved: float, flops: float, seconds: float, cei
             "fraction_of_ceiling": value / ceiling if ceiling else None,
         }
     value = bytes_moved / seconds
-    ceiling = ceilings.get("copy_bandwidth")
+    ceiling = ceilings.get("read_bandwidth" if bound == "read" else "copy_bandwidth")
     return {"unit": "GB/s", "achieved": value / 1e9, "fraction_of_ceiling": value / ceiling if ceiling else None}
 
 

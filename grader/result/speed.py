@@ -38,6 +38,8 @@ class Ceilings:
 
     copy_bandwidth_GBps: float = 0.0
     fp32_TFLOPs: float = 0.0
+    read_bandwidth_GBps: float = 0.0
+    """The ceiling of a read-bound exercise (`Benchmark.bound` "read")."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class SpeedDetails:
     dims: dict = field(default_factory=dict)
     """The benchmark's sizes."""
     bound: str = "memory"
-    """"memory" or "compute": what limits the exercise."""
+    """"memory", "read" or "compute": what limits the exercise, and which ceiling it is held to."""
     yours_ms: float = 0.0
     baseline_ms: float = 0.0
     target_ms: float = 0.0
