@@ -208,3 +208,64 @@ def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_b
     message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30.0)
     run = replayer.run("vector_add", hand_in_of(ex.solution_file), message, prepared, 30.0, compiled={"k0_add": [{}]})
     assert run.stopped is None and all_passed(ex, prepared, run.outcomes)
+
+
+WRONG_ADD = textwrap.dedent(
+    """
+    from numba import cuda
+
+    @cuda.jit
+    def add(a, b, c):
+        i = cuda.grid(1)
+        if i < c.size:
+            c[i] = a[i] - b[i]
+
+    def launch(a, b, c):
+        add[(c.size + 127) // 128, 128](a, b, c)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_class_on_two_gpus_gives_each_its_replayer_every_row_and_the_verdicts_of_one(monkeypatch, tmp_path):
+    """Two GPUs without two GPUs: the coordinator grades as on a host of two (`gpu_total` 2,
+    its workers' slots on devices 0 and 1), each device's replayer a CPU-engine replayer. Every
+    check goes to its slot's device's replayer, both serve, every row is there with the verdicts
+    a one-device run gives, and both replayers have stopped when the run ends."""
+    from grader.backend import current
+    from grader.classroom import grading
+    from grader.classroom.gradebook import Gradebook
+    from grader.classroom.grading import Task, grade_class
+
+    served: dict = {}
+    started = []
+
+    class OnTheCpu(replayers.Replayer):
+        def __init__(self, device, sandboxed, private, backend="gpu"):
+            super().__init__(device, sandboxed, private, backend=current())
+            started.append(self)
+
+        def run(self, exercise_id, submission, message, cases, case_timeout, **options):
+            served[self.device] = served.get(self.device, 0) + 1
+            options.pop("compiled", None)
+            return super().run(exercise_id, submission, message, cases, case_timeout, **options)
+
+    monkeypatch.setattr(grading, "gpu_total", lambda: 2)
+    monkeypatch.setattr(replayers, "child_backend", lambda: "gpu")
+    monkeypatch.setattr(replayers, "Replayer", OnTheCpu)
+    monkeypatch.setattr(replayers, "compiled_ahead", lambda *args, **kwargs: {})  # no GPU to compile for
+    solution = exercise("vector_add").solution_file.read_bytes()
+    hand_ins = {"ada": solution, "bo": WRONG_ADD.encode(), "cy": solution, "di": WRONG_ADD.encode()}
+    tasks = [Task(student, "vector_add", source) for student, source in hand_ins.items()]
+
+    def graded(workers: int, backend: str) -> dict:
+        book = Gradebook(tmp_path / f"{backend}-{workers}.sqlite")
+        grade_class(tasks, book, workers=workers, backend=backend, case_timeout=30, unsandboxed=True)
+        return {row.student: row.verdict for row in book.rows()}
+
+    two = graded(2, "gpu")
+    assert two == {"ada": "passed", "bo": "wrong_result", "cy": "passed", "di": "wrong_result"}
+    assert sorted(served) == [0, 1] and sum(served.values()) >= len(tasks), served
+    assert {r.device for r in started} == {0, 1}
+    assert all(r.proc is None for r in started), "every replayer stopped with the run"
+    assert graded(1, "simulator") == two, "the verdicts of a one-device run"
