@@ -464,7 +464,9 @@ def test_a_run_that_cannot_start_raises_one_line_and_grades_nothing(tmp_path, ma
     (tmp_path / "ann").mkdir()
     shutil.copy(ROOT / "solutions/vector_add.py", tmp_path / "ann" / "vector_add.py")
     heard = Heard()
-    request = GradeRequest(check=CheckOptions(unsandboxed=True), regrade=regrade, db=str(tmp_path / "b.sqlite"))
+    request = GradeRequest(
+        check=CheckOptions(unsandboxed=True), regrade=(regrade,) if regrade else (), db=str(tmp_path / "b.sqlite")
+    )
     with pytest.raises(GradingError, match=says) as raised:
         grade_folder(make(tmp_path), request, heard)
     assert "\n" not in str(raised.value) and heard.starts == heard.finished == []
@@ -511,3 +513,66 @@ def test_gradebook_rows_read_back_typed_whoever_stored_them(tmp_path):
         "regraded_from",
     }
     assert "regraded_from" not in json.loads(stored)["regraded_from"], "the end of the chain, stored as before"
+
+
+def test_a_folders_kind_is_decided_by_what_is_there(tmp_path):
+    """A leftover nbgrader_config.py beside student folders is a class (with a note); nbgrader's
+    folders make a course; both at once is refused in one line naming --kind; --kind decides."""
+    from grader.classroom.kind import FolderKindError, kind_of
+
+    shutil.copy(ROOT / "solutions/vector_add.py", (tmp_path / "ann").mkdir() or tmp_path / "ann" / "vector_add.py")
+    assert kind_of(tmp_path) == kind_of(tmp_path, "class")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    leftover = kind_of(tmp_path)
+    assert leftover.kind == "class" and "1 student folder holding exercise files" in leftover.note
+    assert "--kind course" in leftover.note
+    (tmp_path / "source" / "warmup").mkdir(parents=True)
+    with pytest.raises(FolderKindError, match="--kind course or --kind class") as raised:
+        kind_of(tmp_path)
+    assert "source/" in str(raised.value) and "\n" not in str(raised.value)
+    assert kind_of(tmp_path, "course").kind == "course"
+    shutil.rmtree(tmp_path / "ann")
+    assert kind_of(tmp_path).kind == "course"
+    (tmp_path / "source").rename(tmp_path / "sauce")
+    assert kind_of(tmp_path).kind == "course", "a course not set up yet: the course's own errors say what is missing"
+    with pytest.raises(FolderKindError):
+        kind_of(tmp_path, "lab")
+
+
+def test_regrades_select_named_rows_globs_and_every_failed_row(tmp_path):
+    """Does --regrade take several STUDENT/EXERCISE patterns (globs), and --failed every row that
+    did not pass: rows replayable on their seed are replayed, a globbed or failed row whose file
+    changed is graded on new inputs, nothing handed in is skipped, and a bad pattern refused?"""
+    from test_result import a_result
+
+    from grader.classroom.regrade import RegradeError, select
+
+    tasks = [
+        Task("ann", "vector_add", b"a"),
+        Task("ann", "saxpy", b"b"),
+        Task("bob", "vector_add", b"c"),
+        Task("bob", "saxpy", b"changed"),
+        Task("cy", "vector_add", None),
+    ]
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    for task, verdict in zip(tasks, ("passed", "wrong_result", "timeout", "race")):
+        book.record(task.student, task.exercise, task.sha256, a_result(verdict), seed=11)
+    book.record("bob", "saxpy", "old-sha", a_result("race"), seed=12)
+    book.record("cy", "vector_add", None, None)
+
+    def keys(found):
+        todo, replaying = found
+        return sorted((t.student, t.exercise) for t in todo), sorted(replaying)
+
+    assert keys(select(tasks, book, ("ann/vector_add", "bob/vector_add"))) == (
+        [("ann", "vector_add"), ("bob", "vector_add")],
+        [("ann", "vector_add"), ("bob", "vector_add")],
+    )
+    assert keys(select(tasks, book, ("*/saxpy",))) == ([("ann", "saxpy"), ("bob", "saxpy")], [("ann", "saxpy")])
+    assert keys(select(tasks, book, failed=True)) == (
+        [("ann", "saxpy"), ("bob", "saxpy"), ("bob", "vector_add")],
+        [("ann", "saxpy"), ("bob", "vector_add")],
+    )
+    for bad, says in (("zed/*", "no hand-in matches"), ("ann*", "write STUDENT/EXERCISE"), ("bob/saxpy", "changed")):
+        with pytest.raises(RegradeError, match=says):
+            select(tasks, book, (bad,))
