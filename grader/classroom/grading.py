@@ -85,7 +85,7 @@ class ClassFolder:
 
 GRADER_FOLDERS = ("report",)
 """Folder names of the grader's own outputs in a class folder (`zerogpu report`'s default)."""
-REPORT_FILES = ("report.html", "students.csv", "exercises.csv", "submissions.csv")
+REPORT_FILES = ("report.html", "students.csv", "exercises.csv", "submissions.csv", "similarity.csv")
 """What `zerogpu report` writes: a folder holding one is the grader's, wherever --out put it."""
 
 

@@ -37,6 +37,7 @@ from grader.report.stats import (  # noqa: F401 - the summaries' types and names
     NO_GPU,
     NOT_ATTEMPTED,
     REPORT_HTML,
+    SIMILARITY_CSV,
     STUDENTS_CSV,
     SUBMISSIONS_CSV,
     VERDICT_ORDER,

@@ -24,10 +24,11 @@ VERDICT_ORDER = (
 """Column and stacking order: success, nearly, the failures, the starter untouched, nothing handed in."""
 FAILURES = tuple(v for v in VERDICT_ORDER if v not in ("passed", NOT_ATTEMPTED, NOT_SUBMITTED))
 NO_GPU = "Speed was not graded: no GPU on the grading host."
-STUDENTS_CSV, EXERCISES_CSV, SUBMISSIONS_CSV, REPORT_HTML = (
+STUDENTS_CSV, EXERCISES_CSV, SUBMISSIONS_CSV, SIMILARITY_CSV, REPORT_HTML = (
     "students.csv",
     "exercises.csv",
     "submissions.csv",
+    "similarity.csv",
     "report.html",
 )
 
@@ -185,6 +186,17 @@ class ClassReport:
     not_students: tuple = ()
     """(name, why) of entries of the class folder that are no student: a link (to another
     student's folder: a copy?), an unreadable folder. Never in students.csv."""
+    pairs: tuple = ()
+    """Hand-ins of one exercise far more alike than the class's usual pair
+    (grader/report/similarity.py `Pair`), most alike first."""
+    boards: tuple = ()
+    """The leaderboard (grader/report/leaderboard.py `Board`s): empty without GPU timings."""
+    no_board: str = ""
+    """Why there is no leaderboard, when there is none."""
+    names: bool = False
+    """Show students' names on the leaderboard (`zerogpu report --names`)."""
+    feedback_pages: dict = field(default_factory=dict)
+    """Student -> the file name of their feedback page under feedback/ (a plain class)."""
 
     @property
     def not_graded(self) -> tuple:
