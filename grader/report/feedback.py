@@ -16,16 +16,17 @@ from grader.render import result_html
 from grader.report.page import CSS
 from grader.report.stats import NOT_ATTEMPTED, ClassReport
 from grader.report.templates import html, render
+from grader.textsafe import terminal_text
 
 _UNSAFE = re.compile(r"[^\w.@+-]+")
 FEEDBACK_FOLDER = "feedback"
 
 
 def page_name(student: str) -> str:
-    """The file name of `student`'s page: word characters, dots, @, + and - kept, the rest as
-    "_"; a name that changed (or starts with a dot) gets 8 hex digits of its hash, so two
+    """The file name of `student`'s page: escape sequences gone (`terminal_text`), word
+    characters, dots, @, + and - kept, the rest as "_"; a name that changed (or starts with a dot) gets 8 hex digits of its hash, so two
     students never share a page."""
-    plain = _UNSAFE.sub("_", student).strip("._")[:80] or "student"
+    plain = _UNSAFE.sub("_", terminal_text(student)).strip("._")[:80] or "student"
     if plain != student:
         plain += "-" + hashlib.sha256(student.encode("utf-8", "backslashreplace")).hexdigest()[:8]
     return plain + ".html"
