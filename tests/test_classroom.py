@@ -2,6 +2,7 @@
 submissions mixed together, and a grader killed mid-run loses and duplicates nothing."""
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -576,3 +577,64 @@ def test_regrades_select_named_rows_globs_and_every_failed_row(tmp_path):
     for bad, says in (("zed/*", "no hand-in matches"), ("ann*", "write STUDENT/EXERCISE"), ("bob/saxpy", "changed")):
         with pytest.raises(RegradeError, match=says):
             select(tasks, book, (bad,))
+
+
+@pytest.mark.slow
+def test_a_real_class_day_grades_reports_and_regrades_without_a_traceback(tmp_path):
+    """A class with a non-UTF-8 folder and file name, a leftover nbgrader_config.py, nbgrader's
+    own files, a linked student folder, two students with one kernel under other names and an
+    endless loop: `zerogpu grade` exits 0 with a closing summary, the link is no student, the
+    copies are paired in similarity.csv, every student has a feedback page, and `--failed`
+    regrades the rows that did not pass."""
+    import csv
+
+    from test_report import DISTINCT, renamed
+
+    class_dir = tmp_path / "class"
+    solution = (ROOT / "solutions/vector_add.py").read_text()
+    endless = solution.replace("    if i < c.size:", "    while i >= 0:\n        i += 0\n    if i < c.size:")
+    assert endless != solution
+    work = {b"ann": DISTINCT, b"bob": renamed(DISTINCT), b"jos\xe9": solution, b"cy": solution, b"dee": endless}
+    for name, source in work.items():
+        folder = os.path.join(os.fsencode(class_dir), name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, b"vector_add.py"), "w") as f:
+            f.write(source)
+        for extra in (b"timestamp.txt", b"submission_secret.txt", b"notes-\xff.txt"):
+            with open(os.path.join(folder, extra), "w") as f:
+                f.write("x")
+    (class_dir / "ann-copy").symlink_to("ann")
+    (class_dir / "nbgrader_config.py").write_text("c = get_config()\n")
+    env = {**os.environ, "ZEROGPU_SECRET": "class-secret", "ZEROGPU_HOME": str(tmp_path / "home")}
+
+    def zerogpu(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "grader.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        return done.stdout
+
+    graded = zerogpu("grade", str(class_dir), "--workers", "2", "--timeout", "5")
+    assert "note: nbgrader_config.py is here but no nbgrader folder" in graded
+    assert "not a student: ann-copy is a symbolic link to ann's folder" in graded
+    assert "timestamp.txt" not in graded and "notes-\\udcff.txt" in graded
+    summary = graded.strip().splitlines()[-1]
+    assert re.fullmatch(r"graded 5 in .*: 4 passed, 1 timeout; 6 need a look \(zerogpu report .*\)", summary), summary
+    book = Gradebook(class_dir / "gradebook.sqlite")
+    assert {r.student: r.verdict for r in book.rows()} == {
+        "ann": "passed",
+        "bob": "passed",
+        "cy": "passed",
+        "dee": "timeout",
+        "jos\\udce9": "passed",
+    }
+    zerogpu("report", str(class_dir))
+    out = class_dir / "report"
+    students = [r["student"] for r in csv.DictReader(open(out / "students.csv", encoding="utf-8"))]
+    assert sorted(students) == ["ann", "bob", "cy", "dee", "jos\\udce9"]
+    pairs = [r for r in csv.reader(open(out / "similarity.csv", encoding="utf-8"))][1:]
+    assert [p[:3] for p in pairs] == [["vector_add", "ann", "bob"]]
+    assert len(list((out / "feedback").iterdir())) == 5
+    regraded = zerogpu("grade", str(class_dir), "--failed", "--timeout", "5")
+    assert "dee/vector_add, regraded on its stored seed" in regraded
+    assert book.row("dee", "vector_add").regraded_from.verdict == "timeout"

@@ -25,7 +25,7 @@ def grade_course(course_dir: Path, assignment: str | None, request: GradeRequest
     tools_on_path()
     with gradebook_for(course_dir, request) as book:
         course, names = _opened(Path(course_dir), assignment)
-        tasks, ids = [], {}
+        tasks, ids, look = [], {}, 0
         for name in names:
             tasks += (found := course_tasks(course, name, list(request.exercises) if request.exercises else None))
             ids[name] = sorted({t.exercise for t in found})
@@ -33,6 +33,7 @@ def grade_course(course_dir: Path, assignment: str | None, request: GradeRequest
             for (student, path), reason in strays.items():
                 listener.not_graded(f"{student}/{path}", reason)
             keep_notes(book, found, strays, f"{name}/")
+            look += len(strays) + sum(bool(t.note or t.autograder_cells) for t in found)
         todo, replaying = regrading(request, tasks, book)
         on_gpu = current() == "gpu"  # this machine's: a cluster's workers say for themselves
         if replaying is None and on_gpu:
@@ -49,7 +50,7 @@ def grade_course(course_dir: Path, assignment: str | None, request: GradeRequest
         ]
         run = GradingRun(book.path, len(rows), regraded(book, replaying), lost)
         speed = [] if on_gpu or request.scheduler else ungraded_speed(ids)
-        return replace(run, synced=synced, stale=stale, ungraded_speed=speed)
+        return replace(run, synced=synced, stale=stale, ungraded_speed=speed, needs_look=look)
 
 
 def ungraded_speed(ids: dict) -> list:
