@@ -9,13 +9,12 @@ from __future__ import annotations
 import time
 from fnmatch import fnmatchcase
 
+from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.result.row import ClassRow
 from grader.textsafe import unsurrogate
 
 GLOB = frozenset("*?[")
 """A pattern with one of these is a glob: rows it cannot replay are graded on new inputs."""
-NOT_SUBMITTED = "not_submitted"
-"""A row with nothing handed in (grader/classroom/gradebook.py): nothing to grade again."""
 
 
 class RegradeError(ValueError):

@@ -265,7 +265,19 @@ def write_report(db: Path, out_dir: Path, request: ReportRequest = ReportRequest
         write_atomically(paths[key], text, elsewhere=ELSEWHERE)
     for path, text in zip(written, pages.values()):
         write_atomically(path, text, elsewhere=ELSEWHERE)
+    if request.feedback:
+        _remove_pages_of_others(out_dir / FEEDBACK_FOLDER, set(pages))
     return {**paths, "feedback": written, "report": report}
+
+
+def _remove_pages_of_others(folder: Path, kept: set) -> None:
+    """Feedback pages an earlier report wrote for students no longer in the gradebook."""
+    for old in folder.glob("*.html"):
+        if old.name not in kept:
+            try:
+                old.unlink()
+            except OSError:
+                pass  # not ours to remove: it never stops a report
 
 
 def _remove_leftovers(paths) -> None:

@@ -174,18 +174,24 @@ def _fit_fields(obj, **limits) -> None:
         object.__setattr__(obj, name, _fitted(getattr(obj, name), limit))
 
 
+def telling_case(cases) -> CaseResult | None:
+    """The first failing case that names a cause: one whose mistake is not generic
+    (`GENERIC_MISTAKES`); None when no failing case names one."""
+    return next((c for c in cases if not c.passed and c.mistake and c.mistake not in GENERIC_MISTAKES), None)
+
+
 def telling_mistake(result) -> str:
     """The mistake a class report counts a result under: the finding its feedback names. The
     result's own (its first failing case's, else the doctor's first finding with a fix) unless
-    that one is generic (`GENERIC_MISTAKES`) or missing: then the first failing case that names a
-    cause. A passed result's is what its first warning measured. "" when nothing names one."""
+    that one is generic (`GENERIC_MISTAKES`) or missing: then `telling_case`'s. A passed
+    result's is what its first warning measured. "" when nothing names one."""
     named = result.mistake
     if not named and not result.passed and result.doctor:
         named = next((mistake_of(f) for f in result.doctor.findings if f.fix), "")
     if result.passed or (named and named not in GENERIC_MISTAKES):
         return named
-    failing = (c.mistake for c in result.cases if not c.passed and c.mistake)
-    return next((m for m in failing if m not in GENERIC_MISTAKES), named)
+    case = telling_case(result.cases)
+    return case.mistake if case is not None else named
 
 
 def mistake_label(name: str) -> str:
