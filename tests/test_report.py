@@ -907,3 +907,26 @@ def test_every_writer_takes_surrogate_control_and_bidi_names(tmp_path, capsys):
     error(f"no such folder: {names[1].decode()}\udcff")
     printed = capsys.readouterr()
     assert not UNSAFE.search(printed.out + printed.err) and "jos\\udce9/vector_add: passed" in printed.out
+
+
+def test_similarity_reads_only_the_files_graded_never_through_a_link(tmp_path):
+    """Are a class folder's and a course's extracted hand-ins read again for similarity only when
+    their hash is the row's (a file changed since grading is not), and never through a link?"""
+    import hashlib
+
+    from grader.report.similarity import hand_ins
+    from grader.result.row import ClassRow
+
+    def sha(text):
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    cells = tmp_path / "course" / "zerogpu" / "submissions" / "warmup"
+    for root in (tmp_path / "class", cells):
+        for student, text in (("ann", DISTINCT), ("bob", "changed since\n")):
+            (root / student).mkdir(parents=True)
+            (root / student / "vector_add.py").write_text(text)
+        (root / "cy").symlink_to(root / "ann")
+    rows = [ClassRow(s, "vector_add", "passed", submission_sha256=sha(DISTINCT)) for s in ("ann", "bob", "cy")]
+    for folder in (tmp_path / "class", tmp_path / "course"):
+        assert hand_ins(folder, rows) == {("ann", "vector_add"): DISTINCT.encode()}
+    assert hand_ins(None, rows) == {} and hand_ins(tmp_path / "nowhere", rows) == {}
