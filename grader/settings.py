@@ -13,6 +13,13 @@ from pathlib import Path
 
 CASE_TIMEOUT = 60.0
 """Seconds each case of a check may take (`--timeout`, `ZEROGPU_CASE_TIMEOUT` in a course)."""
+CLASS_CASE_TIMEOUT = 30.0
+"""Seconds each case may take when `zerogpu grade` grades a class (`--timeout`): an endless
+loop holds a worker this long, not CASE_TIMEOUT's minute. The slowest case of a bundled solution
+took 9.0 s on Numba's simulator (histogram, where the kernel doctor declines a kernel; 2.1 s
+matmul_tiled, the others under 2) and 1.2 s on the kernel doctor (2-core machine, 2026-12-07,
+`ZEROGPU_DOCTOR=0 zerogpu check ID solutions/ID.py --graded --json`, each case's `seconds`):
+30 s leaves a loaded machine three times that."""
 
 
 @dataclass(frozen=True)

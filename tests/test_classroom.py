@@ -2,6 +2,7 @@
 submissions mixed together, and a grader killed mid-run loses and duplicates nothing."""
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -464,7 +465,9 @@ def test_a_run_that_cannot_start_raises_one_line_and_grades_nothing(tmp_path, ma
     (tmp_path / "ann").mkdir()
     shutil.copy(ROOT / "solutions/vector_add.py", tmp_path / "ann" / "vector_add.py")
     heard = Heard()
-    request = GradeRequest(check=CheckOptions(unsandboxed=True), regrade=regrade, db=str(tmp_path / "b.sqlite"))
+    request = GradeRequest(
+        check=CheckOptions(unsandboxed=True), regrade=(regrade,) if regrade else (), db=str(tmp_path / "b.sqlite")
+    )
     with pytest.raises(GradingError, match=says) as raised:
         grade_folder(make(tmp_path), request, heard)
     assert "\n" not in str(raised.value) and heard.starts == heard.finished == []
@@ -511,3 +514,127 @@ def test_gradebook_rows_read_back_typed_whoever_stored_them(tmp_path):
         "regraded_from",
     }
     assert "regraded_from" not in json.loads(stored)["regraded_from"], "the end of the chain, stored as before"
+
+
+def test_a_folders_kind_is_decided_by_what_is_there(tmp_path):
+    """A leftover nbgrader_config.py beside student folders is a class (with a note); nbgrader's
+    folders make a course; both at once is refused in one line naming --kind; --kind decides."""
+    from grader.classroom.kind import FolderKindError, kind_of
+
+    shutil.copy(ROOT / "solutions/vector_add.py", (tmp_path / "ann").mkdir() or tmp_path / "ann" / "vector_add.py")
+    assert kind_of(tmp_path) == kind_of(tmp_path, "class")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    leftover = kind_of(tmp_path)
+    assert leftover.kind == "class" and "1 student folder holding exercise files" in leftover.note
+    assert "--kind course" in leftover.note
+    (tmp_path / "source" / "warmup").mkdir(parents=True)
+    with pytest.raises(FolderKindError, match="--kind course or --kind class") as raised:
+        kind_of(tmp_path)
+    assert "source/" in str(raised.value) and "\n" not in str(raised.value)
+    assert kind_of(tmp_path, "course").kind == "course"
+    shutil.rmtree(tmp_path / "ann")
+    assert kind_of(tmp_path).kind == "course"
+    (tmp_path / "source").rename(tmp_path / "sauce")
+    assert kind_of(tmp_path).kind == "course", "a course not set up yet: the course's own errors say what is missing"
+    with pytest.raises(FolderKindError):
+        kind_of(tmp_path, "lab")
+
+
+def test_regrades_select_named_rows_globs_and_every_failed_row(tmp_path):
+    """Does --regrade take several STUDENT/EXERCISE patterns (globs), and --failed every row that
+    did not pass: rows replayable on their seed are replayed, a globbed or failed row whose file
+    changed is graded on new inputs, nothing handed in is skipped, and a bad pattern refused?"""
+    from test_result import a_result
+
+    from grader.classroom.regrade import RegradeError, select
+
+    tasks = [
+        Task("ann", "vector_add", b"a"),
+        Task("ann", "saxpy", b"b"),
+        Task("bob", "vector_add", b"c"),
+        Task("bob", "saxpy", b"changed"),
+        Task("cy", "vector_add", None),
+    ]
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    for task, verdict in zip(tasks, ("passed", "wrong_result", "timeout", "race")):
+        book.record(task.student, task.exercise, task.sha256, a_result(verdict), seed=11)
+    book.record("bob", "saxpy", "old-sha", a_result("race"), seed=12)
+    book.record("cy", "vector_add", None, None)
+
+    def keys(found):
+        todo, replaying = found
+        return sorted((t.student, t.exercise) for t in todo), sorted(replaying)
+
+    assert keys(select(tasks, book, ("ann/vector_add", "bob/vector_add"))) == (
+        [("ann", "vector_add"), ("bob", "vector_add")],
+        [("ann", "vector_add"), ("bob", "vector_add")],
+    )
+    assert keys(select(tasks, book, ("*/saxpy",))) == ([("ann", "saxpy"), ("bob", "saxpy")], [("ann", "saxpy")])
+    assert keys(select(tasks, book, failed=True)) == (
+        [("ann", "saxpy"), ("bob", "saxpy"), ("bob", "vector_add")],
+        [("ann", "saxpy"), ("bob", "vector_add")],
+    )
+    for bad, says in (("zed/*", "no hand-in matches"), ("ann*", "write STUDENT/EXERCISE"), ("bob/saxpy", "changed")):
+        with pytest.raises(RegradeError, match=says):
+            select(tasks, book, (bad,))
+
+
+@pytest.mark.slow
+def test_a_real_class_day_grades_reports_and_regrades_without_a_traceback(tmp_path):
+    """A class with a non-UTF-8 folder and file name, a leftover nbgrader_config.py, nbgrader's
+    own files, a linked student folder, two students with one kernel under other names and an
+    endless loop: `zerogpu grade` exits 0 with a closing summary, the link is no student, the
+    copies are paired in similarity.csv, every student has a feedback page, and `--failed`
+    regrades the rows that did not pass."""
+    import csv
+
+    from test_report import DISTINCT, renamed
+
+    class_dir = tmp_path / "class"
+    solution = (ROOT / "solutions/vector_add.py").read_text()
+    endless = solution.replace("    if i < c.size:", "    while i >= 0:\n        i += 0\n    if i < c.size:")
+    assert endless != solution
+    work = {b"ann": DISTINCT, b"bob": renamed(DISTINCT), b"jos\xe9": solution, b"cy": solution, b"dee": endless}
+    for name, source in work.items():
+        folder = os.path.join(os.fsencode(class_dir), name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, b"vector_add.py"), "w") as f:
+            f.write(source)
+        for extra in (b"timestamp.txt", b"submission_secret.txt", b"notes-\xff.txt"):
+            with open(os.path.join(folder, extra), "w") as f:
+                f.write("x")
+    (class_dir / "ann-copy").symlink_to("ann")
+    (class_dir / "nbgrader_config.py").write_text("c = get_config()\n")
+    env = {**os.environ, "ZEROGPU_SECRET": "class-secret", "ZEROGPU_HOME": str(tmp_path / "home")}
+
+    def zerogpu(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "grader.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        return done.stdout
+
+    graded = zerogpu("grade", str(class_dir), "--workers", "2", "--timeout", "5")
+    assert "note: nbgrader_config.py is here but no nbgrader folder" in graded
+    assert "not a student: ann-copy is a symbolic link to ann's folder" in graded
+    assert "timestamp.txt" not in graded and "notes-\\udcff.txt" in graded
+    summary = graded.strip().splitlines()[-1]
+    assert re.fullmatch(r"graded 5 in .*: 4 passed, 1 timeout; 6 need a look \(zerogpu report .*\)", summary), summary
+    book = Gradebook(class_dir / "gradebook.sqlite")
+    assert {r.student: r.verdict for r in book.rows()} == {
+        "ann": "passed",
+        "bob": "passed",
+        "cy": "passed",
+        "dee": "timeout",
+        "jos\\udce9": "passed",
+    }
+    zerogpu("report", str(class_dir))
+    out = class_dir / "report"
+    students = [r["student"] for r in csv.DictReader(open(out / "students.csv", encoding="utf-8"))]
+    assert sorted(students) == ["ann", "bob", "cy", "dee", "jos\\udce9"]
+    pairs = [r for r in csv.reader(open(out / "similarity.csv", encoding="utf-8"))][1:]
+    assert [p[:3] for p in pairs] == [["vector_add", "ann", "bob"]]
+    assert len(list((out / "feedback").iterdir())) == 5
+    regraded = zerogpu("grade", str(class_dir), "--failed", "--timeout", "5")
+    assert "dee/vector_add, regraded on its stored seed" in regraded
+    assert book.row("dee", "vector_add").regraded_from.verdict == "timeout"

@@ -290,7 +290,7 @@ def test_make_lab_puts_the_venv_on_path():
 
 USE_CASES = {
     # command module: the grader modules it may import (its use case, how results look, limits)
-    "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.course.config", "grader.settings"},
+    "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.classroom.kind", "grader.settings"},
     "doctor": {"grader.doctor.checkup", "grader.doctor.report", "grader.settings"},
     "course": {"grader.course.build", "grader.course.config"},
     "check": {"grader.learner.attempt", "grader.render", "grader.settings"},
@@ -403,3 +403,29 @@ def test_device_says_why_it_has_no_ceilings(where, monkeypatch, capsys):
     out = " ".join(capsys.readouterr().out.split())
     said = "error: measuring the ceilings failed: no driver" if where == "failing GPU" else "no ceilings to measure"
     assert said in out and "Traceback" not in out
+
+
+def test_grade_prints_an_eta_per_line_and_one_summary_line():
+    """Does a grading run's log line carry the time left, and does the run end with one line of
+    verdict counts, time and how many things need a look?"""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from grader.cli.grade import Printer, duration
+
+    buffer = io.StringIO()
+    printer = Printer(Console(file=buffer, width=200))
+    printer.starting("3 tasks", 3)
+    for student, verdict in (("ann", "passed"), ("bob", "timeout"), ("cy", "passed")):
+        result = SimpleNamespace(verdict=verdict)
+        printer.done(SimpleNamespace(student=student, exercise="vector_add", note=""), result)
+    printer.summary(SimpleNamespace(needs_look=2), "class")
+    lines = buffer.getvalue().splitlines()
+    assert lines[1].startswith("[1/3] ann/vector_add: passed · about ") and lines[1].endswith(" left")
+    assert lines[3] == "[3/3] cy/vector_add: passed"
+    assert lines[4].startswith("graded 3 in ") and lines[4].endswith(
+        ": 2 passed, 1 timeout; 2 need a look (zerogpu report class)"
+    )
+    assert (duration(4.24), duration(392), duration(7300)) == ("4.2 s", "6 min 32 s", "2 h 1 min")

@@ -265,6 +265,7 @@ def test_a_class_is_released_graded_restarted_and_exported(tmp_path, env):
     assert len(after_autograde) + 6 <= len(before) < total, "the kill should land mid-run"
     output = run(command, ROOT, env, timeout=600).stdout
     timings["zerogpu grade, everyone (with the kill)"] = time.perf_counter() - started
+    assert f"{ASSIGNMENT}: no GPU here, so speed was not graded: nbgrader's max score of 26 counts 6 speed" in output
     rows = our_rows(book)
     assert len(rows) == total, output
     for key, (verdict, _, graded_at) in before.items():
@@ -459,6 +460,14 @@ def test_speed_is_not_graded_without_a_gpu_and_scored_on_one():
     slow = stored({**gpu, "passed": False, "verdict": "too_slow", "score": 10.0})
     assert part_scores(slow, spec)["speed"].points == 0.0 and part_scores(slow, spec)["correctness"].points == 10.0
     assert part_scores(None, spec)["correctness"].points == 0.0
+
+
+def test_a_course_graded_without_a_gpu_names_the_speed_points_nobody_could_earn():
+    """Does a run without a GPU name, per assignment, the speed points in nbgrader's max score
+    (not scaled away), and say nothing for an assignment without speed points?"""
+    from grader.course.grade_course import ungraded_speed
+
+    assert ungraded_speed({"warmup": ["thread_ids", "vector_add"], "none": []}) == [("warmup", 6, 26)]
 
 
 @pytest.mark.slow

@@ -118,3 +118,25 @@ def test_a_gpus_own_compile_error_reads_as_the_compile_check_does(tmp_path):
     assert info.message.startswith("A GPU would not compile your kernel: the kernel returns a value")
     assert "\x1b" not in info.message
     assert (info.line, info.source) == (6, "return c")
+
+
+def test_a_launch_of_no_block_names_the_blocks_rounded_down():
+    """Does a launch a GPU refuses for its 0 blocks (`n // threads` with n < threads) name the
+    mistake its hint fixes ("unwritten_tail": blocks rounded down), one of too many threads
+    none, and a refusal's own `learner_mistake` win?"""
+    from grader.compiler.dispatch import LaunchRefused, check_launch
+    from grader.steps.explain import explain_exception
+
+    def refused(grid, block):
+        try:
+            check_launch("k", grid, block)
+        except LaunchRefused as exc:
+            return explain_exception(exc)
+        raise AssertionError("not refused")
+
+    none = refused((0, 1, 1), (128, 1, 1))
+    assert (none.verdict, none.mistake) == ("exception", "unwritten_tail") and "Round the number" in none.hint
+    assert refused((4, 1, 1), (2048, 1, 1)).mistake == ""
+    own = LaunchRefused("the grid has 0 blocks along x", "hint")
+    own.learner_mistake = "missing_barrier"
+    assert explain_exception(own).mistake == "missing_barrier"

@@ -80,9 +80,15 @@ def test_links_fifos_sockets_and_huge_files_are_refused_and_never_read(tmp_path,
     assert "FIFO" in tasks["fay"].note and tasks["fay"].source is None
     assert "socket" in tasks["jo"].note and tasks["jo"].source is None
     assert "2.0 MiB, over the 1.0 MiB" in tasks["gus"].note and tasks["gus"].source is None
+    assert found[0].not_students == [
+        (
+            "zed",
+            "zed is a symbolic link to a place outside the student folders, not a student: never followed, "
+            "nothing in it was read",
+        )
+    ]
     strays = {(s, name): why for s, name, why in found[0].strays}
     assert strays == {
-        ("zed", ""): "zed is a symbolic link, which is never followed: nothing in it was read",
         ("hal", "notes.py"): "notes.py is a symbolic link, which is never followed: not read (hand in the file itself)",
         ("hal", "etc"): "etc is a symbolic link, which is never followed: not read (hand in the file itself)",
     }
@@ -131,7 +137,7 @@ def test_grading_a_hostile_class_reads_nothing_outside_it_then_regrades_a_row(tm
     env = {**os.environ, "ZEROGPU_SECRET_FILE": str(secret_file), "ZEROGPU_HOME": str(tmp_path / "home")}
     graded = zerogpu("grade", str(class_dir), "--workers", "2", "--timeout", "20", env=env)
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    assert "not graded: zed/ — zed is a symbolic link, which is never followed: nothing in it was read" in graded.stdout
+    assert "not a student: zed is a symbolic link to a place outside the student folders" in graded.stdout
     book = Gradebook(class_dir / "gradebook.sqlite")
     rows = {r.student: r for r in book.rows()}
     assert {s: r.verdict for s, r in rows.items()} == {
@@ -385,3 +391,97 @@ def test_a_cell_handed_in_as_released_counts_as_not_attempted_in_the_report():
     assert analyse([row]).students[0].verdicts["vector_add"] == "unwritten_output"
     report = analyse([row], notes=[note])
     assert report.students[0].verdicts["vector_add"] == NOT_ATTEMPTED and report.not_attempted == {"vector_add": 1}
+
+
+ODD_NAMES = {
+    "non-UTF-8": b"jos\xe9",
+    "control": "ctl\x1b[2Jred".encode(),
+    "bidi": "evil\u202egnp.py".encode(),
+    "spaces": "Zoë Smith".encode(),
+}
+"""Student folder names a file system allows, as bytes (made with bytes paths)."""
+
+
+def odd_class(root: Path) -> Path:
+    """A class whose student folders and files carry every kind of odd name, nbgrader's own
+    files, and a leftover nbgrader_config.py."""
+    class_dir = root / "class"
+    class_dir.mkdir()
+    for raw in ODD_NAMES.values():
+        folder = os.path.join(os.fsencode(class_dir), raw)
+        os.mkdir(folder)
+        shutil.copy(SOLUTION, os.path.join(folder, b"vector_add.py"))
+        with open(os.path.join(folder, b"notes-\xff\x1b[31m\xe2\x80\xae.txt"), "wb") as f:
+            f.write(b"x")
+        for nbgrader_file in (b"timestamp.txt", b"submission_secret.txt"):
+            with open(os.path.join(folder, nbgrader_file), "wb") as f:
+                f.write(b"2026-12-07 10:00:00")
+    (class_dir / "nbgrader_config.py").write_text("c = get_config()\n")
+    return class_dir
+
+
+def test_any_name_a_file_system_allows_is_scanned_stored_and_read_back(tmp_path):
+    """Do student folders and files named with non-UTF-8 bytes, control and bidirectional
+    characters scan into tasks, go into the gradebook (rows, notes, files not graded) without
+    an encoder's error, and read back as the same printable-or-escaped names; are nbgrader's
+    own files no strays?"""
+    from test_result import a_result
+
+    from grader.classroom.run import keep_notes
+
+    found = scan(odd_class(tmp_path))
+    students = sorted({t.student for t in found.tasks})
+    assert students == sorted(["jos\\udce9", "ctl\x1b[2Jred", "evil\u202egnp.py", "Zoë Smith"])
+    assert all(t.source == SOLUTION.read_bytes() for t in found.tasks)
+    assert {name for _, name, _ in found.strays} == {"notes-\\udcff\x1b[31m\u202e.txt"}
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    keep_notes(book, found.tasks, {(s, n): why for s, n, why in found.strays}, "")
+    for task in found.tasks:
+        book.record(task.student, task.exercise, task.sha256, a_result("passed"), seed=1)
+    book.record("raw\udcff", "vector_add", None, None)  # what a caller that never cleaned a name passes
+    book.set_notes("not_graded", {("raw\udcff", "vector_add"): "why \udcfe"})
+    assert sorted({r.student for r in book.rows()}) == sorted([*students, "raw\\udcff"])
+    assert {n["text"] for n in book.notes() if n["student"] == "raw\\udcff"} == {"why \\udcfe"}
+    assert book.row("raw\udcff", "vector_add").verdict == NOT_SUBMITTED
+    assert not [t for t in found.tasks if t.note], "every hand-in was read"
+
+
+def test_a_name_that_escapes_into_another_folders_name_is_refused(tmp_path):
+    """Two folders that read alike once made printable (`jos\\udce9` and the bytes jos\\xe9)
+    are never merged into one student: the undecodable one is refused, saying why."""
+    (tmp_path / "jos\\udce9").mkdir()
+    shutil.copy(SOLUTION, tmp_path / "jos\\udce9" / "vector_add.py")
+    os.mkdir(os.path.join(os.fsencode(tmp_path), b"jos\xe9"))
+    found = scan(tmp_path)
+    assert [t.student for t in found.tasks] == ["jos\\udce9"]
+    ((name, why),) = found.not_students
+    assert name == "jos\\udce9" and "another folder's name" in why
+
+
+def test_a_linked_student_folder_is_no_student_and_says_whose_it_is(tmp_path):
+    """Is a student folder that is a link to another student's listed as no student, naming
+    that student (a copy?), while a link elsewhere is named without its target; and does the
+    report keep both out of its students?"""
+    from grader.classroom.gradebook import NOT_A_STUDENT
+    from grader.report.data import analyse
+    from test_result import a_result
+
+    (tmp_path / "ann").mkdir()
+    shutil.copy(SOLUTION, tmp_path / "ann" / "vector_add.py")
+    (tmp_path / "ann-copy").symlink_to("ann")
+    (tmp_path / "abs-copy").symlink_to(tmp_path / "ann" / ".")
+    (tmp_path / "out").symlink_to("/etc")
+    found = scan(tmp_path)
+    assert [t.student for t in found.tasks] == ["ann"]
+    said = dict(found.not_students)
+    assert said["ann-copy"].startswith("ann-copy is a symbolic link to ann's folder") and "a copy?" in said["ann-copy"]
+    assert "ann's folder" in said["abs-copy"]
+    assert "outside the student folders" in said["out"] and "/etc" not in said["out"]
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    book.record("ann", "vector_add", "sha", a_result("passed"))
+    book.replace_notes(NOT_A_STUDENT, {(name, ""): why for name, why in found.not_students})
+    report = analyse(book.rows(), notes=book.notes())
+    assert [s.name for s in report.students] == ["ann"]
+    assert [name for name, _ in report.not_students] == ["abs-copy", "ann-copy", "out"]
+    book.replace_notes(NOT_A_STUDENT, {})
+    assert analyse(book.rows(), notes=book.notes()).not_students == ()

@@ -746,3 +746,187 @@ def test_a_regraded_row_is_marked_on_the_page_and_in_submissions_csv(tmp_path):
         analyse([replace(r, regraded_from=None) for r in book.rows()]), {"verdicts": b"", "speed": None, "scores": b""}
     )
     assert 'class="cell re"' not in plain and "regraded:" not in plain
+
+
+DISTINCT = '''from numba import cuda
+
+
+@cuda.jit
+def weird(a, b, c):
+    start = cuda.grid(1)
+    step = cuda.gridsize(1)
+    for k in range(start, c.shape[0], step):
+        tmp = a[k]
+        tmp = tmp + b[k]
+        c[k] = tmp * 1.0
+
+
+def launch(a, b, c):
+    nthreads = 64
+    nblocks = min(32, (c.shape[0] + nthreads - 1) // nthreads)
+    weird[nblocks, nthreads](a, b, c)
+'''
+RENAMED = {"weird": "kern", "start": "s0", "step": "st", "tmp": "acc", "nthreads": "t", "nblocks": "bl", "k": "j"}
+OWN = '''from numba import cuda
+
+
+@cuda.jit
+def add(x, y, out):
+    j = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    if j < out.size:
+        out[j] = x[j] + y[j]
+
+
+def launch(a, b, c):
+    add[(c.size + {t} - 1) // {t}, {t}](a, b, c)
+'''
+
+
+def renamed(source: str) -> str:
+    return re.sub(r"\b(" + "|".join(RENAMED) + r")\b", lambda m: RENAMED[m.group(1)], source)
+
+
+def test_renamed_copies_are_paired_and_what_everyone_writes_is_not():
+    """Are two hand-ins of one distinctive kernel paired though every name differs, while the
+    solution handed in by many, the class's common idiom, short own versions and a file that does
+    not tokenise pair with nothing?"""
+    from grader.report.similarity import given_texts, similar_pairs, tokens
+
+    solution = (ROOT / "solutions/vector_add.py").read_text()
+    hand_ins = {
+        "ann": DISTINCT,
+        "bob": renamed(DISTINCT),
+        "cy": solution,
+        "dee": solution.replace("add_kernel", "k"),
+        "eve": solution,
+        "fay": OWN.format(t=128),
+        "gus": OWN.format(t=256),
+        "hal": "def launch(a, b, c:\n",
+    }
+    assert tokens(renamed(DISTINCT).encode()) == tokens(DISTINCT.encode())
+    assert tokens(b"def launch(a, b, c:\n  '''") == []
+    given = given_texts(["vector_add"])["vector_add"]
+    pairs = similar_pairs("vector_add", {s: t.encode() for s, t in hand_ins.items()}, given)
+    assert [(p.first, p.second) for p in pairs] == [("ann", "bob")] and pairs[0].score == 1.0
+    assert pairs[0].usual < 0.5
+    alike = {f"s{k}": solution.encode() for k in range(30)}
+    assert similar_pairs("vector_add", alike, given) == [], "vector_add as everyone writes it floods nothing"
+    assert similar_pairs("vector_add", alike, []) == [], "the class's own distribution alone holds it too"
+
+
+def test_the_leaderboard_ranks_passing_gpu_timings_with_names_hidden(tmp_path):
+    """From rows stored as a GPU run stores them: per exercise the fastest passing kernels with
+    speedup and share of the ceiling, a wrong or untrusted timing never ranked, names shown only
+    when asked; a class graded without a GPU says why there is no board."""
+    from grader.report.leaderboard import NO_SPEEDS, boards, why_empty
+
+    book = Gradebook(tmp_path / "book.sqlite")
+    fill(book, GPU_SPEEDUPS)
+    rows = book.rows()
+    (board,) = [b for b in boards(rows) if b.exercise == "vector_add"]
+    assert [(e.rank, e.student, e.speedup) for e in board.entries] == [
+        (1, "eve", 2.6),
+        (2, "ada", 2.0),
+        (3, "gus", 1.8),
+    ]
+    assert board.entries[0].of_ceiling == 0.75 and "GB/s on NVIDIA H200" in board.entries[0].throughput
+    hidden = write_report(book.path, tmp_path / "out")["html"].read_text()
+    shown = write_report(book.path, tmp_path / "named", names=True)["html"].read_text()
+    board_of = lambda page: page.split("<h2>Leaderboard</h2>")[1].split("<h2>")[0]  # noqa: E731
+    assert "eve" not in board_of(hidden) and "hidden" in board_of(hidden) and "75%" in board_of(hidden)
+    assert "eve" in board_of(shown) and "2.60×" in board_of(shown)
+    plain = Gradebook(tmp_path / "cpu.sqlite")
+    fill(plain)
+    assert boards(plain.rows()) == () and why_empty(plain.rows()) == NO_SPEEDS
+    page = write_report(plain.path, tmp_path / "cpu")["html"].read_text()
+    assert "No speeds to rank." in board_of(page) and "<table" not in board_of(page)
+
+
+def test_a_plain_class_gets_one_self_contained_feedback_page_per_student(simulator_report):
+    """Does `zerogpu report` on a plain class write feedback/<student>.html for every student,
+    each holding every exercise's card or why there is none, with no script or outside link,
+    and link each student's name to it?"""
+    pages = sorted((simulator_report / "out" / "feedback").iterdir())
+    assert [p.stem for p in pages] == sorted(CLASS)
+    bob = (simulator_report / "out" / "feedback" / "bob.html").read_text()
+    assert bob.count('class="exercise"') == len(EXERCISES)
+    assert "Not yet — out of bounds" in bob and "Nothing handed in for this exercise." in bob
+    assert "<script" not in bob and "http" not in bob.replace("http-equiv", "")
+    assert 'href="feedback/bob.html"' in (simulator_report / "out" / "report.html").read_text()
+
+
+def test_every_writer_takes_surrogate_control_and_bidi_names(tmp_path, capsys):
+    """A class whose folders and files are named with non-UTF-8 bytes, escapes, controls and a
+    bidirectional override (two of them copying one kernel): grading's gradebook, every CSV
+    (similarity.csv too), report.html, every feedback page and the terminal all take them:
+    valid UTF-8, nothing unsafe, every student named."""
+    from grader.classroom.grading import scan
+    from grader.classroom.kind import kind_of
+    from grader.cli.console import console, error
+    from grader.cli.grade import Printer
+    from grader.report.feedback import page_name
+
+    names = [b"jos\xe9", "ctl\x1b[2J\x1b]52;c;Y2xp\x07".encode(), "rtl\u202egnp".encode(), b"=HYPERLINK(1)"]
+    for raw, source in zip(names, (DISTINCT, renamed(DISTINCT), OWN.format(t=128), OWN.format(t=64))):
+        folder = os.path.join(os.fsencode(tmp_path / "class"), raw)
+        os.makedirs(folder)
+        with open(os.path.join(folder, b"vector_add.py"), "w") as f:
+            f.write(source)
+        with open(os.path.join(folder, raw + b".txt"), "w") as f:
+            f.write("x")
+    found = scan(tmp_path / "class")
+    book = Gradebook(tmp_path / "class" / "gradebook.sqlite")
+    from grader.classroom.run import keep_notes
+
+    keep_notes(book, found.tasks, {(s, n): why for s, n, why in found.strays}, "")
+    for task in found.tasks:
+        book.record(task.student, task.exercise, task.sha256, result("vector_add", "passed"), seed=1)
+    assert kind_of(tmp_path / "class").kind == "class"
+    assert main(["report", str(tmp_path / "class")]) == 0
+    printed = capsys.readouterr()
+    out = tmp_path / "class" / "report"
+    cells = list(every_csv_cell(out)) + [
+        c for row in csv.reader(open(out / "similarity.csv", encoding="utf-8")) for c in row
+    ]
+    pages = [p.read_text(encoding="utf-8") for p in sorted((out / "feedback").iterdir())]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for text in (html, *pages, *cells, printed.out, printed.err):
+        assert not UNSAFE.search(text) and "Y2xp" not in text
+    assert len(pages) == 4 and {page_name(t.student) for t in found.tasks} == {
+        p.name for p in (out / "feedback").iterdir()
+    }
+    assert "jos\\udce9" in cells and "'=HYPERLINK(1)" in cells
+    pair = next(csv.DictReader(open(out / "similarity.csv", encoding="utf-8")))
+    assert {pair["exercise"], pair["score"]} == {"vector_add", "1.0"}
+    shown = console()
+    printer = Printer(shown)
+    for task in found.tasks:
+        printer.not_graded(f"{task.student}/x", "why \udcff\x1b[2J")
+        printer.done(task, book.row(task.student, "vector_add").result)
+    printer.summary(type("Run", (), {"needs_look": 1})(), tmp_path / "cl\x1bass")
+    error(f"no such folder: {names[1].decode()}\udcff")
+    printed = capsys.readouterr()
+    assert not UNSAFE.search(printed.out + printed.err) and "jos\\udce9/vector_add: passed" in printed.out
+
+
+def test_similarity_reads_only_the_files_graded_never_through_a_link(tmp_path):
+    """Are a class folder's and a course's extracted hand-ins read again for similarity only when
+    their hash is the row's (a file changed since grading is not), and never through a link?"""
+    import hashlib
+
+    from grader.report.similarity import hand_ins
+    from grader.result.row import ClassRow
+
+    def sha(text):
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    cells = tmp_path / "course" / "zerogpu" / "submissions" / "warmup"
+    for root in (tmp_path / "class", cells):
+        for student, text in (("ann", DISTINCT), ("bob", "changed since\n")):
+            (root / student).mkdir(parents=True)
+            (root / student / "vector_add.py").write_text(text)
+        (root / "cy").symlink_to(root / "ann")
+    rows = [ClassRow(s, "vector_add", "passed", submission_sha256=sha(DISTINCT)) for s in ("ann", "bob", "cy")]
+    for folder in (tmp_path / "class", tmp_path / "course"):
+        assert hand_ins(folder, rows) == {("ann", "vector_add"): DISTINCT.encode()}
+    assert hand_ins(None, rows) == {} and hand_ins(tmp_path / "nowhere", rows) == {}

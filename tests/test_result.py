@@ -205,3 +205,37 @@ def test_the_course_and_the_report_apply_one_partial_credit_rule(verdict, partia
     [stats] = analyse([ClassRow.from_dict(row)], partial_credit=partial_credit).exercises
     assert stats.scores == (cell,) == (credited(result.score, verdict, partial_credit),)
     assert cell == (0.0 if partial_credit == ALL_OR_NOTHING and verdict not in ("passed", "too_slow") else result.score)
+
+
+def test_a_result_is_counted_under_the_finding_its_feedback_names():
+    """Is a result counted under its own mistake unless that one only says what the output
+    shows ("nothing written" at n = 1 for a guard `i < n - 1`): then under the first failing
+    case that names a cause; a race keeps the doctor's finding; no name at all stays ""?"""
+    from dataclasses import replace
+
+    from grader.result import telling_mistake
+
+    def case(name, verdict, mistake):
+        return CaseResult(name, {"n": 1}, verdict, "m", mistake=mistake)
+
+    guard = replace(
+        a_result("unwritten_output"),
+        mistake="nothing_written",
+        cases=(
+            case("one", "unwritten_output", "nothing_written"),
+            case("seven", "unwritten_output", "guard_too_strict"),
+        ),
+    )
+    assert telling_mistake(guard) == "guard_too_strict"
+    floor = replace(
+        guard,
+        verdict="exception",
+        mistake="",
+        doctor=None,
+        cases=(case("one", "exception", ""), case("255", "unwritten_output", "unwritten_tail")),
+    )
+    assert telling_mistake(floor) == "unwritten_tail", "a result stored before launches named the mistake"
+    race = replace(a_result("race"), cases=(case("one", "race", ""), case("two", "wrong_result", "constant_offset")))
+    assert telling_mistake(race) == "missing_barrier"
+    assert telling_mistake(replace(floor, cases=(case("one", "exception", ""),))) == ""
+    assert telling_mistake(replace(guard, cases=guard.cases[:1])) == "nothing_written"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader import settings
-from grader.settings import CASE_TIMEOUT, CheckOptions
+from grader.settings import CASE_TIMEOUT, CLASS_CASE_TIMEOUT, CheckOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,16 +88,27 @@ def test_the_per_case_limit_is_written_once():
 
 
 @pytest.mark.parametrize(
-    "command", [["check", "vector_add", "f.py"], ["grade", "DIR"], ["doctor", "vector_add", "f.py"]]
+    ("command", "limit"),
+    [
+        (["check", "vector_add", "f.py"], CASE_TIMEOUT),
+        (["grade", "DIR"], CLASS_CASE_TIMEOUT),
+        (["doctor", "vector_add", "f.py"], CASE_TIMEOUT),
+    ],
 )
-def test_each_command_defaults_to_the_one_per_case_limit(command):
-    """Does each command that takes --timeout default to settings.CASE_TIMEOUT, and say it in its help?"""
+def test_each_command_defaults_to_its_one_per_case_limit(command, limit):
+    """Does each command that takes --timeout default to its limit in settings (a class's
+    CLASS_CASE_TIMEOUT for `grade`, CASE_TIMEOUT elsewhere), and say it in its help?"""
     from grader.cli import build_parser
 
     parser = build_parser()
-    assert parser.parse_args(command).timeout == CASE_TIMEOUT
+    assert parser.parse_args(command).timeout == limit
     sub = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(command[0]))
-    assert f"default {CASE_TIMEOUT:g}" in sub.format_help().replace("\n", " ")
+    assert f"default {limit:g}" in sub.format_help().replace("\n", " ")
+
+
+def test_a_class_case_limit_is_shorter_than_a_checks():
+    """Is a class's per-case limit under a single check's, so an endless loop holds a worker less?"""
+    assert 0 < CLASS_CASE_TIMEOUT < CASE_TIMEOUT
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from grader.paths import DataDirError
 from grader.result.row import ClassRow, Regraded
+from grader.textsafe import unsurrogate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -58,11 +59,14 @@ CREATE TABLE IF NOT EXISTS notes (
 """
 NOT_GRADED, AUTOGRADER_CELLS, FILE_NOT_GRADED = "not_graded", "autograder_cells", "file_not_graded"
 FEEDBACK, UNTOUCHED, WORKER_LOST = "feedback", "untouched", "worker_lost"
+NOT_A_STUDENT = "not_a_student"
 """Kinds of note. `about` is an exercise id for the first two (why nothing was graded; what
 happened to its autograder cells), a file's path under the student's folder for the third, an
 nbgrader assignment for FEEDBACK (its feedback is out of date, and what refreshes it), an
 exercise id for UNTOUCHED (the hand-in is the starter as given out: not attempted) and for
-WORKER_LOST (a Dask worker died while grading it, and where it was graded again)."""
+WORKER_LOST (a Dask worker died while grading it, and where it was graded again); "" for
+NOT_A_STUDENT, whose `student` is an entry of the class folder that is no student (a link to
+another student's folder, an unreadable folder), never a row."""
 NOT_SUBMITTED = "not_submitted"
 """Status of an exercise a student never handed in (not a verdict: nothing was run)."""
 COLUMNS = (
@@ -187,6 +191,7 @@ class Gradebook:
         """Insert or replace one row, atomically. `result` is a CheckResult or None (missing);
         `graded_on`: the machine and GPU that ran it ("NVIDIA H200 on node3"); `seed`: the
         seed its inputs were drawn from; `regrade_of`: the row this regrade replaces."""
+        student, exercise = unsurrogate(student), unsurrogate(exercise)
         if result is None:
             row = (student, exercise, None, NOT_SUBMITTED, 0.0, 0.0, None, None, time.time(), None, None, None)
         else:
@@ -221,6 +226,7 @@ class Gradebook:
         now = time.time()
         with self._transaction() as db:
             for (student, about), text in notes.items():
+                student, about, text = unsurrogate(student), unsurrogate(about), unsurrogate(text or "")
                 if text:
                     db.execute(
                         "INSERT INTO notes VALUES (?, ?, ?, ?, ?) ON CONFLICT (student, about, kind) "
@@ -233,14 +239,20 @@ class Gradebook:
     def replace_file_notes(self, prefix: str, notes: dict) -> None:
         """The files not graded whose path starts with `prefix` ("" for all, "warmup/" for one
         assignment's) become `notes`, {(student, path): reason}, in one transaction."""
-        now = time.time()
+        self.replace_notes(FILE_NOT_GRADED, notes, prefix)
+
+    def replace_notes(self, kind: str, notes: dict, prefix: str = "") -> None:
+        """The notes of `kind` whose `about` starts with `prefix` become `notes`,
+        {(student, about): text}, in one transaction: what a run no longer finds goes."""
+        now, prefix = time.time(), unsurrogate(prefix)
         with self._transaction() as db:
-            db.execute(
-                "DELETE FROM notes WHERE kind = ? AND substr(about, 1, ?) = ?", (FILE_NOT_GRADED, len(prefix), prefix)
-            )
+            db.execute("DELETE FROM notes WHERE kind = ? AND substr(about, 1, ?) = ?", (kind, len(prefix), prefix))
             db.executemany(
                 "INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?, ?)",
-                [(student, path, FILE_NOT_GRADED, reason, now) for (student, path), reason in notes.items()],
+                [
+                    (unsurrogate(student), unsurrogate(about), kind, unsurrogate(text), now)
+                    for (student, about), text in notes.items()
+                ],
             )
 
     def notes(self) -> list[dict]:
@@ -257,7 +269,9 @@ class Gradebook:
             if student is None:
                 rows = db.execute("SELECT * FROM results ORDER BY student, exercise").fetchall()
             else:
-                rows = db.execute("SELECT * FROM results WHERE student = ? ORDER BY exercise", (student,)).fetchall()
+                rows = db.execute(
+                    "SELECT * FROM results WHERE student = ? ORDER BY exercise", (unsurrogate(student),)
+                ).fetchall()
         return [ClassRow.from_dict(_parsed(dict(r))) for r in rows]
 
     def by_task(self, student: str | None = None) -> dict[tuple[str, str], ClassRow]:
@@ -266,7 +280,7 @@ class Gradebook:
 
     def row(self, student: str, exercise: str) -> ClassRow | None:
         """One (student, exercise) row, as `rows` gives it, or None."""
-        return next((r for r in self.rows(student) if r.exercise == exercise), None)
+        return next((r for r in self.rows(student) if r.exercise == unsurrogate(exercise)), None)
 
 
 def _parsed(stored: dict) -> dict:

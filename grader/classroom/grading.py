@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -34,16 +34,19 @@ from grader.checking.isolate import TaskProcesses, keep_warm, tracked
 from grader.checking.pipeline import check_file, stopped_by_grader, time_limit
 from grader.checking.replayers import replayers
 from grader.classroom.gradebook import Gradebook
-from grader.classroom.handins import Refused, entries, opened, not_read, read_file, what_it_is
+from grader.classroom.handins import NBGRADER_FILES, Refused, entries, opened, not_read, read_file
 from grader.exercises import LADDER, exercise
 from grader.gpu.ceilings import identity
 from grader.settings import CheckOptions
 from grader.steps.cases import benchmark_secret, load_secret, new_seed, task_secret
+from grader.textsafe import unsurrogate
 
 
 @dataclass(frozen=True)
 class Task:
     student: str
+    """The student's folder's name as stored and shown: a name that is not UTF-8 (a lone
+    surrogate) as its escape (`textsafe.unsurrogate`); the folder itself was read by `scan`."""
     exercise: str
     source: bytes | None = field(default=None, repr=False)
     """The hand-in's bytes, read once (grader/classroom/handins.py); None: nothing to grade."""
@@ -56,6 +59,9 @@ class Task:
     deleted ("" when none); grading never runs them, nbgrader puts them back."""
     untouched: bool = field(default=False, compare=False)
     """The hand-in is the starter as given out, unchanged: graded, but counted as not attempted."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "student", unsurrogate(self.student))
 
     @cached_property
     def sha256(self) -> str | None:
@@ -70,44 +76,35 @@ class ClassFolder:
     """One Task per student and exercise."""
     strays: list
     """(student, name, why) of everything in a student's folder that is not graded: a file no
-    exercise reads, a link or a FIFO (never read); name "": the student's folder itself (a link)."""
+    exercise reads, a link or a FIFO (never read)."""
+    not_students: list = field(default_factory=list)
+    """(name, why) of each entry of the class folder that is no student: a link (to another
+    student's folder: a copy?), a folder that could not be read, a name another folder's takes
+    once made printable. Never a row, never in students.csv; the report lists them."""
 
 
 GRADER_FOLDERS = ("report",)
 """Folder names of the grader's own outputs in a class folder (`zerogpu report`'s default)."""
-REPORT_FILES = ("report.html", "students.csv", "exercises.csv", "submissions.csv")
+REPORT_FILES = ("report.html", "students.csv", "exercises.csv", "submissions.csv", "similarity.csv")
 """What `zerogpu report` writes: a folder holding one is the grader's, wherever --out put it."""
 
 
 def scan(class_dir: Path, exercises=None) -> ClassFolder:
     """CLASS_DIR/<student>/<exercise>.py, every file read once as a regular file without
     following links; every student gets a task for every exercise. A missing file's task says
-    why when it can: a file that looks meant for it (SAXPY.py), a link, a FIFO, a huge file."""
-    class_dir = Path(class_dir)
-    strays, listings, found = [], {}, {}
-    with opened(class_dir) as top:
-        for name, mode in entries(top):
-            if name.startswith(".") or _grader_output(class_dir, name, mode):
-                continue
-            if stat.S_ISLNK(mode):
-                strays.append((name, "", f"{name} is {what_it_is(mode)}: nothing in it was read"))
-            elif stat.S_ISDIR(mode):
-                try:
-                    with opened(class_dir, [name]) as folder:
-                        listings[name] = entries(folder)
-                        found[name] = _read_exercise_files(folder, listings[name], exercises)
-                except Refused as why:
-                    strays.append((name, "", str(why)))
+    why when it can: a file that looks meant for it (SAXPY.py), a link, a FIFO, a huge file.
+    Names are kept as `textsafe.unsurrogate` makes them (any name a file system allows)."""
+    listings, found, not_students = _student_folders(Path(class_dir), exercises)
     if exercises is None:
         named = {n[: -len(".py")] for listing in listings.values() for n, _ in listing if n.endswith(".py")}
         exercises = [e for e in LADDER if e in named]
-    misnamed: dict = {}
+    strays, misnamed = [], {}
     for student, listing in listings.items():
         for name, mode, reason in _strays_of(listing, exercises):
-            strays.append((student, name, reason))
+            strays.append((student, unsurrogate(name), unsurrogate(reason)))
             meant = _meant_for(Path(name).stem) if stat.S_ISREG(mode) else None
             if meant:
-                misnamed.setdefault((student, meant), []).append(name)
+                misnamed.setdefault((student, meant), []).append(unsurrogate(name))
     starters = {e: exercise(e).starter_file.read_bytes() for e in exercises if exercise(e).starter_file.is_file()}
     tasks = []
     for student in sorted(listings):
@@ -123,7 +120,61 @@ def scan(class_dir: Path, exercises=None) -> ClassFolder:
                 else ""
             )
             tasks.append(Task(student, exercise_id, None, note))
-    return ClassFolder(tasks, strays)
+    return ClassFolder(tasks, strays, not_students)
+
+
+def _student_folders(class_dir: Path, exercises) -> tuple[dict, dict, list]:
+    """({student: listing}, {student: exercise files read}, ClassFolder.not_students) of the
+    class folder's entries: real folders are students, links and the unreadable are not."""
+    listings, found, not_students = {}, {}, []
+    with opened(class_dir) as top:
+        listed = [(n, m) for n, m in entries(top) if not n.startswith(".") and not _grader_output(class_dir, n, m)]
+        shown = Counter(unsurrogate(n) for n, m in listed if stat.S_ISDIR(m))
+        for name, mode in listed:
+            student = unsurrogate(name)
+            if stat.S_ISLNK(mode):
+                not_students.append((student, linked_folder(top, name, class_dir, set(shown))))
+            elif stat.S_ISDIR(mode) and shown[student] > 1 and student != name:
+                not_students.append(
+                    (
+                        student,
+                        f"{student} reads as another folder's name once made printable "
+                        "(its name is not UTF-8): rename it; nothing in it was read",
+                    )
+                )
+            elif stat.S_ISDIR(mode):
+                try:
+                    with opened(class_dir, [name]) as folder:
+                        listings[student] = entries(folder)
+                        found[student] = _read_exercise_files(folder, listings[student], exercises)
+                except Refused as why:
+                    not_students.append((student, unsurrogate(str(why))))
+    return listings, found, not_students
+
+
+def linked_folder(top: int, name: str, class_dir: Path, folders: set) -> str:
+    """Why a link in the class folder is no student, saying whose folder it points to when it
+    is another student's (a copy?); a target outside the class folder is never shown."""
+    shown = unsurrogate(name)
+    try:
+        target = os.readlink(name, dir_fd=top)  # the link itself, never followed
+    except OSError:
+        target = None
+    for base in {os.path.abspath(class_dir), os.path.realpath(class_dir)}:
+        if target is None:
+            break
+        inside = os.path.relpath(os.path.normpath(os.path.join(base, target)), base)
+        first = unsurrogate(inside.split(os.sep)[0])
+        if not inside.startswith("..") and first in folders and first != shown:
+            below = "" if os.sep not in inside else f" ({unsurrogate(inside)})"
+            return (
+                f"{shown} is a symbolic link to {first}'s folder{below}, not a student: nothing in it was "
+                f"read or graded. The same work as {first}'s: a copy?"
+            )
+    return (
+        f"{shown} is a symbolic link to a place outside the student folders, not a student: never "
+        "followed, nothing in it was read"
+    )
 
 
 def _grader_output(class_dir: Path, name: str, mode: int) -> bool:
@@ -156,7 +207,7 @@ def _strays_of(listing: list, exercises) -> list:
     """(name, mode, why) of the entries of a student's folder that are not graded."""
     found = []
     for name, mode in listing:
-        if name.startswith(".") or stat.S_ISDIR(mode):
+        if name.startswith(".") or stat.S_ISDIR(mode) or name in NBGRADER_FILES:
             continue
         stem, suffix = os.path.splitext(name)
         if not stat.S_ISREG(mode):

@@ -20,6 +20,10 @@ PY_LIMIT = 1 << 20
 NOTEBOOK_LIMIT = 16 << 20
 """The largest notebook read (16 MiB): room for a few plots in its outputs."""
 
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+"""Files nbgrader itself puts in a submission: never hand-ins, in a course or a class folder
+copied out of one (its dot folders are left out too)."""
+
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

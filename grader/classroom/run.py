@@ -12,9 +12,9 @@ from pathlib import Path
 
 from grader.backend import current
 from grader.classroom.distributed import dask_client, grade_class_on, worker_count
-from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_GRADED, UNTOUCHED, WORKER_LOST, Gradebook
+from grader.classroom.gradebook import AUTOGRADER_CELLS, NOT_A_STUDENT, NOT_GRADED, UNTOUCHED, WORKER_LOST, Gradebook
 from grader.classroom.grading import NOT_THIS_RUN, default_workers, grade_class, pending, scan
-from grader.classroom.regrade import RegradeError, comparison, plan
+from grader.classroom.regrade import RegradeError, comparison, select
 from grader.containment.sandbox import forced_off, unavailable
 from grader.gpu.ceilings import ceilings
 from grader.paths import gradebook_file
@@ -37,8 +37,10 @@ class GradeRequest:
     """Checks at once (None: one per CPU core, or per GPU); with a `scheduler`, its workers."""
     scheduler: str | None = None
     """A Dask scheduler ("local" or tcp://HOST:8786), else this machine's pool."""
-    regrade: str | None = None
-    """STUDENT/EXERCISE: that row alone, again on its stored seed."""
+    regrade: tuple = ()
+    """STUDENT/EXERCISE patterns (globs allowed): those rows alone, again on their stored seed."""
+    failed: bool = False
+    """Every row that did not pass, again on its stored seed (with `regrade`'s rows)."""
     task_timeout: float | None = None
     """Seconds one task may take in all (None: every per-case allowance spent in full)."""
     db: str | None = None
@@ -50,6 +52,9 @@ class Listener:
 
     def not_graded(self, what: str, why: str) -> None:
         """`what` ("ann/notes.txt") is in the folder but not graded, for `why`."""
+
+    def not_student(self, name: str, why: str) -> None:
+        """`name`, in the class folder, is no student (a link to another's folder), for `why`."""
 
     def starting(self, heading: str, total: int) -> None:
         """`total` tasks are about to be graded; `heading` says where."""
@@ -74,6 +79,12 @@ class GradingRun:
     stale: list = field(default_factory=list)
     """An nbgrader course: (assignment, students whose feedback is out of date, the commands
     that refresh it)."""
+    needs_look: int = 0
+    """What this run found that `zerogpu report` lists under "Needs a look": entries that are no
+    student (links), files not graded, hand-ins that could not be graded."""
+    ungraded_speed: list = field(default_factory=list)
+    """An nbgrader course graded without a GPU: (assignment, speed points in nbgrader's max
+    score that nobody could earn here, that max score)."""
 
 
 @contextmanager
@@ -96,20 +107,24 @@ def gradebook_for(directory: Path, request: GradeRequest):
 
 def grade_folder(class_dir: Path, request: GradeRequest, listener: Listener = Listener()) -> GradingRun:
     """`zerogpu grade DIR`: every DIR/<student>/<exercise>.py graded (what is not yet graded,
-    or the one row `request.regrade` names), the rest of the folder noted."""
+    or the rows `request.regrade` and `request.failed` name), the rest of the folder noted."""
     class_dir = Path(class_dir)
     with gradebook_for(class_dir, request) as book:
         found = scan(class_dir, list(request.exercises) if request.exercises else None)
-        todo, replaying = regrading(request.regrade, found.tasks, book)
-        todo = todo if replaying else pending(found.tasks, book)
+        todo, replaying = regrading(request, found.tasks, book)
+        for name, why in found.not_students:
+            listener.not_student(name, why)
         for student, name, reason in found.strays:
             listener.not_graded(f"{student}/{name}", reason)
-        keep_notes(book, found.tasks, {(s, n): why for s, n, why in found.strays if why != NOT_THIS_RUN}, "")
+        strays = {(s, n): why for s, n, why in found.strays if why != NOT_THIS_RUN}
+        keep_notes(book, found.tasks, strays, "")
+        book.replace_notes(NOT_A_STUDENT, {(name, ""): why for name, why in found.not_students})
         heading = f"{len(found.tasks)} tasks, {len(found.tasks) - len(todo)} already graded, {len(todo)} to grade"
         lost = grade_tasks(
             todo, book, request, (class_dir.resolve(), book.path.parent.resolve()), heading, listener, replaying
         )
-        return GradingRun(book.path, len(book.rows()), regraded(book, replaying), lost)
+        look = len(found.not_students) + len(strays) + sum(bool(t.note or t.autograder_cells) for t in found.tasks)
+        return GradingRun(book.path, len(book.rows()), regraded(book, replaying), lost, needs_look=look)
 
 
 def grade_tasks(todo, book, request: GradeRequest, private, heading: str, listener: Listener, replaying=None) -> list:
@@ -182,12 +197,13 @@ def keep_notes(book, tasks, files: dict, prefix: str) -> None:
     book.replace_file_notes(prefix, files)
 
 
-def regrading(which: str | None, tasks, book) -> tuple[list, dict | None]:
-    """For `which` = STUDENT/EXERCISE: ([that task], {its key: its stored row}); else ([], None)."""
-    if not which:
-        return [], None
-    task, row = plan(tasks, book, which)
-    return [task], {(task.student, task.exercise): row}
+def regrading(request: GradeRequest, tasks, book) -> tuple[list, dict | None]:
+    """The tasks of a run: with `request.regrade` or `request.failed`, those rows alone
+    (`regrade.select`) and {key: stored row} of those replayed on their seed; else the tasks
+    not yet graded for this exact file, and None."""
+    if not (request.regrade or request.failed):
+        return pending(tasks, book), None
+    return select(tasks, book, request.regrade, request.failed)
 
 
 def regraded(book, replaying: dict | None) -> list:

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from grader.classroom.kind import kind_of
 from grader.course.scores import PARTIAL_CREDIT, PER_CASE
 from grader.course.solution_regions import STUB
 from grader.settings import CASE_TIMEOUT
@@ -100,9 +101,11 @@ c.Exchange.root = {exchange!r}
 '''
 
 
-def is_course(folder) -> bool:
-    """Is `folder` an nbgrader course (it holds nbgrader_config.py), not a plain class folder?"""
-    return bool(folder) and (Path(folder) / CONFIG).is_file()
+def is_course(folder, asked: str | None = None) -> bool:
+    """Is `folder` an nbgrader course, not a plain class folder? Decided by what is there
+    (grader/classroom/kind.py `kind_of`; `asked`: the `--kind` flag); FolderKindError, one line,
+    when it could be either."""
+    return bool(folder) and kind_of(folder, asked).kind == "course"
 
 
 def partial_credit(config) -> str:

@@ -160,15 +160,16 @@ def note_out_of_date(course, book, assignments) -> dict:
     return found
 
 
-def before_report(directory, db: Path) -> str:
+def before_report(directory, db: Path, kind: str | None = None) -> str:
     """What `zerogpu report` needs of a course: in an nbgrader course folder, notes which
     feedback is out of date now (and marks its pages), and returns the course's
     partial-credit setting (docs/COURSE.md); "per_case" for a plain class folder. A course
-    whose config cannot be read raises ValueError with the reason."""
+    whose config cannot be read, or a folder that could be either (`kind`: `--kind`), raises
+    ValueError with the reason."""
     from grader.course.build import CourseError  # noqa: PLC0415 - nbformat: only a course needs it; every `zerogpu` command loads this module
     from grader.course.submissions import assignments, load_course  # noqa: PLC0415 - nbformat: only a course needs it; every `zerogpu` command loads this module
 
-    if not is_course(directory):
+    if not is_course(directory, kind):
         return PER_CASE
     tools_on_path()
     try:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.classroom.grading import Task, pending
-from grader.classroom.handins import Missing, Refused, entries, not_read, opened, read_below, walk, what_it_is
+from grader.classroom.handins import NBGRADER_FILES, Missing, Refused, entries, not_read, opened, read_below, walk
+from grader.classroom.handins import what_it_is
 from grader.course.build import CourseError, extracted_path, released_source, without_hidden_tests
 from grader.course.config import load_config, partial_credit
 from grader.course.scores import PARTS, PER_CASE, part_scores, test_cell_id
@@ -66,10 +67,6 @@ def load_course(course_dir: Path) -> Course:
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
     return Course(root, coursedir.course_id, coursedir.db_url, coursedir, credit)
-
-
-NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
-"""Files nbgrader itself puts in a submission: never hand-ins (its dot folders are left out too)."""
 
 
 def _read_notebook(path: Path) -> tuple[dict | None, str]:

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import base64
 import time
+from pathlib import Path
+from urllib.parse import quote
 
 from grader.classroom.gradebook import NOT_SUBMITTED
 from grader.report.data import ALL_OR_NOTHING, NO_GPU, NOT_ATTEMPTED, VERDICT_ORDER, ClassReport, tier_names
 from grader.report.plots import VERDICT_COLOURS, label
 from grader.result import MISTAKES
 from grader.render import prose_html
+from grader.report.templates import html, render
 from grader.textsafe import html_text as escape
 
 CODES = {
@@ -45,94 +48,29 @@ MAX_LISTED = 60
 MAX_MESSAGE = 700
 """Characters of a result's message shown when a grid cell opens (submissions.csv has all)."""
 
-CSS = """
-:root{--ink:#1f2328;--muted:#656d76;--line:#d0d7de;--soft:#f6f8fa;--faint:#eaeef2}
-*{box-sizing:border-box}
-body{margin:0;background:#fff;color:var(--ink);font:15px/1.55 -apple-system,BlinkMacSystemFont,
-"Segoe UI","Helvetica Neue",Helvetica,Arial,sans-serif;-webkit-font-smoothing:antialiased}
-main{max-width:1040px;margin:0 auto;padding:40px 32px 64px}
-.eyebrow{margin:0;font-size:12px;letter-spacing:.08em;text-transform:uppercase;color:var(--muted)}
-h1{font-size:30px;line-height:1.2;margin:4px 0 6px;font-weight:650}
-h2{font-size:20px;margin:44px 0 2px;padding-bottom:6px;border-bottom:1px solid var(--line);font-weight:620}
-.meta{margin:0;color:var(--muted);font-size:13.5px}
-.lede{margin:6px 0 14px;color:var(--muted);font-size:14px;max-width:52em}
-.cards{display:grid;grid-template-columns:repeat(4,1fr);gap:12px;margin:26px 0 18px}
-.card{border:1px solid var(--line);border-radius:10px;padding:14px 16px}
-.card .k{font-size:11.5px;letter-spacing:.07em;text-transform:uppercase;color:var(--muted)}
-.card .v{font-size:28px;font-weight:650;line-height:1.25;font-variant-numeric:tabular-nums;
-white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.card .v.id{font-size:21px;line-height:1.6;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.card .n{font-size:13px;color:var(--muted)}
-.findings{background:var(--soft);border-radius:10px;padding:10px 22px;margin:0}
-.findings li{margin:6px 0}
-.notice{border-left:4px solid #d4a72c;background:#fff8c5;padding:10px 14px;border-radius:6px;margin:10px 0}
-table{border-collapse:collapse;width:100%;font-size:14px;font-variant-numeric:tabular-nums}
-th{text-align:left;font-size:11.5px;letter-spacing:.05em;text-transform:uppercase;color:var(--muted);
-font-weight:600;border-bottom:2px solid var(--line);padding:6px 8px;vertical-align:bottom}
-td{border-bottom:1px solid var(--faint);padding:6px 8px;vertical-align:middle}
-tbody tr:hover{background:var(--soft)}
-.num{text-align:right}
-.dim{color:var(--muted)}
-code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
-.bar{display:inline-block;width:84px;height:8px;border-radius:4px;background:var(--faint);
-overflow:hidden;vertical-align:middle;margin-right:8px}
-.bar span{display:block;height:100%;background:#1a7f37}
-.chip{display:inline-block;padding:0 8px;border-radius:10px;font-size:12.5px;line-height:20px;color:#fff}
-.chip.light{color:var(--ink)}
-.cell{display:inline-block;width:22px;height:20px;border-radius:4px;text-align:center;
-font:600 11px/20px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#fff}
-.cell.light{color:var(--muted)}
-.cell.re{position:relative}
-.cell.re::after,.re-dot{content:"";display:inline-block;width:7px;height:7px;border-radius:50%;
-background:#8250df;border:1px solid #fff}
-.cell.re::after{position:absolute;top:-3px;right:-3px}
-.grid th.ex,.grid td.ex{padding:4px 1px;text-align:center;width:26px}
-.grid td.ex{position:relative}
-.grid details summary{list-style:none;cursor:pointer}
-.grid details summary::-webkit-details-marker{display:none}
-.grid details[open] summary .cell{outline:2px solid var(--ink);outline-offset:1px}
-.pop{position:absolute;z-index:5;top:28px;right:-8px;width:430px;text-align:left;background:#fff;
-border:1px solid var(--line);border-radius:8px;box-shadow:0 8px 24px rgba(31,35,40,.18);
-padding:10px 12px;font-size:13px;line-height:1.45;white-space:normal}
-.pop .head{font-weight:600;margin-bottom:4px}
-.pop .msg{margin:6px 0;white-space:pre-wrap;overflow-wrap:anywhere}
-.pop pre{margin:4px 0;padding:4px 6px;background:var(--soft);border-radius:4px;white-space:pre-wrap;
-overflow-wrap:anywhere;font-size:12px}
-.pop .warn{color:#9a6700}
-.tag{display:inline-block;padding:0 7px;border-radius:10px;font-size:12.5px;line-height:20px;
-border:1px solid var(--line);background:var(--soft)}
-table.look td{vertical-align:top}
-.legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:12.5px;color:var(--muted);margin:8px 0 12px}
-img.chart{display:block;width:100%;height:auto;margin:10px 0 4px}
-.names{columns:4;column-gap:24px;font-size:14px;margin:6px 0}
-footer{margin-top:52px;padding-top:12px;border-top:1px solid var(--line);font-size:13px;color:var(--muted)}
-footer p{margin:4px 0}
-@media (max-width:760px){.cards{grid-template-columns:repeat(2,1fr)}.names{columns:2}}
-@media print{main{padding:0}h2{break-after:avoid}img.chart,tr{break-inside:avoid}.pop{display:none}}
-"""
+CSS = (Path(__file__).parent / "templates" / "report.css").read_text()
+"""The page's style sheet, inlined into it (and into each feedback page)."""
 
 
 def page(report: ClassReport, images: dict, *, title: str | None = None, generated: float | None = None) -> str:
-    body = "\n".join(
-        [
-            _header(report, title, generated),
-            _cards(report),
-            _findings(report),
-            _attention(report),
-            _exercises(report),
-            _mistakes(report, images["verdicts"]),
-            _speed(report, images["speed"]),
-            _scores(report, images["scores"]),
-            _students(report),
-            _footer(report),
-        ]
-    )
-    heading = escape(title or "Class report")
-    return (
-        f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        f"<title>{heading} — Zero to GPU</title><style>{CSS}</style></head>"
-        f"<body><main>\n{body}\n</main></body></html>\n"
+    sections = [
+        _header(report, title, generated),
+        _cards(report),
+        _findings(report),
+        _attention(report),
+        _exercises(report),
+        _mistakes(report, images["verdicts"]),
+        _speed(report, images["speed"]),
+        _leaderboard(report),
+        _scores(report, images["scores"]),
+        _students(report),
+    ]
+    return render(
+        "page.html.j2",
+        title=title or "Class report",
+        css=html(CSS),
+        sections=[html(s) for s in sections],
+        feedback=bool(report.feedback_pages),
     )
 
 
@@ -306,59 +244,57 @@ def _findings(report: ClassReport) -> str:
     return '<ul class="findings">' + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
+def _look(title: str, rows, lede: str, columns: tuple, csv: str = "submissions.csv") -> dict:
+    return {"title": title, "rows": list(rows), "lede": lede, "columns": columns, "csv": csv}
+
+
 def _attention(report: ClassReport) -> str:
-    """Hand-ins that could not be graded, files no exercise reads, edited autograder cells and
-    out-of-date feedback, each with the reason: nothing is dropped silently."""
-    parts = []
-
-    def table(head: str, rows: list) -> str:
-        shown = rows[:MAX_LISTED]
-        more = len(rows) - len(shown)
-        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in shown)
-        tail = f'<p class="lede">and {more:,} more (see <code>submissions.csv</code>).</p>' if more > 0 else ""
-        return f'<table class="look"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}'
-
-    looks = (
-        (
+    """Hand-ins that could not be graded, entries that are no student, files no exercise reads,
+    edited autograder cells, out-of-date feedback and hand-ins far more alike than the class's
+    usual pair, each with the reason: nothing is dropped silently."""
+    pairs = [(p.exercise, p.first, p.second, f"{p.score:.2f} (the usual pair: {p.usual:.2f})") for p in report.pairs]
+    tables = [
+        _look(
             "Could not be graded",
             report.not_graded,
             "Counted as not submitted (0 points) until the hand-in is fixed and graded again.",
-            "exercise",
-            "why",
+            ("student", "exercise", "why"),
         ),
-        ("Files not graded", report.files, "Handed in, but no exercise reads them.", "file", "why"),
-        (
+        _look(
+            "Not students",
+            report.not_students,
+            "Entries of the class folder graded as nobody: links (to another student's folder: the same "
+            "work twice, a copy?) and folders that could not be read. They are in no CSV.",
+            ("entry", "why"),
+        ),
+        _look("Files not graded", report.files, "Handed in, but no exercise reads them.", ("student", "file", "why")),
+        _look(
             "Autograder cells edited or deleted",
             report.edited_cells,
-            "These cells never ran the grading (<code>zerogpu grade</code> reads only the exercise "
-            "cell) and <code>nbgrader autograde</code> puts them back, so the points stand; the "
-            "hand-in still changed cells it was told not to touch.",
-            "exercise",
-            "cells",
+            "These cells never ran the grading (zerogpu grade reads only the exercise cell) and nbgrader "
+            "autograde puts them back, so the points stand; the hand-in still changed cells it was told not to touch.",
+            ("student", "exercise", "cells"),
         ),
-        (
+        _look(
             "Feedback out of date",
             report.stale_feedback,
             "nbgrader feedback that shows results graded again since; its pages say so too.",
-            "assignment",
-            "what to do",
+            ("student", "assignment", "what to do"),
         ),
-    )
-    for title, found, lede, what, why in looks:  # each found: (student, what, why) rows
-        if found:
-            parts.append(
-                f'<h3>{title} ({len(found):,})</h3><p class="lede">{lede}</p>'
-                + table(
-                    f"<th>student</th><th>{what}</th><th>{why}</th>",
-                    [
-                        (f'<span class="id">{escape(s)}</span>', f"<code>{escape(w)}</code>", escape(t))
-                        for s, w, t in found
-                    ],
-                )
-            )
-    if not parts:
-        return ""
-    return "<h2>Needs a look</h2>" + "".join(parts)
+        _look(
+            "Far more alike than the class's usual pair",
+            pairs,
+            "Hand-ins of one exercise whose code matches once names are ignored, beyond what the starter, the "
+            "solution and the class's common code explain (docs/COURSE.md, Similarity): a reason to look, not a verdict.",
+            ("exercise", "student", "student", "score"),
+            "similarity.csv",
+        ),
+    ]
+    return render("look.html.j2", tables=[t for t in tables if t["rows"]], most=MAX_LISTED)
+
+
+def _leaderboard(report: ClassReport) -> str:
+    return render("leaderboard.html.j2", boards=report.boards, why=report.no_board, names=report.names)
 
 
 def _speed_sentence(report: ClassReport) -> str:
@@ -463,55 +399,14 @@ def _mistakes(report: ClassReport, png: bytes) -> str:
 
 
 def _speed(report: ClassReport, png: bytes | None) -> str:
-    if png is None:
-        return (
-            f'<h2>Speed</h2><p class="notice"><b>{escape(NO_GPU)}</b> Correctness was graded '
-            "on the CPU (the kernel doctor, or Numba's CUDA simulator where the doctor cannot run "
-            "a kernel), which says nothing about GPU speed, so this report shows no speed "
-            "figures. Grade on a machine with an NVIDIA GPU to see speedups and tiers.</p>"
-        )
-    tiers = tier_names(report)
-    head = (
-        "<tr><th>exercise</th><th class=num>timed</th><th class=num>median speedup</th>"
-        "<th class=num>required</th><th class=num>meeting it</th>"
-        + "".join(f"<th class=num>{escape(t)}</th>" for t in tiers)
-        + "</tr>"
-    )
-    rows = []
-    for e in report.exercises:
-        if not e.speedups:
-            continue
-        need = f"{e.required_speedup:g}×" if e.required_speedup else "–"
-        rows.append(
-            f'<tr><td class="id">{escape(e.id)}</td><td class="num">{len(e.speedups):,}</td>'
-            f'<td class="num">{e.median_speedup:.2f}×</td><td class="num">{need}</td>'
-            f'<td class="num">{e.meeting_requirement:,}</td>'
-            + "".join(f'<td class="num">{e.tiers.get(t, 0):,}</td>' for t in tiers)
-            + "</tr>"
-        )
-    rejected = sum(e.rejected_timings for e in report.exercises)
-    note = (
-        f'<p class="lede">{rejected:,} timing(s) were rejected (faster than physically '
-        "possible, or work outside the timed region) and are left out.</p>"
-        if rejected
-        else ""
-    )
-    untimed = [e.id for e in report.exercises if e.passed and not e.speedups]
-    if untimed:
-        note += (
-            '<p class="lede">Not timed on a GPU (graded on the simulator only): '
-            + ", ".join(f"<code>{escape(i)}</code>" for i in untimed)
-            + ".</p>"
-        )
-    return (
-        "<h2>Speed</h2><p class=\"lede\">Speedup over the bundled baseline kernel for every "
-        "submission timed on a GPU (correct ones, including <i>too slow</i>). Box: middle "
-        "half; whiskers: 5th–95th percentile; red tick: the speedup the exercise requires. "
-        "Tiers count passing submissions by the fraction of the target kernel's speed they "
-        "reached.</p>"
-        + _img(png, "Speedup distribution per exercise")
-        + note
-        + f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+    return render(
+        "speed.html.j2",
+        chart=None if png is None else html(_img(png, "Speedup distribution per exercise")),
+        no_gpu=NO_GPU,
+        tiers=tier_names(report),
+        timed=[e for e in report.exercises if e.speedups],
+        rejected=sum(e.rejected_timings for e in report.exercises),
+        untimed=[e.id for e in report.exercises if e.passed and not e.speedups],
     )
 
 
@@ -542,7 +437,7 @@ def _students(report: ClassReport) -> str:
         # the grid is the table's last columns: every popover opens leftwards, inside the page
         grid = "".join(f'<td class="ex">{_opening(s.marks[e], e)}</td>' for e in ids)
         rows.append(
-            f'<tr><td class="id">{escape(s.name)}</td>'
+            f'<tr><td class="id">{_student_link(report, s.name)}</td>'
             f'<td class="num">{s.percent:.0f}%</td>'
             f'<td class="num">{s.passed}/{len(ids)}</td><td>{stuck}</td><td>{there}</td>'
             f"{grid}</tr>"
@@ -572,6 +467,12 @@ def _students(report: ClassReport) -> str:
     )
 
 
+def _student_link(report: ClassReport, name: str) -> str:
+    """A student's name, linked to their feedback page when there is one."""
+    page_file = report.feedback_pages.get(name)
+    return f'<a href="feedback/{quote(page_file)}">{escape(name)}</a>' if page_file else escape(name)
+
+
 def _opening(m, exercise_id: str) -> str:
     """A grid cell that opens on the hand-in: verdict and mistake, points and cases passed, the
     message and its line, and why nothing was graded or which autograder cells changed."""
@@ -596,16 +497,3 @@ def _opening(m, exercise_id: str) -> str:
         lines.append(f'<div class="dim">Regraded on its stored seed ({escape(m.regraded)}).</div>')
     cell = _cell(m.verdict, exercise_id, m.regraded)
     return f'<details><summary>{cell}</summary><div class="pop">{"".join(lines)}</div></details>'
-
-
-def _footer(report: ClassReport) -> str:
-    return (
-        "<footer><p>Made by <code>zerogpu report</code>. Alongside this page: "
-        "<code>students.csv</code> (one row per student: score, stuck on, every verdict), "
-        "<code>exercises.csv</code> (one row per exercise: pass rate, verdict counts, speed) and "
-        "<code>submissions.csv</code> (one row per student and exercise: verdict, mistake, "
-        "points, cases passed, message).</p>"
-        "<p>Score: points earned ÷ points available over the exercises in the gradebook. "
-        "Speed figures come only from results timed on a GPU; blank means not measured, "
-        "never zero.</p></footer>"
-    )

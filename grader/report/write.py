@@ -13,14 +13,17 @@ import csv
 import io
 import statistics
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.classroom.gradebook import Gradebook
+from grader.classroom.kind import kind_of
 from grader.report.data import (
     EXERCISES_CSV,
     PER_CASE,
     REPORT_HTML,
     STUDENTS_CSV,
+    SIMILARITY_CSV,
     SUBMISSIONS_CSV,
     VERDICT_ORDER,
     ClassReport,
@@ -30,8 +33,11 @@ from grader.report.data import (
 )
 from grader.paths import cannot_write, gradebook_file, temporary_name, write_atomically
 from grader.result import mistake_label
+from grader.report.feedback import FEEDBACK_FOLDER, feedback_pages, page_name
+from grader.report.leaderboard import boards, why_empty
 from grader.report.page import page
 from grader.report.plots import charts
+from grader.report.similarity import class_pairs, given_texts, hand_ins
 from grader.textsafe import csv_cell
 
 ELSEWHERE = "choose another folder with zerogpu report --out DIR"
@@ -196,37 +202,82 @@ def submissions_csv(report: ClassReport) -> str:
 # ---- the whole report -------------------------------------------------------------------
 
 
-def write_report(db: Path, out_dir: Path, title: str | None = None, partial_credit: str = PER_CASE) -> dict:
-    """Read the gradebook at `db`, write report.html and the CSVs into `out_dir`.
-    Returns {"html", "students_csv", "exercises_csv", "submissions_csv": paths, "report":
-    ClassReport}. `partial_credit`: an nbgrader course's setting (grader/course/scores.py).
+def similarity_csv(report: ClassReport) -> str:
+    """One row per pair of hand-ins far more alike than the class's usual pair."""
+    header = ["exercise", "student", "student", "score", "usual_pair"]
+    return csv_text([header, *([p.exercise, p.first, p.second, p.score, p.usual] for p in report.pairs)])
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What `zerogpu report` was asked for, beyond the gradebook and the folder to write into."""
+
+    title: str | None = None
+    partial_credit: str = PER_CASE
+    """An nbgrader course's setting (grader/course/scores.py)."""
+    directory: str | None = None
+    """The class (or course) folder, whose hand-ins are read again for similarity."""
+    names: bool = False
+    """Name students on the leaderboard."""
+    feedback: bool = False
+    """Write feedback/<student>.html (a plain class: nbgrader makes a course's)."""
+
+
+def write_report(db: Path, out_dir: Path, request: ReportRequest = ReportRequest(), **fields) -> dict:
+    """Read the gradebook at `db`, write report.html, the CSVs and (`request.feedback`) the
+    feedback pages into `out_dir`. Returns {"html", "students_csv", "exercises_csv",
+    "submissions_csv", "similarity_csv": paths, "feedback": [paths], "report": ClassReport}.
     A file that cannot be written raises `paths.DataDirError` (one line, naming --out); the
-    files written before it are whole."""
+    files written before it are whole. A field of `request` may also be given by name."""
+    request = replace(request, **fields)
     rows = load_rows(db)
     if not rows:
         raise ValueError(f"the gradebook {db} has no results yet")
-    report = analyse(rows, source=str(db), notes=Gradebook(db, read_only=True).notes(), partial_credit=partial_credit)
+    notes = Gradebook(db, read_only=True).notes()
+    report = analyse(rows, source=str(db), notes=notes, partial_credit=request.partial_credit)
+    sources = hand_ins(request.directory, rows)
+    report = replace(
+        report,
+        pairs=tuple(class_pairs(sources, given_texts({e for _, e in sources}))),
+        boards=boards(rows),
+        no_board=why_empty(rows),
+        names=request.names,
+        feedback_pages={s.name: page_name(s.name) for s in report.students} if request.feedback else {},
+    )
     out_dir = Path(out_dir)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / FEEDBACK_FOLDER if request.feedback else out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise cannot_write(out_dir, err, ELSEWHERE) from None
-    paths = {
-        "html": out_dir / REPORT_HTML,
-        "students_csv": out_dir / STUDENTS_CSV,
-        "exercises_csv": out_dir / EXERCISES_CSV,
-        "submissions_csv": out_dir / SUBMISSIONS_CSV,
-    }
-    _remove_leftovers(paths.values())
+    generated = time.time()
     texts = {
-        "students_csv": students_csv(report),
-        "exercises_csv": exercises_csv(report),
-        "submissions_csv": submissions_csv(report),
-        "html": page(report, charts(report), title=title, generated=time.time()),
+        "students_csv": (STUDENTS_CSV, students_csv(report)),
+        "exercises_csv": (EXERCISES_CSV, exercises_csv(report)),
+        "submissions_csv": (SUBMISSIONS_CSV, submissions_csv(report)),
+        "similarity_csv": (SIMILARITY_CSV, similarity_csv(report)),
+        "html": (REPORT_HTML, page(report, charts(report), title=request.title, generated=generated)),
     }
-    for key, text in texts.items():
+    paths = {key: out_dir / name for key, (name, _) in texts.items()}
+    pages = feedback_pages(report, rows, request.title, generated) if request.feedback else {}
+    written = [out_dir / FEEDBACK_FOLDER / name for name in pages]
+    _remove_leftovers([*paths.values(), *written])
+    for key, (_, text) in texts.items():
         write_atomically(paths[key], text, elsewhere=ELSEWHERE)
-    return {**paths, "report": report}
+    for path, text in zip(written, pages.values()):
+        write_atomically(path, text, elsewhere=ELSEWHERE)
+    if request.feedback:
+        _remove_pages_of_others(out_dir / FEEDBACK_FOLDER, set(pages))
+    return {**paths, "feedback": written, "report": report}
+
+
+def _remove_pages_of_others(folder: Path, kept: set) -> None:
+    """Feedback pages an earlier report wrote for students no longer in the gradebook."""
+    for old in folder.glob("*.html"):
+        if old.name not in kept:
+            try:
+                old.unlink()
+            except OSError:
+                pass  # not ours to remove: it never stops a report
 
 
 def _remove_leftovers(paths) -> None:
@@ -245,17 +296,22 @@ class ReportError(Exception):
     """No report: the message is one line naming the fix (nothing named, no gradebook)."""
 
 
-def report_class(directory, db=None, out=None, title: str | None = None, course_setup=None) -> dict:
+def report_class(directory, db=None, out=None, title: str | None = None, course_setup=None, **asked) -> dict:
     """`zerogpu report`: `write_report` for a class (or course) folder's gradebook, or `db`, into
-    `out` (default: report/ beside the gradebook). `course_setup(directory, db)`: what an nbgrader
-    course adds first, returning its partial-credit setting (grader/course/feedback.py
-    `before_report`); it lives above this package. ValueError: no rows, a course config that
-    cannot be read. A file that is not a gradebook: `GradebookError`, one line."""
+    `out` (default: report/ beside the gradebook). `course_setup(directory, db, kind)`: what an
+    nbgrader course adds first, returning its partial-credit setting (grader/course/feedback.py
+    `before_report`); it lives above this package. `asked`: `names` (the leaderboard's) and
+    `kind` ("class" or "course", else decided by what is there). ValueError: no rows, a course
+    config that cannot be read, a folder that could be either kind. A file that is not a
+    gradebook: `GradebookError`, one line."""
     if not (directory or db):
         raise ReportError("give a class (or course) folder, or --db PATH")
     db = gradebook_file(directory, db)
     if not db.is_file():
         hint = f" Grade the class first: zerogpu grade {directory}" if directory else ""
         raise ReportError(f"no gradebook at {db}.{hint}")
-    credit = course_setup(directory, db) if course_setup else PER_CASE
-    return write_report(db, Path(out) if out else db.parent / "report", title=title, partial_credit=credit)
+    kind = asked.get("kind")
+    credit = course_setup(directory, db, kind) if course_setup else PER_CASE
+    plain = bool(directory) and kind_of(directory, kind).kind == "class"
+    request = ReportRequest(title, credit, directory, bool(asked.get("names")), feedback=plain)
+    return write_report(db, Path(out) if out else db.parent / "report", request)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from grader.result.doctor import DoctorReport
+from grader.result.doctor import DoctorReport, mistake_of
 from grader.result.speed import Speed, SpeedDetails  # noqa: F401 - part of a CheckResult
 from grader.result.stored import known
 from grader.result.views import VIEWS
@@ -113,7 +113,10 @@ MISTAKES = {
     "nothing_written": ("nothing written", "the kernel stored nothing into the output"),
     "index_ignores_block": ("index ignores blockIdx", "every block wrote the same first elements"),
     "index_ignores_thread": ("index ignores threadIdx", "every thread of a block wrote the block's first element"),
-    "unwritten_tail": ("unwritten tail", "the grid stops short of the end: blocks rounded down"),
+    "unwritten_tail": (
+        "blocks rounded down",
+        "the grid stops short of the end: n // threads rounds down (no block at all when n < threads)",
+    ),
     "guard_too_strict": ("bounds guard too strict", "threads of the last elements did not store"),
     "unwritten_stretches": ("holes in every stretch", "the same offsets unwritten in every stretch"),
     "unwritten_region": ("rows or columns unwritten", "whole rows or columns of a 2-D output never written"),
@@ -141,6 +144,10 @@ MISTAKES = {
 its verdict."""
 SLOW_MISTAKES = ("duplicate_write", "uncoalesced", "bank_conflicts", "serial_work")
 """Mistakes a correct kernel can still make: they cost work or speed on a GPU, not points."""
+GENERIC_MISTAKES = ("nothing_written",)
+"""Mistakes that say what a case's output shows, not why: a later failing case that names a
+cause names it better (a guard `if i < n - 1:` writes nothing at n = 1, and leaves the last
+element unwritten at every other size: "bounds guard too strict")."""
 
 
 MAX_TEXT = 4_000
@@ -165,6 +172,26 @@ def _fit_fields(obj, **limits) -> None:
     """Cap a frozen dataclass's text fields in place (at construction)."""
     for name, limit in limits.items():
         object.__setattr__(obj, name, _fitted(getattr(obj, name), limit))
+
+
+def telling_case(cases) -> CaseResult | None:
+    """The first failing case that names a cause: one whose mistake is not generic
+    (`GENERIC_MISTAKES`); None when no failing case names one."""
+    return next((c for c in cases if not c.passed and c.mistake and c.mistake not in GENERIC_MISTAKES), None)
+
+
+def telling_mistake(result) -> str:
+    """The mistake a class report counts a result under: the finding its feedback names. The
+    result's own (its first failing case's, else the doctor's first finding with a fix) unless
+    that one is generic (`GENERIC_MISTAKES`) or missing: then `telling_case`'s. A passed
+    result's is what its first warning measured. "" when nothing names one."""
+    named = result.mistake
+    if not named and not result.passed and result.doctor:
+        named = next((mistake_of(f) for f in result.doctor.findings if f.fix), "")
+    if result.passed or (named and named not in GENERIC_MISTAKES):
+        return named
+    case = telling_case(result.cases)
+    return case.mistake if case is not None else named
 
 
 def mistake_label(name: str) -> str:

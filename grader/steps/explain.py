@@ -194,7 +194,8 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
     verdict = getattr(exc, "learner_verdict", None)
     if verdict:  # a refusal raised at run time (e.g. grader/replay/record.py: host code reading device data)
         message = f"{who}: {text.strip()}" if thread else text.strip()[:1].upper() + text.strip()[1:]
-        return ErrorInfo(verdict, message, error_type, line, source, thread, block, getattr(exc, "learner_hint", ""))
+        hint = getattr(exc, "learner_hint", "")
+        return ErrorInfo(verdict, message, error_type, line, source, thread, block, hint, refusal_mistake(exc, text))
 
     if _looks_like_crash(exc):
         message = f"The GPU reported an error that ends the program: {text.strip()}"
@@ -216,6 +217,20 @@ def explain_exception(exc: BaseException, learner_files=(), arguments=None) -> E
         return ErrorInfo("exception", message, error_type, line, source, thread, block)
     message = f"{who} raised {error_type}: {text.strip()}"
     return ErrorInfo("exception", message, error_type, line, source, thread, block)
+
+
+_NO_BLOCKS = re.compile(r"the grid has 0 blocks along")
+"""A launch refusal's words for a grid of no block (grader/compiler/dispatch.py `check_launch`)."""
+
+
+def refusal_mistake(exc: BaseException, text: str) -> str:
+    """The mistake a refusal raised at run time names: its own `learner_mistake`, else a launch
+    of no block at all, `n // threads` rounded down ("unwritten_tail", as the same launch leaves
+    the tail unwritten once n ≥ threads); "" when it names none."""
+    named = getattr(exc, "learner_mistake", "")
+    if named:
+        return named
+    return "unwritten_tail" if _NO_BLOCKS.search(text) else ""
 
 
 def bounds_hint(name: str, index: int, size: int, guard: str) -> str:
