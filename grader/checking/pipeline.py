@@ -19,7 +19,7 @@ from grader.steps.cases import RERUN_STRIDE, PreparedCase, derived_seed, load_se
 from grader.doctor.findings import mistake_of
 from grader.doctor.integration import case_executor, result_report
 from grader.exercises import Exercise, exercise
-from grader.result import DEFAULT_HINTS
+from grader.result import DEFAULT_HINTS, GENERIC_MISTAKES, telling_case
 from grader.steps.judge import judge_case
 from grader.steps.load import SubmissionError, check_signature, checked_text
 from grader.result import CaseResult, CheckResult, Speed
@@ -128,13 +128,17 @@ def summarise(
         said = failing.line and re.search(rf"\bline {failing.line}\b", failing.message)  # named already
         where = f" (line {failing.line}: {failing.source})" if failing.line and not said else ""
         message = f"Case '{failing.name}' {_fmt_dims(failing.dims)}: {failing.message}{where}"
+    # a first failing case that only says what its output shows ("nothing written") takes its
+    # hint and mistake from the first one that names a cause (a guard `< n - 1`)
+    named = failing is None or (failing.mistake and failing.mistake not in GENERIC_MISTAKES)
+    teller = failing if named else (telling_case(case_results) or failing)
     return CheckResult(
         exercise=ex.id,
         title=ex.spec.title,
         backend=backend,
         verdict=verdict,
         message=message,
-        hint=_hint(ex, verdict, failing, doctor),
+        hint=_hint(ex, verdict, teller, doctor),
         cases=tuple(case_results),
         speed=speed_section(backend),
         score=score,
@@ -143,7 +147,7 @@ def summarise(
         seconds=round(time.perf_counter() - started, 3),
         doctor=doctor,
         warnings=passed_warnings(doctor) if failing is None else (),
-        mistake=_mistake(failing, doctor) if failing is not None else _passed_mistake(doctor),
+        mistake=_mistake(teller, doctor) if failing is not None else _passed_mistake(doctor),
     )
 
 

@@ -34,9 +34,12 @@ class LaunchRefused(ValueError):
 
     learner_verdict = "exception"
 
-    def __init__(self, message: str, hint: str):
+    def __init__(self, message: str, hint: str, mistake: str = ""):
         super().__init__(message)
         self.learner_hint = hint
+        self.learner_mistake = mistake
+        """The mistake it names (grader/result `MISTAKES`): a grid of no block is "unwritten_tail",
+        the rounded-down block count that leaves a tail unwritten once n ≥ threads."""
 
 
 # -- declared signatures --------------------------------------------------------------------------
@@ -130,8 +133,9 @@ def check_launch(name: str, grid: tuple, block: tuple, dynamic_shared: int = 0, 
     problem = _dimension_problem(grid, block) or _shared_problem(dynamic_shared, static_shared)
     if problem:
         why, hint = problem
+        mistake = "unwritten_tail" if any(size <= 0 for size in grid) else ""
         raise LaunchRefused(
-            f"A GPU refuses this launch of `{name}` (CUDA_ERROR_INVALID_VALUE, and nothing runs): {why}", hint
+            f"A GPU refuses this launch of `{name}` (CUDA_ERROR_INVALID_VALUE, and nothing runs): {why}", hint, mistake
         )
 
 
