@@ -219,15 +219,13 @@ def test_a_launch_past_the_gpus_limits_is_refused_as_a_gpu_does(tmp_path, engine
     assert error.source.startswith("add[") and error.hint
 
 
-def test_static_shared_memory_past_48_kib_is_refused(tmp_path):
-    """The compile check counts the kernel's fixed `cuda.shared.array`s (from its PTX)."""
-    source = """
+STATIC_TILE = """
     from numba import cuda, float32
 
 
     @cuda.jit
     def add(a, b, c):
-        tile = cuda.shared.array(13000, float32)
+        tile = cuda.shared.array(SLOTS, float32)
         i = cuda.grid(1)
         tile[cuda.threadIdx.x] = a[i] if i < c.size else 0
         cuda.syncthreads()
@@ -238,16 +236,33 @@ def test_static_shared_memory_past_48_kib_is_refused(tmp_path):
     def launch(a, b, c):
         add[(c.size + 127) // 128, 128](a, b, c)
     """
-    error = run(tmp_path, source)
+
+
+@pytest.mark.parametrize("engine", ["doctor", "simulator"])
+def test_static_shared_memory_is_bounded_by_the_targets_toolchain(tmp_path, monkeypatch, engine):
+    """The compile check counts the kernel's fixed `cuda.shared.array`s (from its PTX): on sm_90
+    a 52,000-byte tile builds and runs, as numba-cuda's did on an H100 (64 KiB there), and past
+    the device's 227 KiB it is refused; for a target where the linker stops at 48 KiB (8.6),
+    52,000 bytes is refused, naming it."""
+    assert run(tmp_path, STATIC_TILE.replace("SLOTS", "13000"), engine=engine) is None
+    error = run(tmp_path, STATIC_TILE.replace("SLOTS", "60000"), engine=engine)
+    assert error.verdict == "exception" and "240,000 bytes" in error.message and "227 KiB" in error.message
+    monkeypatch.setenv("ZEROGPU_COMPUTE_CAPABILITY", "8.6")
+    error = run(tmp_path, STATIC_TILE.replace("SLOTS", "13000"), engine=engine)
     assert error.verdict == "exception" and "52,000 bytes" in error.message and "48 KiB" in error.message
 
 
 def test_the_limits_themselves():
     check_launch("k", (2**31 - 1, 65535, 65535), (1024, 1, 1), 49152)
     check_launch("k", (1, 1, 1), (16, 16, 4), 0, 49152)
+    check_launch("k", (1, 1, 1), (256, 1, 1), 0, 65536, cc=(9, 0))  # ran on an H100
     for grid, block, shared in [((2**31, 1, 1), (1, 1, 1), 0), ((1, 1, 1), (1, 1, 65), 0), ((1, 1, 1), (1, 1, 1), -1)]:
         with pytest.raises(LaunchRefused):
             check_launch("k", grid, block, shared)
+    with pytest.raises(LaunchRefused, match="CUDA_ERROR_INVALID_VALUE"):  # refused on an H100
+        check_launch("k", (1, 1, 1), (32, 1, 1), 49152 + 4, 0, cc=(9, 0))
+    with pytest.raises(LaunchRefused, match="48 KiB"):  # dynamic memory needs an opt-in numba never makes
+        check_launch("k", (1, 1, 1), (32, 1, 1), 4, 65536, cc=(9, 0))
 
 
 # -- a device function that never returns ---------------------------------------------------------

@@ -9,10 +9,11 @@ CPU engines, with the GPU's error.
   (`_explain_matching_error` in numba-cuda's dispatcher.py).
 - **Launch limits** (CUDA's programming guide, "Technical Specifications", every compute
   capability numba-cuda supports): a block at most 1024 × 1024 × 64 threads and 1024 in all; a
-  grid at most 2³¹−1 × 65,535 × 65,535 blocks; no dimension 0; shared memory per block (static
-  plus the launch's dynamic bytes) at most 48 KiB, since numba-cuda never opts a kernel into
-  more (it sets no `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`). The driver answers
-  `cuLaunchKernel` with CUDA_ERROR_INVALID_VALUE.
+  grid at most 2³¹−1 × 65,535 × 65,535 blocks; no dimension 0; dynamic shared memory at most
+  48 KiB, and static plus dynamic at most 48 KiB when there is any dynamic, since numba-cuda
+  never opts a kernel into more (it sets no `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`):
+  the driver answers `cuLaunchKernel` with CUDA_ERROR_INVALID_VALUE. Static shared memory alone
+  is bounded by what the target's toolchain builds (`STATIC_SHARED_BYTES`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,21 @@ MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 SHARED_BYTES_PER_BLOCK = 48 * 1024
-"""Without opting in (numba-cuda does not), on sm_50 to sm_120 alike."""
+"""Without opting in (numba-cuda does not), on sm_50 to sm_120 alike: the most dynamic shared
+memory a launch may ask for (measured on an NVIDIA H100, 2026-12-07, numba-cuda 0.30.4, driver
+580.159.04, `python bench/engine_probes.py`: 48 KiB ran, 48 KiB + 4 bytes was refused with
+CUDA_ERROR_INVALID_VALUE)."""
+STATIC_SHARED_BYTES = {(9, 0): 232448}
+"""The static shared memory (`cuda.shared.array` of a fixed size) a kernel may declare, by the
+target's compute capability, where more than 48 KiB builds: on an H100 a 64 KiB static array
+built and ran with numba-cuda (same measurement); the bound is the device's own per-block limit
+(sharedMemPerBlockOptin, 227 KiB on sm_90). Elsewhere 48 KiB, the CUDA linker's limit
+("too much shared data ... 0xc000 max"), unmeasured on a GPU of those targets."""
+
+
+def static_shared_limit(cc) -> int:
+    """Bytes of static shared memory a kernel built for compute capability `cc` may declare."""
+    return STATIC_SHARED_BYTES.get(tuple(cc or ())[:2], SHARED_BYTES_PER_BLOCK)
 AXES = "xyz"
 
 
@@ -122,12 +137,16 @@ def converted(args: tuple, declared) -> tuple:
 
 
 # -- launch limits --------------------------------------------------------------------------------
-def check_launch(name: str, grid: tuple, block: tuple, dynamic_shared: int = 0, static_shared: int = 0) -> None:
-    """Raise LaunchRefused, with the GPU's answer, for a launch a GPU refuses."""
-    if static_shared > SHARED_BYTES_PER_BLOCK:
+def check_launch(
+    name: str, grid: tuple, block: tuple, dynamic_shared: int = 0, static_shared: int = 0, cc=None
+) -> None:
+    """Raise LaunchRefused, with the GPU's answer, for a launch a GPU refuses (`cc`: the target
+    compiled for, which bounds static shared memory)."""
+    most = static_shared_limit(cc)
+    if static_shared > most:
         raise LaunchRefused(
             f"A GPU would not build `{name}`: its `cuda.shared.array`s take {static_shared:,} bytes, and a "
-            f"block may have {SHARED_BYTES_PER_BLOCK:,} (48 KiB; the CUDA linker says \"too much shared data\")",
+            f"block may have {most:,} ({most // 1024} KiB; the CUDA linker says \"too much shared data\")",
             SHARED_HINT,
         )
     problem = _dimension_problem(grid, block) or _shared_problem(dynamic_shared, static_shared)
@@ -176,7 +195,7 @@ def _shared_problem(dynamic_shared: int, static_shared: int):
     if dynamic_shared < 0:
         return f"{dynamic_shared} bytes of dynamic shared memory", "Give the 4th launch parameter in bytes, ≥ 0."
     total = dynamic_shared + static_shared
-    if total <= SHARED_BYTES_PER_BLOCK:
+    if dynamic_shared == 0 or total <= SHARED_BYTES_PER_BLOCK:
         return None
     parts = f"{static_shared:,} bytes of `cuda.shared.array`s and {dynamic_shared:,} dynamic (the 4th launch parameter)"
     return (

@@ -12,7 +12,7 @@ simulator's per-kernel module).
 from __future__ import annotations
 
 from grader.backend.simulator import SIGNATURES
-from grader.compiler.client import verify_launch
+from grader.compiler.client import compute_capability, verify_launch
 from grader.compiler.dispatch import check_launch
 
 
@@ -21,7 +21,7 @@ def compiled_first(kernel, args):
     configuration fits a GPU."""
     verified = verify_launch(kernel.fn, args, getattr(kernel, SIGNATURES, ()))
     dynamic = int(getattr(kernel, "dynshared_size", 0) or 0)
-    check_launch(kernel.fn.__name__, kernel.grid_dim, kernel.block_dim, dynamic, verified.shared_bytes)
+    check_launch(kernel.fn.__name__, kernel.grid_dim, kernel.block_dim, dynamic, verified.shared_bytes, compute_capability())
     return verified.args
 
 

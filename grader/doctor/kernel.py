@@ -25,7 +25,7 @@ from grader.doctor.memory import CTX, EPOCH_SHIFT, View
 from grader.doctor.spaces import global_array, read_only
 from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
-from grader.compiler.client import verify_launch
+from grader.compiler.client import compute_capability, verify_launch
 from grader.doctor.warps import run_warps
 
 
@@ -172,7 +172,7 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple, sha
     args = tuple(_kernel_argument(a, copies, p) for a, p in zip(args, params + ("",) * len(args)))
     verified = verify_launch(kernel.py_func, args, getattr(kernel, "signatures", ()))
     args = verified.args  # numbers as the declared signature types them
-    check_launch(kernel.__name__, grid, block, shared, verified.shared_bytes)
+    check_launch(kernel.__name__, grid, block, shared, verified.shared_bytes, compute_capability())
     _within_the_doctors_reach(grid, block)
     try:
         code = transform(kernel.py_func, frozenset(p for p, a in zip(params, args) if isinstance(a, View)))
