@@ -29,7 +29,7 @@ from numba import cuda  # noqa: E402
 
 from grader.exercises import exercise  # noqa: E402
 from grader.gpu.device_kernels import read_all_launch  # noqa: E402
-from grader.gpu.harness import flush_bytes  # noqa: E402
+from grader.gpu.arena import flush_bytes  # noqa: E402
 from grader.gpu.speed import benchmark_inputs  # noqa: E402
 from grader.steps.load import load_launch  # noqa: E402
 

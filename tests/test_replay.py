@@ -354,19 +354,19 @@ def test_the_plans_of_one_check_compile_each_kernel_once():
 
 def test_a_timed_launchs_own_arrays_sit_at_the_same_places_at_every_launch():
     """A replayer times the benchmark's plan with its own arrays (here an accumulator; a scan's
-    block sums) carved from its Pool after the arena (grader/gpu/harness.py `Scratch`), at the
+    block sums) carved from its Pool after the arena (grader/gpu/arena.py `Scratch`), at the
     same offsets at every launch, and still computes the right answer; with no Pool, numba's
     allocator as before."""
-    from grader.gpu import harness
+    from grader.gpu import arena
     from grader.sentinels import PAD
     from grader.steps.execute import execute
 
     spec = exercise("reduce_sum").spec
     plan, kernels = record(load(SCRATCH, "scratch.py")["launch"], {"x": ((300,), "float32"), "out": ((1,), "float32")})
-    pool = harness.Pool(16 << 20)
+    pool = arena.Pool(16 << 20)
     pool.take(1000, np.float32)  # the arena
     arena_end = pool.offset
-    place = harness.Scratch()
+    place = arena.Scratch()
     place.bind(pool)
     taken = []
     real_take = place.take
@@ -381,7 +381,7 @@ def test_a_timed_launchs_own_arrays_sit_at_the_same_places_at_every_launch():
     base = pool.buffer._ary.__array_interface__["data"][0]
     assert len(where) == 3 and len(set(where)) == 1 and where[0] == base + arena_end
     assert pool.offset == arena_end, "the arena's end is unchanged for the next arena"
-    assert harness.Scratch().take((4,), np.float32) is None  # no Pool: numba's allocator
+    assert arena.Scratch().take((4,), np.float32) is None  # no Pool: numba's allocator
 
 
 def test_a_value_argument_keeps_its_type():

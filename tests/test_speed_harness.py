@@ -9,7 +9,7 @@ import pytest
 from numba import cuda
 
 from grader.exercises import exercise, ladder
-from grader.gpu.harness import variant_for, vary_on_device, vary_on_host
+from grader.gpu.arena import variant_for, vary_on_device, vary_on_host
 from grader.steps.cases import expected_and_tolerance
 from grader.steps.load import load_launch
 from grader.gpu.speed import benchmark_inputs, collect, evaluate, expected_for_check
@@ -94,7 +94,7 @@ def test_a_timed_round_changes_softmaxs_input_without_changing_its_work():
     many underflow changed from round to round (docs/BENCHMARKS-LOG.md). Each round's input,
     on the device and as the grading process rebuilds it, is the base input's rows in another
     order; a negatable input still changes sign from round to round."""
-    from grader.gpu.harness import _Arena
+    from grader.gpu.arena import Arena as _Arena
 
     ex = tiny("softmax_fused", {"rows": 6, "cols": 40})
     (x_spec,) = ex.spec.inputs
@@ -260,64 +260,64 @@ def test_a_grading_childs_failed_timing_is_a_reason_not_a_crash(tmp_path, monkey
 
 
 def test_a_kept_arena_times_every_check_in_the_same_buffers_and_restores_them():
-    """A replayer keeps the benchmark's buffers for the run (grader/gpu/harness.py `kept_arena`):
+    """A replayer keeps the benchmark's buffers for the run (grader/gpu/arena.py `kept_arena`):
     the next check gets the very same buffers, with the inputs and the poisoned outputs the
     grader made, whatever a kernel of the check before wrote there; and its timed output is
     judged against the inputs drawn from the run's shared seed."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
 
     ex = tiny("vector_add", {"n": 300})
     first = collect(ex, solution(ex), seed=5, base_seed=11, keep=True, min_rounds=2, cap_seconds=0.0)
-    arena = harness._kept[(ex.id, 11)]
+    arena = arenas._kept[(ex.id, 11)]
     kept_inputs = {name: buf.copy_to_host() for name, buf in arena.base[0].items()}
     for buf in (*arena.base[0].values(), *arena.pristine.values()):
         buf.copy_to_device(np.full(buf.size, 7, buf.dtype))  # scribbled on out of bounds
     second = collect(ex, solution(ex), seed=6, base_seed=11, keep=True, min_rounds=2, cap_seconds=0.0)
-    assert harness._kept[(ex.id, 11)] is arena, "the same buffers"
+    assert arenas._kept[(ex.id, 11)] is arena, "the same buffers"
     assert all(np.array_equal(arena.base[0][n].copy_to_host(), kept_inputs[n]) for n in kept_inputs)
     for samples, seed in ((first, 5), (second, 6)):
         round_index, set_index = samples.checked[0][1:3]
         want = ((round_index, set_index), expected_for_check(ex, seed, (round_index, set_index), base_seed=11))
         speed, wrong = evaluate(ex, seed, samples, CEILINGS, expected=want)
         assert wrong is None, wrong
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def test_an_arena_made_ready_ahead_is_not_refreshed_twice_unless_a_task_began_since(monkeypatch):
     """A replayer refreshes the kept buffers while the grading process judges the cases
     (`ready_for`); the timing then starts at once. A new task's kernels may write anywhere, so
     once one begins (`unready`) the buffers are refreshed again before any timing."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
     from grader.gpu.speed import ready_for
 
     ex = tiny("vector_add", {"n": 300})
     collect(ex, solution(ex), seed=5, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
     refreshes = []
-    real = harness._Arena.refresh
-    monkeypatch.setattr(harness._Arena, "refresh", lambda arena: refreshes.append(1) or real(arena))
+    real = arenas.Arena.refresh
+    monkeypatch.setattr(arenas.Arena, "refresh", lambda arena: refreshes.append(1) or real(arena))
     ready_for(ex, 41)
     collect(ex, solution(ex), seed=6, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
     assert len(refreshes) == 1, "made ready once, not refreshed again by the timing"
     ready_for(ex, 41)
-    harness.unready()  # the next task's cases ran here
+    arenas.unready()  # the next task's cases ran here
     collect(ex, solution(ex), seed=7, base_seed=41, keep=True, min_rounds=2, cap_seconds=0.0)
     assert len(refreshes) == 3
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def test_a_kept_arena_refreshes_from_page_locked_copies_of_what_the_grader_made():
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
 
     ex = tiny("saxpy", {"n": 300})
     collect(ex, solution(ex), seed=5, base_seed=31, keep=True, min_rounds=2, cap_seconds=0.0)
-    arena = harness._kept[(ex.id, 31)]
+    arena = arenas._kept[(ex.id, 31)]
     made = {name: buf.copy_to_host() for name, buf in arena.base[0].items()}
     for buf in arena.base[0].values():
         buf.copy_to_device(np.full(buf.size, 3, buf.dtype))
     arena.refresh()
     arena.refresh()  # the copies are kept, and a refresh never changes them
     assert all(np.array_equal(arena.base[0][n].copy_to_host(), made[n]) for n in made)
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def _address(device_array) -> int:
@@ -329,15 +329,15 @@ def test_a_pool_holds_one_arena_at_fixed_places():
     """A replayer's arenas are carved from one allocation made first (grader/gpu/harness.py
     `Pool`): an exercise's buffers start at the same offsets whenever its arena is made again,
     and a pool too small says so."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
 
     ex = tiny("vector_add", {"n": 300})
-    harness.reserve(64 << 20)
+    arenas.reserve(64 << 20)
 
     def arena(exercise_id, seed):
         spec = tiny(exercise_id, {"n": 300}).spec
         inputs = [spec.make_inputs({"n": 300}, np.random.default_rng(seed))]
-        return harness.kept_arena((exercise_id, seed), spec, inputs, {"n": 300})
+        return arenas.kept_arena((exercise_id, seed), spec, inputs, {"n": 300})
 
     def places(kept):
         return [_address(a) for a in (*kept.base[0].values(), *kept.buffers.values())]
@@ -348,19 +348,19 @@ def test_a_pool_holds_one_arena_at_fixed_places():
         again = arena("vector_add", 2)
         assert places(again) == where
         assert all(np.array_equal(again.base[0][n].copy_to_host(), again.input_sets[0][n]) for n in again.base[0])
-        small = harness.Pool(4 << 20)
+        small = arenas.Pool(4 << 20)
         with pytest.raises(MemoryError, match="reserved"):
-            harness._Arena(ex.spec, [ex.spec.make_inputs({"n": 300}, np.random.default_rng(1))], {"n": 300}, pool=small)
+            arenas.Arena(ex.spec, [ex.spec.make_inputs({"n": 300}, np.random.default_rng(1))], {"n": 300}, pool=small)
     finally:
-        harness._pool = None
-        harness._kept.clear()
+        arenas._pool = None
+        arenas._kept.clear()
 
 
 def test_a_pool_reserved_for_the_largest_benchmark_holds_every_exercises_arena():
     """The replayer reserves `arena_bytes` of the largest benchmark: every exercise's arena must
     fit in what is reserved for it, buffer by buffer (each rounded to the pool's 2 MiB steps)."""
     from grader.exercises import LADDER
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
 
     for exercise_id in LADDER:
         ex = exercise(exercise_id)
@@ -368,9 +368,9 @@ def test_a_pool_reserved_for_the_largest_benchmark_holds_every_exercises_arena()
             continue
         dims = {name: min(int(size), 64) for name, size in dict(ex.spec.benchmark.dims).items()}
         small = tiny(exercise_id, dims)
-        pool = harness.Pool(harness.arena_bytes(small.spec))
-        harness._Arena(small.spec, [small.spec.make_inputs(dims, np.random.default_rng(0))], dims, pool=pool)
-        assert pool.offset == harness.arena_bytes(small.spec), exercise_id
+        pool = arenas.Pool(arenas.arena_bytes(small.spec))
+        arenas.Arena(small.spec, [small.spec.make_inputs(dims, np.random.default_rng(0))], dims, pool=pool)
+        assert pool.offset == arenas.arena_bytes(small.spec), exercise_id
 
 
 def test_a_kernel_that_writes_into_the_timed_inputs_gets_no_speed_and_harms_no_rival():
@@ -378,7 +378,7 @@ def test_a_kernel_that_writes_into_the_timed_inputs_gets_no_speed_and_harms_no_r
     rivals' work harder (every value one histogram bin) and so look faster. Each contender gets
     inputs made anew just before its launch, and base inputs changed during the timed rounds
     end the timing with no speed."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas, harness
 
     ex = tiny("vector_add", {"n": 300})
     real = solution(ex)
@@ -404,20 +404,20 @@ def test_a_kernel_that_writes_into_the_timed_inputs_gets_no_speed_and_harms_no_r
 
     def spoils_the_base(**kwargs):
         real(**kwargs)
-        arena = harness._kept[(ex.id, 4)]
-        arena.base[0]["b"].copy_to_device(np.ones(arena.base[0]["b"].size, arena.base[0]["b"].dtype))
+        kept = arenas._kept[(ex.id, 4)]
+        kept.base[0]["b"].copy_to_device(np.ones(kept.base[0]["b"].size, kept.base[0]["b"].dtype))
 
-    with pytest.raises(harness.InputsChanged, match="`b` changed"):
+    with pytest.raises(arenas.InputsChanged, match="`b` changed"):
         collect(ex, spoils_the_base, seed=3, base_seed=4, keep=True, min_rounds=2, cap_seconds=0.0)
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def _unvaried(monkeypatch) -> None:
     """Clocked rounds without the simulator's varying kernels (seconds a round on CI): these
     tests are about which launches a check times, not about its inputs."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas
 
-    monkeypatch.setattr(harness._Arena, "fresh_inputs", lambda self, *args: None)
+    monkeypatch.setattr(arenas.Arena, "fresh_inputs", lambda self, *args: None)
 
 
 def _clocked(monkeypatch, seconds: dict) -> list:
@@ -510,9 +510,9 @@ def test_a_sparse_rival_is_timed_once_per_check_once_its_buffers_hold_earlier_ch
     """A replayer's kept arena keeps a sparse rival's last POOLED times: its first check times
     the 471 ms baseline in SPARSE_ROUNDS rounds, each later one in the first round alone, and
     the speedup is the pool's median over yours. A new exercise's buffers start a new pool."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas, harness
 
-    harness._kept.clear()
+    arenas._kept.clear()
     monkeypatch.setattr(harness, "POOLED", 4)
     ex = tiny("vector_add", {"n": 300})
     baseline, target = _contender(), _contender()
@@ -538,14 +538,14 @@ def test_a_sparse_rival_is_timed_once_per_check_once_its_buffers_hold_earlier_ch
     contenders = {"yours": yours, "baseline": baseline, "target": target}
     samples = harness.measure(longer.spec, contenders, inputs, cap_seconds=60, max_rounds=3, keep=("x", 1))
     assert len(samples.seconds["baseline"]) == harness.SPARSE_ROUNDS and samples.earlier == {}
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def test_a_check_whose_kernel_changed_the_inputs_leaves_no_time_in_the_pool(monkeypatch):
     """A sparse rival timed on inputs a kernel wrote into is not kept for the next check."""
-    from grader.gpu import harness
+    from grader.gpu import arena as arenas, harness
 
-    harness._kept.clear()
+    arenas._kept.clear()
     ex = tiny("vector_add", {"n": 300})
     baseline, target = _contender(), _contender()
     inputs = [ex.spec.make_inputs(dict(ex.spec.benchmark.dims), np.random.default_rng(1))]
@@ -553,17 +553,17 @@ def test_a_check_whose_kernel_changed_the_inputs_leaves_no_time_in_the_pool(monk
     _clocked(monkeypatch, {contenders["yours"]: [0.002], baseline: [0.9], target: [0.0003]})
 
     def changed(self):
-        raise harness.InputsChanged("x")
+        raise arenas.InputsChanged("x")
 
     with monkeypatch.context() as patched:
-        patched.setattr(harness._Arena, "require_intact_inputs", changed)
-        with pytest.raises(harness.InputsChanged):
+        patched.setattr(arenas.Arena, "require_intact_inputs", changed)
+        with pytest.raises(arenas.InputsChanged):
             harness.measure(ex.spec, contenders, inputs, cap_seconds=60, max_rounds=3, keep=(ex.id, 1))
     contenders["yours"] = _contender()
     _clocked(monkeypatch, {contenders["yours"]: [0.002], baseline: [0.471], target: [0.0003]})
     samples = harness.measure(ex.spec, contenders, inputs, cap_seconds=60, max_rounds=3, keep=(ex.id, 1))
     assert samples.earlier == {} and samples.all_seconds("baseline") == [0.471] * harness.SPARSE_ROUNDS
-    harness._kept.clear()
+    arenas._kept.clear()
 
 
 def test_long_launches_settle_in_the_rounds_that_always_run(monkeypatch):

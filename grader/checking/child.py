@@ -126,7 +126,8 @@ def run_task(task_dir: Path, served: bool = False) -> None:
     if task.get("cpu_seconds") and not served:
         _lower_cpu_limit(task["cpu_seconds"])
     _import_replay_code()
-    from grader.gpu.harness import settle, unready
+    from grader.gpu.arena import unready
+    from grader.gpu.harness import settle
 
     unready()  # nothing kept is trusted to be as the grader made it once this task's kernels run
     clock = {"imported": time.perf_counter()}
@@ -221,7 +222,7 @@ def _rebuilt_launches(task_dir: Path, task: dict, message) -> tuple | None:
         )
         return None
     options = {key: _kernel_options(desc) for key, desc in message.kernels.items()}
-    from grader.gpu.harness import scratch
+    from grader.gpu.arena import scratch
 
     jitted: dict = {}  # each kernel compiled once for every case and the benchmark
     compiled = _compiled_ahead(task_dir)
@@ -292,7 +293,7 @@ def serve(inbox: Path, fd: int) -> None:
 
     specs = [exercise(exercise_id).spec for exercise_id in LADDER]  # read before the guard hides them
     if current() == "gpu":  # the benchmark's buffers first, at the same places in every replayer
-        from grader.gpu.harness import SCRATCH_BYTES, arena_bytes, reserve
+        from grader.gpu.arena import SCRATCH_BYTES, arena_bytes, reserve
 
         reserve(max(arena_bytes(spec) for spec in specs if spec.benchmark) + SCRATCH_BYTES)
         _say_arch(inbox)

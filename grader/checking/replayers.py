@@ -5,7 +5,7 @@ starting Python and numba, compiling the exercise's baseline and target, drawing
 inputs (docs/BENCHMARKS.md, "Class pace"). A replayer is a checking child that stays: it runs
 one task after another (grader/checking/child.py `serve`), each in a folder of its inbox, and
 keeps what grader code made: the compiled reference kernels, the benchmark's inputs and the
-buffers they are timed in (grader/gpu/harness.py `kept_arena`), so every submission of a run is
+buffers they are timed in (grader/gpu/arena.py `kept_arena`), so every submission of a run is
 timed in the very buffers its baseline and target are. Recording stays a process of its own per
 check (grader/checking/recording.py), run by the class's workers on every core while the GPU's
 replayer replays one check at a time; so does compiling: each check's kernels, and every

@@ -41,6 +41,8 @@ built and ran with numba-cuda (same measurement); the bound is the device's own 
 def static_shared_limit(cc) -> int:
     """Bytes of static shared memory a kernel built for compute capability `cc` may declare."""
     return STATIC_SHARED_BYTES.get(tuple(cc or ())[:2], SHARED_BYTES_PER_BLOCK)
+
+
 AXES = "xyz"
 
 

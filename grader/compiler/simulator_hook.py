@@ -21,7 +21,9 @@ def compiled_first(kernel, args):
     configuration fits a GPU."""
     verified = verify_launch(kernel.fn, args, getattr(kernel, SIGNATURES, ()))
     dynamic = int(getattr(kernel, "dynshared_size", 0) or 0)
-    check_launch(kernel.fn.__name__, kernel.grid_dim, kernel.block_dim, dynamic, verified.shared_bytes, compute_capability())
+    check_launch(
+        kernel.fn.__name__, kernel.grid_dim, kernel.block_dim, dynamic, verified.shared_bytes, compute_capability()
+    )
     return verified.args
 
 

@@ -34,11 +34,8 @@ from grader.gpu.harness import (
     choose_check,
     hidden_work,
     measure,
-    ready_kept_arena,
-    variant_for,
-    vary_at,
-    vary_on_host,
 )
+from grader.gpu.arena import ready_kept_arena, variant_for, vary_at, vary_on_host
 from grader.exercises import exercise
 from grader.steps.judge import judge_sampled, picks, taken_at
 from grader.result.speed import Ceilings, MedianRatio, Speed, SpeedDetails, Throughput
@@ -410,7 +407,8 @@ def summary_line(d: SpeedDetails) -> str:
         f"Speed: {d.yours_ms:.3f} ms at {_fmt_dims(d.dims)};",
         f"{speedup.median:.2f}x the baseline (IQR {speedup.low:.2f}–{speedup.high:.2f}),",
         f"{d.fraction_of_target.median:.0%} of the target's speed;",
-        f"{rate.achieved:.1f} {rate.unit}" + (f" = {frac:.0%} of this GPU's measured {CEILING_OF[d.bound]}." if frac else "."),
+        f"{rate.achieved:.1f} {rate.unit}"
+        + (f" = {frac:.0%} of this GPU's measured {CEILING_OF[d.bound]}." if frac else "."),
     ]
     if d.below_floor:
         parts.append(f"REJECTED: faster than physically possible (floor {d.floor_ms:.3f} ms).")

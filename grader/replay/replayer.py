@@ -131,7 +131,7 @@ def launch_from(
     error there (a refused launch, a kernel that faults) names the learner's line. `jitted`: the
     dispatchers of the plans of one check, shared, so that a kernel compiles once for all its
     cases and the benchmark rather than once per plan (on a GPU, most of a check's time).
-    `scratch` (grader/gpu/harness.py `Scratch`): where the plan's own device arrays go on
+    `scratch` (grader/gpu/arena.py `Scratch`): where the plan's own device arrays go on
     numba's engine, at the same places at every launch; where it has no room, numba's allocator.
     `compiled`: kernel key -> its code compiled ahead for the types it is launched with
     (grader/compiler/prebuilt.py), used on a GPU only; other launches compile here."""
