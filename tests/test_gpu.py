@@ -327,7 +327,7 @@ def test_references_compiled_ahead_are_loaded_not_compiled_and_compute_the_oracl
     from grader.checking.compiling import Compiler, references_ahead
     from grader.checking.pipeline import all_passed
     from grader.compiler.prebuilt import arch_of
-    from grader.compiler.server import argument_type
+    from grader.compiler.rebuild import argument_type
     from grader.replay.references import install_references
     from grader.steps.cases import prepare
     from grader.steps.execute import execute

@@ -82,7 +82,7 @@ def _conversion(launched, declared):
     """numba's conversion kind from a launched argument's type to a declared one (None: none)."""
     from numba.core.typing.context import Context
 
-    from grader.compiler.server import Opaque, argument_type  # noqa: PLC0415 - only for declared signatures; out of `import grader`
+    from grader.compiler.rebuild import Opaque, argument_type  # noqa: PLC0415 - only for declared signatures; out of `import grader`
 
     try:
         return Context().can_convert(argument_type(launched), argument_type(declared))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 
-from grader.compiler.server import argument_type
+from grader.compiler.rebuild import argument_type
 
 
 def arch_of(compute_capability) -> tuple:

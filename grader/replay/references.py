@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from grader.compiler.prebuilt import install
-from grader.compiler.server import argument_type, compiled_ahead, compiles_ahead
+from grader.compiler.rebuild import argument_type
+from grader.compiler.server import compiled_ahead, compiles_ahead
 from grader.exercises import ROOT, exercise
 from grader.replay.record import Recorder, recording
 from grader.replay.signatures import launch_types

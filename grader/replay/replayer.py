@@ -22,7 +22,7 @@ from grader.backend import current
 from grader.backend.simulator import fresh
 from grader.compiler.prebuilt import install
 from grader.compiler.describe import DESCRIPTION, jit_python_function
-from grader.compiler.server import Opaque, argument_type, build_function
+from grader.compiler.rebuild import Opaque, argument_type, build_function
 from grader.replay.plan import Param, Plan, Ref, Value
 from grader.replay.sources import HandIn, NotInHandIn, pinned
 

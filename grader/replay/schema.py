@@ -338,7 +338,7 @@ def _kernels(data, hand_in: HandIn | None) -> dict:
 
 def _description(desc, depth: int, counts: dict, with_source: bool) -> None:
     """A described function (grader/compiler/describe.py): checked for shape and size here, and
-    for what each global may be where it is rebuilt (grader/compiler/server.py). A recording
+    for what each global may be where it is rebuilt (grader/compiler/rebuild.py). A recording
     child's carries no text (`with_source` False): where the `def` is, and its name."""
     _expect(depth <= MAX_NESTING and isinstance(desc, dict), "kernel description")
     counts["functions"] += 1
