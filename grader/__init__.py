@@ -17,15 +17,23 @@ _wiring.install()  # the tables lower layers read (the simulator's steps, the vi
 from grader.checking import pipeline as _pipeline  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402
+from grader.notebook import cells as _cells  # noqa: E402
 from grader.notebook.status_line import status_line as _status_line  # noqa: E402
 from grader.settings import CASE_TIMEOUT  # noqa: E402
+
+_cells.watch()  # in a notebook's kernel: which cells ran and how, so a check sees a stale `launch`
 
 
 def check(exercise_id: str, launch, **options):
     """Check a notebook's `launch` (grader/checking/pipeline.py `check`) and record the attempt
     in the learner's progress. In a notebook, a line under the cell states each case's time
-    limit and follows the case under way. Never raises for a learner's bug."""
+    limit and follows the case under way. A `launch` that is not its cell as it stands (the
+    cell raised when it last ran, or changed since: grader/notebook/cells.py) is not checked
+    and nothing is recorded. Never raises for a learner's bug."""
     cases = len(exercise(exercise_id).spec.cases) + 1  # the last one again, with fresh inputs
+    stale = _cells.not_as_it_stands(exercise_id, launch)
+    if stale is not None:
+        return stale
     limit = options.get("case_timeout", CASE_TIMEOUT)
     with _status_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
         result = _pipeline.check(exercise_id, launch, progress=progress, **options)
