@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-ci bytecode lint lab browser-test gpu-test bench clean
+.PHONY: test test-slow test-ci bytecode lint lab course-lab browser-test gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,10 +37,19 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
-# tests/browser/lab.py starts JupyterLab with the same command and PATH: keep them in step.
+# The learner's JupyterLab on their own copies of the lessons, my-lessons/ (git-ignored; made on
+# first use, never overwritten, new versions of a lesson offered beside: README), with terminals
+# that find `zerogpu` and without nbgrader; the grader picks the simulator when there is no GPU.
+# `zerogpu lab` (grader/learner/lab.py) writes the lab's Jupyter configuration and starts it;
+# tests/browser/lab.py starts it with the same command: keep them in step.
 lab: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --notebook-dir=curriculum $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(VENV)/bin/zerogpu lab
+
+# JupyterLab with nbgrader, for instructors and the learners of an nbgrader course
+# (docs/COURSE.md), on COURSE (default: this folder).
+COURSE ?= .
+course-lab: $(STAMP)
+	$(VENV)/bin/zerogpu lab --course "$(COURSE)"
 
 # In headless Chromium: lessons 01, 07 and 12 in JupyterLab (started as `make lab` starts it),
 # the class report and nbgrader's feedback pages; screenshots in tests/browser/artifacts/ (or

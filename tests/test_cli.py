@@ -297,6 +297,7 @@ USE_CASES = {
     "ladder": {"grader.learner.ladder", "grader.learner.progress", "grader.notebook.widgets"},
     "report": {"grader.report.write", "grader.course.feedback"},
     "device": {"grader.gpu.ceilings"},
+    "lab": {"grader.learner.lab"},
     # the package's own: one-line errors for what any use case may refuse; a safe terminal
     "__init__": {"grader.exercises", "grader.paths"},
     "__main__": set(),
