@@ -81,6 +81,8 @@ class CellRuns:
         self.shell = shell
         self.runs: list[Run] = []
         self.current: Run | None = None
+        self.when_done: list = []
+        """Called once each, when the cell running now has finished (`after`)."""
 
     def before(self, info) -> None:
         number = self.shell.execution_count - (1 if getattr(info, "store_history", False) else 0)
@@ -97,6 +99,9 @@ class CellRuns:
         if error is not None:
             run = Run(**{**run.__dict__, "error": type(error).__name__, "line": _error_line(error, run.filename)})
         self.runs = (self.runs + [run])[-KEPT_RUNS:]
+        calls, self.when_done = self.when_done, []
+        for call in calls:
+            call()
 
     def _run(self, info, number) -> Run:
         raw = info.raw_cell or ""
