@@ -51,10 +51,11 @@ COURSE ?= .
 course-lab: $(STAMP)
 	$(VENV)/bin/zerogpu lab --course "$(COURSE)"
 
-# In headless Chromium: lessons 01, 07 and 12 in JupyterLab (started as `make lab` starts it),
-# the class report and nbgrader's feedback pages; screenshots in tests/browser/artifacts/ (or
-# $ZEROGPU_ARTIFACTS). Needs the system's chromium and chromedriver (README, "Browser tests");
-# skipped without them, failed instead under ZEROGPU_REQUIRE_BROWSER=1 (CI).
+# In headless Chromium, JupyterLab started as `make lab` starts it: lessons 01, 07 and 12 run;
+# a check after a failed exercise cell, `zerogpu list` in a lab terminal, no nbgrader, a save that
+# leaves `git status` clean; then the class report and nbgrader's feedback pages; screenshots in
+# tests/browser/artifacts/ (or $ZEROGPU_ARTIFACTS). Needs the system's chromium and chromedriver
+# (README, "Browser tests"); skipped without them, failed instead under ZEROGPU_REQUIRE_BROWSER=1 (CI).
 browser-test: bytecode
 	ZEROGPU_BACKEND=simulator $(PY) -m pytest -p no:xdist -m browser tests/browser --durations=10
 
