@@ -20,11 +20,16 @@ RAISES = "def launch(out):\n    out[0] = 1\n\nundefined_name\n"
 
 
 @pytest.fixture
-def shell():
-    """An IPython shell whose runs a fresh CellRuns follows."""
+def shell(tmp_path, monkeypatch):
+    """An IPython shell whose runs a fresh CellRuns follows (its profile and history kept out
+    of the home folder)."""
     from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
-    shell = InteractiveShell.instance()
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
     runs = cells.CellRuns(shell)
     shell.events.register("pre_run_cell", runs.before)
     shell.events.register("post_run_cell", runs.after)

@@ -283,11 +283,6 @@ def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
     assert "ZEROGPU_HOME" in helped and "~/.local/share/zerogpu" in helped and "per clone" in helped
 
 
-def test_make_lab_puts_the_venv_on_path():
-    lab = (ROOT / "Makefile").read_text().split("\nlab:")[1].split("\n\n")[0]
-    assert 'PATH="$(CURDIR)/$(VENV)/bin:$$PATH"' in lab and "jupyter lab" in lab
-
-
 USE_CASES = {
     # command module: the grader modules it may import (its use case, how results look, limits)
     "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.course.config", "grader.settings"},

@@ -168,3 +168,13 @@ def test_every_finding_kind_names_a_known_mistake():
     for kind in ORDER:
         assert mistake_of(Finding(kind, "error", "", block=(0,), other_block=(1,))) in MISTAKES, kind
     assert mistake_of(Finding("race", "error", "", block=(2,), other_block=(2,))) == "missing_barrier"
+
+
+def test_a_one_element_output_is_spoken_of_as_one():
+    """The starters' first failing case is often one element: 'not its one element', '1 of 1
+    element is wrong', never 'not one of its 1 elements'."""
+    message, _, mistake = diagnose.unwritten("out", np.ones(1, bool))
+    assert message == "Nothing was written to `out`: not its one element." and mistake == "nothing_written"
+    assert diagnose.unwritten("out", np.ones(7, bool))[0].endswith("not one of its 7 elements.")
+    result = check_file("saxpy", SUBMISSIONS.parent.parent / "exercises" / "saxpy.py", seed=5)
+    assert result.verdict == "wrong_result" and "1 of 1 element is wrong" in result.message, result.message
