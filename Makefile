@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-ci bytecode lint lab browser-test gpu-test bench clean
+.PHONY: test test-slow test-ci bytecode lint lab course-lab browser-test gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,15 +37,25 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# JupyterLab on the curriculum; the grader picks the simulator when there is no GPU.
-# tests/browser/lab.py starts JupyterLab with the same command and PATH: keep them in step.
+# The learner's JupyterLab on their own copies of the lessons, my-lessons/ (git-ignored; made on
+# first use, never overwritten, new versions of a lesson offered beside: README), with terminals
+# that find `zerogpu` and without nbgrader; the grader picks the simulator when there is no GPU.
+# `zerogpu lab` (grader/learner/lab.py) writes the lab's Jupyter configuration and starts it;
+# tests/browser/lab.py starts it with the same command: keep them in step.
 lab: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --notebook-dir=curriculum $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(VENV)/bin/zerogpu lab
 
-# In headless Chromium: lessons 01, 07 and 12 in JupyterLab (started as `make lab` starts it),
-# the class report and nbgrader's feedback pages; screenshots in tests/browser/artifacts/ (or
-# $ZEROGPU_ARTIFACTS). Needs the system's chromium and chromedriver (README, "Browser tests");
-# skipped without them, failed instead under ZEROGPU_REQUIRE_BROWSER=1 (CI).
+# JupyterLab with nbgrader, for instructors and the learners of an nbgrader course
+# (docs/COURSE.md), on COURSE (default: this folder).
+COURSE ?= .
+course-lab: $(STAMP)
+	$(VENV)/bin/zerogpu lab --course "$(COURSE)"
+
+# In headless Chromium, JupyterLab started as `make lab` starts it: lessons 01, 07 and 12 run;
+# a check after a failed exercise cell, `zerogpu list` in a lab terminal, no nbgrader, a save that
+# leaves `git status` clean; then the class report and nbgrader's feedback pages; screenshots in
+# tests/browser/artifacts/ (or $ZEROGPU_ARTIFACTS). Needs the system's chromium and chromedriver
+# (README, "Browser tests"); skipped without them, failed instead under ZEROGPU_REQUIRE_BROWSER=1 (CI).
 browser-test: bytecode
 	ZEROGPU_BACKEND=simulator $(PY) -m pytest -p no:xdist -m browser tests/browser --durations=10
 

@@ -283,11 +283,6 @@ def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
     assert "ZEROGPU_HOME" in helped and "~/.local/share/zerogpu" in helped and "per clone" in helped
 
 
-def test_make_lab_puts_the_venv_on_path():
-    lab = (ROOT / "Makefile").read_text().split("\nlab:")[1].split("\n\n")[0]
-    assert 'PATH="$(CURDIR)/$(VENV)/bin:$$PATH"' in lab and "jupyter lab" in lab
-
-
 USE_CASES = {
     # command module: the grader modules it may import (its use case, how results look, limits)
     "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.classroom.kind", "grader.settings"},
@@ -297,6 +292,7 @@ USE_CASES = {
     "ladder": {"grader.learner.ladder", "grader.learner.progress", "grader.notebook.widgets"},
     "report": {"grader.report.write", "grader.course.feedback"},
     "device": {"grader.gpu.ceilings"},
+    "lab": {"grader.learner.lab"},
     # the package's own: one-line errors for what any use case may refuse; a safe terminal
     "__init__": {"grader.exercises", "grader.paths"},
     "__main__": set(),

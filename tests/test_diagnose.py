@@ -42,7 +42,7 @@ SUBMISSIONS = Path(__file__).parent / "submissions"
             "reduce_sum",
             "every_thread_adds",
             "wrong_result",
-            "Every value is 256 x the expected: did 256 threads each add",
+            "The value is 256 x the expected: did 256 threads each add",
             "",
         ),
     ],
@@ -79,6 +79,39 @@ def test_relation_needs_a_real_pattern():
     noisy = want + np.random.default_rng(0).standard_normal(10)
     assert diagnose.relation(noisy, want, bad) == ("", "")
     assert diagnose.relation(want[:1] + 0.5, want[:1], bad[:1]) == ("", "")
+
+
+class _Launched:
+    """A doctor's report of one run: its launches' (grid, block)."""
+
+    def __init__(self, *launches):
+        self.launches = launches
+
+
+@pytest.mark.parametrize(
+    "got, want, report, said",
+    [
+        # lesson 00's demo, a vector add that subtracts: one element, (a - b) / (a + b) = -8
+        ([-16.0], [2.0], _Launched(((1, 1, 1), (128, 1, 1))), ""),
+        ([-3.0], [-1.0], _Launched(((1, 1, 1), (128, 1, 1))), ""),  # 3 x, but no 3 threads
+        ([2.5], [1.0], None, ""),  # a fraction of a thread
+        ([-2.0, -4.0, -6.0], [1.0, 2.0, 3.0], None, ""),  # a negative count of threads
+        ([6.0, 6.0, 6.0], [2.0, 2.0, 2.0], None, ""),  # one expected value three times: one value
+        ([3.0, 6.0, 9.0], [1.0, 2.0, 3.0], None, "Every value is 3 x the expected: did 3 threads"),
+        ([256.0], [1.0], None, ""),  # a sum on the simulator: no launch to count threads in
+        ([256.0], [1.0], _Launched(((4, 1, 1), (256, 1, 1))), "The value is 256 x the expected: did 256 threads"),
+        ([1024.0], [1.0], _Launched(((4, 1, 1), (256, 1, 1))), "The value is 1024 x the expected"),  # the grid
+        ([1.5], [1.0], None, ""),  # one offset: no pattern
+        ([1.5, 2.5, 3.5], [1.0, 2.0, 3.0], None, "Every value is off by +0.5"),
+    ],
+)
+def test_a_pattern_is_named_only_where_it_is_one(got, want, report, said):
+    """A whole multiple needs three different expected values sharing it, or a count of the
+    launch's threads; never a negative or fractional count; an offset needs three values."""
+    got, want = np.array(got), np.array(want)
+    text, mistake = diagnose.relation(got, want, np.ones(got.size, bool), report)
+    assert (said in text) if said else text == "", text
+    assert bool(mistake) == bool(said)
 
 
 def test_unwritten_patterns_without_a_launch_record():
@@ -135,3 +168,13 @@ def test_every_finding_kind_names_a_known_mistake():
     for kind in ORDER:
         assert mistake_of(Finding(kind, "error", "", block=(0,), other_block=(1,))) in MISTAKES, kind
     assert mistake_of(Finding("race", "error", "", block=(2,), other_block=(2,))) == "missing_barrier"
+
+
+def test_a_one_element_output_is_spoken_of_as_one():
+    """The starters' first failing case is often one element: 'not its one element', '1 of 1
+    element is wrong', never 'not one of its 1 elements'."""
+    message, _, mistake = diagnose.unwritten("out", np.ones(1, bool))
+    assert message == "Nothing was written to `out`: not its one element." and mistake == "nothing_written"
+    assert diagnose.unwritten("out", np.ones(7, bool))[0].endswith("not one of its 7 elements.")
+    result = check_file("saxpy", SUBMISSIONS.parent.parent / "exercises" / "saxpy.py", seed=5)
+    assert result.verdict == "wrong_result" and "1 of 1 element is wrong" in result.message, result.message

@@ -134,7 +134,7 @@ def test_serial_work_is_named_in_a_passed_headline(tmp_path, source, kernel):
     assert result.passed and result.score == result.max_score, result.message
     assert result.mistake == "serial_work"
     headline = result.warnings[0]
-    assert headline.startswith("on a GPU this would likely be too slow: one thread does all the work"), headline
+    assert headline.startswith("a GPU would likely grade it too slow: one thread does all the work"), headline
     assert f"`{kernel}`" in headline and not any(ch.isdigit() for ch in headline), headline
 
 

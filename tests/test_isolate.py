@@ -422,3 +422,90 @@ def test_a_checking_child_is_told_what_its_cases_need_and_no_more():
     assert cpu["source"] == hand_in.text
     gpu = task_fields("vector_add", hand_in, time_seed=99, **common)
     assert gpu["seed"] == 99 and gpu["base_seed"] == 1234 and gpu["check"] == [1, 0, 77]
+
+
+def test_children_started_ahead_grade_exactly_like_fresh_ones_and_are_not_replaced():
+    """A notebook's next check (grader/__init__.py): a recording child and a checking child
+    started after a check, while the learner reads. Does the next check take both, give the
+    result a fresh pair gives, and leave no new ones behind (the facade starts those)?"""
+    from grader.checking import recording
+
+    path = exercise("saxpy").solution_file
+    cold = check_file("saxpy", path, seed=5)
+    recording.record_ahead()
+    isolate.spare_ahead()
+    waiting = (recording._waiting[0][2], live_spares()[0].proc)
+    warm = check_file("saxpy", path, seed=5)
+    assert all(proc.poll() is not None for proc in waiting), "both recorded and ran this check, then exited"
+    assert not recording._waiting and not live_spares()
+    assert (warm.verdict, warm.score, [c.verdict for c in warm.cases]) == (
+        cold.verdict,
+        cold.score,
+        [c.verdict for c in cold.cases],
+    )
+
+
+ENDLESS_LAUNCH = """
+from numba import cuda
+
+
+@cuda.jit
+def add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+def launch(a, b, c):
+    blocks = 0
+    while blocks * 128 < c.size:  # never grows: an endless loop on the host
+        blocks += 0
+    add[blocks, 128](a, b, c)
+"""
+
+
+def test_a_recording_child_started_ahead_keeps_the_time_limit(tmp_path):
+    """A recording child started ahead waited with a generous CPU allowance: does an endless
+    `launch` in it still end as `timeout` at the check's limit, naming the loop?"""
+    from grader.checking import recording
+
+    path = tmp_path / "endless.py"
+    path.write_text(ENDLESS_LAUNCH)
+    recording.record_ahead()
+    started = time.monotonic()
+    result = check_file("vector_add", path, seed=1, case_timeout=2)
+    assert result.verdict == "timeout" and "line 14" in result.message, result.message
+    assert time.monotonic() - started < 60
+    assert not recording._waiting
+
+
+def test_a_recording_child_that_died_waiting_is_not_used():
+    from grader.checking import recording
+
+    recording.record_ahead()
+    dead = recording._waiting[0][2]
+    dead.kill()
+    dead.wait()
+    result = check_file("thread_ids", exercise("thread_ids").solution_file, seed=1)
+    assert result.verdict == "passed", result.message
+
+
+def test_a_notebook_check_leaves_the_next_checks_children_waiting():
+    """grader.check (the notebook's facade) starts the next check's two children as it ends."""
+    import grader
+    from grader.checking import recording
+    from grader.steps.load import load_launch
+
+    ex = exercise("thread_ids")
+    launch = load_launch(ex.spec, ex.solution_file.read_text(), str(ex.solution_file))
+    try:
+        assert grader.check("thread_ids", launch, seed=1).passed
+        assert len(recording._waiting) == 1 and recording._waiting[0][2].poll() is None
+        assert len(live_spares()) == 1
+    finally:
+        for waiting in list(recording._waiting):
+            recording._waiting.remove(waiting)
+            recording._discard(waiting)
+        for key, spare in isolate.waiting_spares():
+            isolate._spares[key].remove(spare)
+            spare.discard()

@@ -85,6 +85,9 @@ def wait_as_spare(task_dir: Path) -> None:
     parent's task.json. The lifeline ends it if the parent goes first (`follow_lifeline`: also
     when the parent died before this process started)."""
     _import_replay_code()
+    import numba.cuda  # noqa: F401 - the back end's CUDA API, which an exercise's spec imports first
+
+    start_helper()  # the compile helper's start-up too (the task would start it)
     if current() == "gpu":
         _warm_up_compiler()
     while not (task_dir / "task.json").exists():
@@ -504,6 +507,16 @@ def _report_where(fd: int, path: str, phase: list) -> None:
     threading.Thread(target=run, name="zerogpu-where", daemon=True).start()
 
 
+def wait_to_record(task_dir: Path) -> None:
+    """A recording child started ahead: numba and the recorder imported now, then wait for the
+    parent's task.json (the lifeline ends it if the parent goes first)."""
+    import numba.cuda.simulator.kernel  # noqa: F401 - numba's CUDA API (this child's back end), which `recording` patches
+    import grader.replay.record  # noqa: F401
+
+    while not (task_dir / "task.json").exists():
+        time.sleep(0.005)
+
+
 def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     """The recording child (`--record FD`): load the submission, call its `launch` on placeholders
     once per plan the task asks for (grader/replay/record.py), and write the one message
@@ -511,6 +524,8 @@ def record_task(task_dir: Path, fd: int, where: int | None = None) -> None:
     secret, no GPU context; decides nothing."""
     global GUARD
     task = json.loads((task_dir / "task.json").read_text())
+    if task.get("cpu_seconds"):  # a child started ahead had a generous allowance until now
+        _lower_cpu_limit(task["cpu_seconds"])
     from grader.replay.record import Recorder, recording
 
     ex = exercise(task["exercise"])
@@ -539,6 +554,8 @@ if __name__ == "__main__":
     if "processes" in args:  # inside the sandbox, where the kernel counts its own tasks only
         limit_own_processes(args["processes"])
     if "record" in args:
+        if "spare" in args:  # started ahead (grader/checking/recording.py `record_ahead`)
+            wait_to_record(args["task_dir"])
         record_task(args["task_dir"], args["record"], args.get("where"))
         sys.stdout.flush()
         os._exit(0)

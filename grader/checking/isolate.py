@@ -264,6 +264,25 @@ def keep_warm(spares: int = 1):
             spare.discard()
 
 
+def spare_ahead(device: int | None = None) -> None:
+    """Start a spare checking child for the next unsandboxed check now, unless one waits or is on
+    its way: a notebook's checks come minutes apart, so its facade starts one while the learner
+    reads a result, where `keep_warm` starts the next during the check (a class's checks follow
+    one another). A spare started here is not replaced when taken."""
+    key = _key("", (), device, False)
+    with _spares_lock:
+        if _spares.get(key) or _starting.get(key):
+            return
+        _starting[key] = 1
+    try:
+        spare = _spawner().submit(_Spare, *key).result()
+    finally:
+        with _spares_lock:
+            _starting[key] -= 1
+    with _spares_lock:
+        _spares.setdefault(key, []).append(spare)
+
+
 def waiting_spares() -> list:
     """(key, spare) for every spare waiting now, oldest first within a key."""
     with _spares_lock:

@@ -11,13 +11,24 @@ that hangs is killed at the deadline.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
+import threading
 import time
 from pathlib import Path
 
-from grader.checking.isolate import STARTUP_SECONDS, _crash_detail, _end_child, _kill, _spawn, contained
+from grader.checking.isolate import (
+    SPARE_CPU_SECONDS,
+    STARTUP_SECONDS,
+    _crash_detail,
+    _end_child,
+    _kill,
+    _spawn,
+    contained,
+    track,
+)
 from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
@@ -51,6 +62,45 @@ def record_in_child(
     taken from `hand_in` (the bytes the grader read, which the child gets a copy of). Raises
     SubmissionError when the file cannot be loaded or the message is not a plan,
     RecordingStopped when the child hangs or dies."""
+    cpu = int(STARTUP_SECONDS + seconds * 2)
+
+    def write(task_dir: Path) -> None:
+        _write_task(task_dir, exercise_id, hand_in, wanted, private, sandboxed, device, cpu)
+
+    waiting = None if sandboxed else _take_waiting()
+    child = waiting or _new_child(cpu, contained(exercise_id, private) if sandboxed else None, write)
+    tmp, task_dir, proc, read_end, where_read = child
+    try:
+        if waiting is not None:  # started ahead: it starts on its task.json
+            write(task_dir)
+        data = _read_message(read_end, proc, time.monotonic() + STARTUP_SECONDS + seconds, where_read, seconds)
+    finally:
+        os.close(read_end)
+        os.close(where_read)
+        _end_child(proc, tmp)
+    return _checked(data, exercise_id, hand_in)
+
+
+_waiting: list = []
+"""A recording child started ahead (`record_ahead`), at most one: (folder, its task folder, the
+process, the read ends of its message pipe and of its lookout's)."""
+_waiting_lock = threading.Lock()
+
+
+def record_ahead() -> None:
+    """Start a recording child for the next unsandboxed check now, unless one waits: Python,
+    numba and the recorder imported while the learner reads a result (grader/__init__.py calls
+    this after each notebook check). It waits for its task.json, then records as one started
+    for the task does, within that task's CPU allowance."""
+    with _waiting_lock:
+        if not _waiting:
+            _waiting.append(_new_child(SPARE_CPU_SECONDS))
+
+
+def _new_child(cpu: int, contain: dict | None = None, write=None) -> tuple:
+    """(folder, task folder, process, read ends of its message and lookout pipes) of a recording
+    child started now: for its task (`write(task folder)` first writes task.json), or ahead,
+    waiting for one (`write` None)."""
     tmp = scratch.TemporaryFolder(prefix="zerogpu-record-")
     task_dir = Path(tmp.name)
     work = task_dir / "work"
@@ -58,39 +108,60 @@ def record_in_child(
     read_end, write_end = os.pipe()
     where_read, where_write = os.pipe()
     os.set_blocking(where_read, False)
-    proc = None
     try:
-        _write_task(task_dir, exercise_id, hand_in, wanted, private, sandboxed, device)
+        if write is not None:
+            write(task_dir)
+        env = scrubbed_env(work, ROOT, "simulator")
         proc = _spawn(
             task_dir,
             work,
-            scrubbed_env(work, ROOT, "simulator"),
-            int(STARTUP_SECONDS + seconds * 2),
+            env,
+            cpu,
             "simulator",
-            contain=contained(exercise_id, private) if sandboxed else None,
+            spare=write is None,
+            contain=contain,
             record_fd=write_end,
             where_fd=where_write,
         )
-        os.close(write_end)
-        os.close(where_write)
-        write_end = where_write = -1
-        data = _read_message(read_end, proc, time.monotonic() + STARTUP_SECONDS + seconds, where_read, seconds)
-    finally:
-        for fd in (write_end, where_write):
-            if fd >= 0:
-                os.close(fd)
+    except BaseException:
         os.close(read_end)
         os.close(where_read)
-        _end_child(proc, tmp)
-    return _checked(data, exercise_id, hand_in)
+        tmp.cleanup()
+        raise
+    finally:
+        os.close(write_end)
+        os.close(where_write)
+    return tmp, task_dir, proc, read_end, where_read
+
+
+def _take_waiting():
+    """The recording child started ahead, if one waits alive; else None."""
+    with _waiting_lock:
+        waiting = _waiting.pop() if _waiting else None
+    if waiting is not None and waiting[2].poll() is not None:  # died waiting: not usable
+        _discard(waiting)
+        return None
+    if waiting is not None:
+        track(waiting[2])
+    return waiting
+
+
+def _discard(waiting) -> None:
+    tmp, _, proc, read_end, where_read = waiting
+    os.close(read_end)
+    os.close(where_read)
+    _end_child(proc, tmp)
+
+
+atexit.register(lambda: [_discard(w) for w in list(_waiting)])
 
 
 def _write_task(
-    task_dir: Path, exercise_id: str, hand_in: HandIn, wanted: dict, private, sandboxed: bool, device
+    task_dir: Path, exercise_id: str, hand_in: HandIn, wanted: dict, private, sandboxed: bool, device, cpu: int
 ) -> None:
-    """The recording child's task.json, and the hand-in's bytes as the grader read them, in the
-    task folder (the sandbox shows no folder of the course's; and the child records the text
-    the grader reads)."""
+    """The recording child's task.json, written whole (a child started ahead starts on it), and
+    the hand-in's bytes as the grader read them, in the task folder (the sandbox shows no folder
+    of the course's; and the child records the text the grader reads)."""
     (task_dir / "submission").mkdir()
     copy = task_dir / "submission" / _file_name(hand_in.filename)
     copy.write_bytes(hand_in.data)
@@ -100,8 +171,10 @@ def _write_task(
         "plans": wanted,
         "device": device,
         "private": [] if sandboxed else list(private),  # none of them is in the sandbox's view
+        "cpu_seconds": cpu,
     }
-    (task_dir / "task.json").write_text(json.dumps(task))
+    (task_dir / "task.tmp").write_text(json.dumps(task))
+    os.replace(task_dir / "task.tmp", task_dir / "task.json")
 
 
 def _file_name(name: str) -> str:

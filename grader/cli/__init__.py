@@ -20,6 +20,7 @@ COMMANDS = (
     "grader.cli.report",  # zerogpu report
     "grader.cli.doctor",  # zerogpu doctor
     "grader.cli.device",  # zerogpu device
+    "grader.cli.lab",  # zerogpu lab (make lab, make course-lab)
 )
 
 

@@ -463,33 +463,47 @@ def slow_memory_findings(kernels) -> list[Finding]:
         sites = [s for s in k.sites if s.space == "global" and s.suggestion and (s.efficiency or 1.0) < TOO_SLOW_BELOW]
         if worst is None or worst >= TOO_SLOW_BELOW or not sites:
             continue
-        found.append(_slow_memory(k.kernel, min(sites, key=lambda s: s.efficiency)))
+        found.append(_slow_memory(k, sites))
     return found
 
 
-def _slow_memory(kernel: str, site) -> Finding:
-    what, advice = FIXES[site.suggestion]
-    verb = "reads" if site.access == "load" else "writes"
-    headline = (
-        f"on a GPU this would likely be too slow: kernel `{kernel}` {verb} `{site.array}` with "
-        f"neighbouring threads far apart (`{site.text}`), so most of every memory "
-        "transaction is bytes no thread asked for"
+def _slow_memory(k, sites: list) -> Finding:
+    """One paragraph for the kernel: which arrays its threads touch far apart, that a GPU would
+    likely grade it too slow, and each fix once (the kernel's `suggestion`s of those kinds, every
+    site named, so the memory table need not repeat them)."""
+    verbs: dict = {}
+    first: dict = {}  # the first site of each array, named in the headline
+    for s in sites:
+        verbs.setdefault(s.array, set()).add("writes" if s.access in ("store", "atomic") else "reads")
+        first.setdefault(s.array, s)
+    touched = " and ".join(
+        f"{verb} {_names([a for a, v in verbs.items() if verb in v])}"
+        for verb in ("reads", "writes")
+        if any(verb in v for v in verbs.values())
     )
-    message = (
-        f"Kernel `{kernel}` {verb} `{site.array}` at `{site.text}` (line {site.line}): {what}. Each "
-        "warp then fetches many memory sectors and uses a few bytes of each: correct, but on a GPU "
-        "this would likely fail the speed requirement (too_slow; an estimate from how the accesses "
-        f"coalesce: nothing was timed). {advice}"
-    )
+    texts = ", ".join(f"`{s.text}`" for s in first.values())
+    fixes = [k.suggestion(kind) for kind in dict.fromkeys(s.suggestion for s in sites)]
+    worst = min(sites, key=lambda s: s.efficiency)
     return Finding(
         "slow_memory",
         SEVERITY_WARNING,
-        message,
-        kernel,
-        line=site.line,
-        source=site.text,
-        array=site.array,
-        fix=advice,
-        headline=headline,
+        f"Kernel `{k.kernel}` {touched} with neighbouring threads far apart, so each warp fetches many "
+        "memory sectors and uses a few bytes of each: correct, but a GPU would likely grade it too slow "
+        "(too_slow; an estimate from how the accesses coalesce: nothing was timed). " + " ".join(fixes),
+        k.kernel,
+        line=worst.line,
+        source=worst.text,
+        array=worst.array,
+        fix=" ".join(FIXES[kind][1] for kind in dict.fromkeys(s.suggestion for s in sites)),
+        headline=(
+            f"a GPU would likely grade it too slow: kernel `{k.kernel}` {touched} with neighbouring "
+            f"threads far apart ({texts}), so most of every memory transaction is bytes no thread asked for"
+        ),
         mistake="uncoalesced",
     )
+
+
+def _names(arrays: list) -> str:
+    """`a`; `a` and `b`; `a`, `b` and `c`."""
+    quoted = [f"`{a}`" for a in arrays]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]

@@ -263,7 +263,7 @@ class Findings:
             "then the blocks' totals, then adds each block's carry."
         )
         headline = (
-            f"on a GPU this would likely be too slow: {worker} in kernel `{launch.kernel}`, one "
+            f"a GPU would likely grade it too slow: {worker} in kernel `{launch.kernel}`, one "
             "element after another, where a GPU runs thousands of threads at once"
         )
         message = (

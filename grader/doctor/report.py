@@ -19,7 +19,7 @@ from grader.result.doctor import (  # noqa: F401 - the report's types, named whe
     KernelReport,
     SiteReport,
 )
-from grader.doctor.efficiency import describe, interleaved, strided_run
+from grader.doctor.efficiency import describe, interleaved, slow_memory_findings, strided_run
 from grader.doctor.sites import SITES
 
 
@@ -34,7 +34,7 @@ def merge(reports) -> DoctorReport | None:
     found: dict = {}
     for r in reports:
         for f in r.findings:
-            key = (f.kind, f.filename, f.line, f.other_line, f.array)
+            key = (f.kind, f.kernel) if f.kind == "slow_memory" else (f.kind, f.filename, f.line, f.other_line, f.array)
             if key in found:
                 found[key] = replace(found[key], count=found[key].count + f.count)
             else:
@@ -64,8 +64,24 @@ def merge(reports) -> DoctorReport | None:
         KernelReport(name, tuple(sorted(sites.values(), key=lambda s: s.line))) for name, sites in kernels.items()
     )
     return DoctorReport(
-        executor, reason, tuple(found.values()), merged_kernels, round(sum(r.seconds for r in reports), 3)
+        executor,
+        reason,
+        _slow_memory_of(found, merged_kernels),
+        merged_kernels,
+        round(sum(r.seconds for r in reports), 3),
     )
+
+
+def _slow_memory_of(found: dict, kernels: tuple) -> tuple:
+    """The findings, each kernel's one slow_memory warning said anew from its sites over every
+    case (one paragraph naming them all, and the fix once), where it stood."""
+    anew = {f.kernel: f for f in slow_memory_findings(kernels)}
+    out = []
+    for (kind, *_), f in found.items():
+        if kind == "slow_memory" and f.kernel in anew:
+            f = replace(anew[f.kernel], count=f.count)
+        out.append(f)
+    return tuple(out)
 
 
 # -- views -------------------------------------------------------------------------------------
@@ -90,7 +106,7 @@ def report_text(r: DoctorReport) -> str:
                 f"    line {s.line:<4} {s.space:<6} {s.access:<6} `{s.text}`: {s.summary()}"
                 + (f" — {s.pattern}" if s.pattern else "")
             )
-        for tip in k.suggestions:
+        for tip in r.tips(k):
             lines.append(f"    Fix: {tip}")
     return "\n".join(lines)
 
@@ -120,7 +136,7 @@ def report_html(r: DoctorReport) -> str:
             f"<td>{esc(s.summary())}</td><td>{esc(s.pattern)}</td></tr>"
             for s in k.sites
         )
-        tips = "".join(f"<li>{esc(t)}</li>" for t in k.suggestions)
+        tips = "".join(f"<li>{esc(t)}</li>" for t in r.tips(k))
         parts.append(
             f"<div><b>Memory, kernel <code>{esc(k.kernel)}</code></b>: {esc(k.headline())}"
             "<table style='border-collapse:collapse;font-size:0.9em'><tr><th>line</th><th>access</th>"
@@ -158,7 +174,7 @@ def report_rich(r: DoctorReport):
         for s in k.sites:
             table.add_row(str(s.line), Text(s.text), f"{s.space} {s.access}", s.summary(), s.pattern)
         parts.append(table)
-        for tip in k.suggestions:
+        for tip in r.tips(k):
             parts.append(Text.assemble(("Fix: ", "bold yellow"), tip))
     return Group(*parts)
 

@@ -263,7 +263,9 @@ def _as_result(result) -> CheckResult:
 
 
 def _measured_details(result: CheckResult) -> SpeedDetails | None:
-    details = result.speed.details
+    """A result's measured speed; None also for a check that did not run (`cells.NotChecked`)."""
+    speed = getattr(result, "speed", None)
+    details = speed.details if speed is not None else None
     return details if details is not None and details.yours_ms else None
 
 

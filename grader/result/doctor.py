@@ -189,12 +189,13 @@ class KernelReport:
     @property
     def suggestions(self) -> tuple:
         """One fix per kind of problem, naming the sites that have it."""
-        out = []
-        for kind in dict.fromkeys(s.suggestion for s in self.sites if s.suggestion):
-            what, advice = FIXES[kind]
-            where = ", ".join(f"`{s.text}` (line {s.line})" for s in self.sites if s.suggestion == kind)
-            out.append(f"{what} — {where}. {advice}")
-        return tuple(out)
+        return tuple(self.suggestion(kind) for kind in dict.fromkeys(s.suggestion for s in self.sites if s.suggestion))
+
+    def suggestion(self, kind: str) -> str:
+        """The fix of one kind of problem (`FIXES`), naming every site that has it."""
+        what, advice = FIXES[kind]
+        where = ", ".join(f"`{s.text}` (line {s.line})" for s in self.sites if s.suggestion == kind)
+        return f"{what} — {where}. {advice}"
 
     def headline(self) -> str:
         parts = []
@@ -234,6 +235,12 @@ class DoctorReport:
     @property
     def ran_on_doctor(self) -> bool:
         return self.executor == DOCTOR
+
+    def tips(self, kernel: KernelReport) -> tuple:
+        """The kernel's fixes (`KernelReport.suggestions`) that no finding already gives in full:
+        each is said once."""
+        said = [f.message for f in self.findings if f.kernel == kernel.kernel]
+        return tuple(tip for tip in kernel.suggestions if not any(tip in message for message in said))
 
     def executor_line(self) -> str:
         if self.ran_on_doctor:

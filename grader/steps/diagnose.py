@@ -31,7 +31,8 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str, str]
     count = int(flat.sum())
     if count == n:
         return (
-            f"Nothing was written to `{name}`: not one of its {n} elements.",
+            f"Nothing was written to `{name}`: "
+            + ("not its one element." if n == 1 else f"not one of its {n} elements."),
             "Make sure the kernel stores its result (`out[i] = value`), that `launch` launches "
             "the kernel with `kernel[blocks, threads](...)`, and that it passes the output array.",
             "nothing_written",
@@ -153,28 +154,28 @@ def _ranges(values: np.ndarray, shown: int = 4) -> str:
     return text + (", ..." if len(runs) > shown else "")
 
 
-def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> tuple[str, str]:
+def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray, report=None) -> tuple[str, str]:
     """(' Every value is 256 x the expected: ...', "repeated_adds") when all the wrong values
     are one whole multiple of the expected ones ("constant_offset": one constant away from
-    them); ("", "") otherwise."""
+    them); ("", "") otherwise. A pattern is named only where it is one: a multiple needs three
+    or more different expected values sharing it, or (an output of one or two elements, a
+    sum) a multiple that is a number of threads the launch had (`report`, the doctor's); an
+    offset needs three or more."""
     if bad.sum() < 1:
         return "", ""
     g, w = got[bad].astype(np.float64).reshape(-1), want[bad].astype(np.float64).reshape(-1)
     if not (np.isfinite(g).all() and np.isfinite(w).all()):
         return "", ""
-    every = "every value" if bad.all() else f"every wrong value ({int(bad.sum())})"
-    nonzero = w != 0
-    if nonzero.all():
-        ratios = g / w
-        r = float(np.median(ratios))
-        whole = round(r)
-        if abs(whole) >= 2 and abs(r - whole) <= 1e-3 * abs(whole) and np.all(np.abs(ratios - r) <= 1e-3 * abs(r)):
-            return (
-                f" {every.capitalize()} is {whole:g} x the expected: did {whole:g} threads each add "
-                "the same value (e.g. every thread of a block adding the block's partial)?",
-                "repeated_adds",
-            )
-    if g.size < 3 or np.ptp(w) == 0:  # an offset needs several different expected values
+    every = ("the value" if bad.size == 1 else "every value") if bad.all() else f"every wrong value ({int(bad.sum())})"
+    several = np.unique(w).size >= 3
+    whole = _whole_multiple(g, w)
+    if whole and (several or whole in _thread_counts(report)):
+        return (
+            f" {every.capitalize()} is {whole} x the expected: did {whole} threads each add "
+            "the same value (e.g. every thread of a block adding the block's partial)?",
+            "repeated_adds",
+        )
+    if not several:  # an offset needs several different expected values
         return "", ""
     offsets = g - w
     c = float(np.median(offsets))
@@ -185,6 +186,29 @@ def relation(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> tuple[str, s
             "constant_offset",
         )
     return "", ""
+
+
+def _whole_multiple(g: np.ndarray, w: np.ndarray) -> int | None:
+    """k >= 2 when every g is k times its w (a count of threads adding: never negative, never a
+    fraction), else None."""
+    if not np.all(w != 0):
+        return None
+    ratios = g / w
+    r = float(np.median(ratios))
+    whole = round(r)
+    if whole >= 2 and abs(r - whole) <= 1e-3 * whole and np.all(np.abs(ratios - r) <= 1e-3 * r):
+        return int(whole)
+    return None
+
+
+def _thread_counts(report) -> set:
+    """Numbers of threads that could each have added one value in the run's launches: a block's,
+    a warp's (in a block of one or more), a whole grid's."""
+    counts = set()
+    for grid, block in getattr(report, "launches", ()) or ():
+        threads = int(np.prod(block))
+        counts |= {threads, threads * int(np.prod(grid))} | ({32} if threads >= 32 else set())
+    return counts
 
 
 def inputs_text(inputs: dict | None, shown: int = 8) -> str:

@@ -138,7 +138,7 @@ def _tally_output(tally: _Tally, spec, array, outcome, dims, expected, tol, inpu
         alike = {a.name: inputs[a.name] for a in spec.inputs if a.shape == array.shape and a.name in (inputs or {})}
         tally.related = collectives.diagnose(got, want, alike, report, tol)
         if tally.related is None:
-            text, mistake = diagnose.relation(got, want, bad)
+            text, mistake = diagnose.relation(got, want, bad, report)
             tally.related = (text, "", mistake)
     tally.unwritten += int(never.sum())
     tally.wrong += int(bad.sum())
@@ -172,7 +172,7 @@ def _wrong_result(tally: _Tally, base: dict, inputs) -> CaseResult:
     m = tally.mismatches[0]
     text, hint, mistake = tally.related
     message = (
-        f"{tally.wrong} of {tally.total} elements are wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
+        f"{tally.wrong} of {tally.total} {'element is' if tally.total == 1 else 'elements are'} wrong; first: `{m.output}[{_fmt_index(m.index)}]` "
         f"should be {m.expected:.7g} but is {m.got:.7g} (max abs error {tally.max_abs:.3g})."
         f"{text}{diagnose.inputs_text(inputs)}"
     )

@@ -5,6 +5,7 @@ start). Without Chromium the tests skip, saying how to install it; under ZEROGPU
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -32,8 +33,14 @@ def browser():
 
 @pytest.fixture(scope="session")
 def jupyter_lab(browser, tmp_path_factory, artifacts):
-    """JupyterLab on copies of the lessons; its log is kept beside the screenshots."""
-    lessons = sorted(lab.CURRICULUM.glob("[0-9][0-9]-*.ipynb"))
-    server, process = lab.start_lab(lessons, tmp_path_factory.mktemp("lab"), artifacts / "jupyterlab.log")
+    """JupyterLab as `make lab` starts it, on copies of the lessons it makes (lab.LESSONS, removed
+    afterwards); its log is kept beside the screenshots."""
+    shutil.rmtree(lab.LESSONS, ignore_errors=True)
+    server, process = lab.start_lab(lab.LESSONS, tmp_path_factory.mktemp("lab"), artifacts / "jupyterlab.log")
     yield server
     lab.stop_lab(process)
+    shutil.rmtree(lab.LESSONS, ignore_errors=True)
+    try:
+        lab.LESSONS.parent.rmdir()  # my-lessons/, when the tests made it
+    except OSError:
+        pass

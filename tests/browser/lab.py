@@ -1,11 +1,12 @@
-"""JupyterLab for the browser tests: started as `make lab` starts it, and driven the way a
-learner works in it (the Run menu, the keyboard, a paste into a cell)."""
+"""JupyterLab for the browser tests: started as `make lab` starts it (`zerogpu lab`, on the
+learner's copies of the lessons, made by it), and driven the way a learner works in it (the Run
+menu, the keyboard, a paste into a cell, a terminal)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,12 +19,17 @@ from grader.exercises import ROOT
 from web import wait_for
 
 CURRICULUM = ROOT / "curriculum"
+LESSONS = ROOT / "my-lessons" / "browser-tests"
+"""The copies the tests' lab opens: inside the learner's git-ignored folder, as under `make lab`
+(a save there must leave `git status` clean), apart from a learner's own copies beside it."""
 
 START_SECONDS = 90  # JupyterLab's first start on a busy 2-core machine takes 10-20 s
 RUN_SECONDS = 240  # a lesson's cells on the simulator; well under a minute on 2 cores
 WIDGET_VIEWS = ".jp-OutputArea-output > .jupyter-widgets"
 # The engine is the grader's own choice, as under `make lab`: nothing of the test run's forced one.
 FORCED_ENGINE = ("ZEROGPU_BACKEND", "NUMBA_ENABLE_CUDASIM")
+TERMINAL_SETTINGS = {"@jupyterlab/terminal-extension/plugin.jupyterlab-settings": {"screenReaderMode": True}}
+"""The test's own JupyterLab settings: a terminal's text also in the page, not only drawn."""
 
 
 @dataclass(frozen=True)
@@ -35,16 +41,16 @@ class Lab:
         # `reset`: a fresh workspace, so no tab of an earlier test opens with it
         return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
 
+    def launcher_url(self) -> str:
+        return f"{self.url}/lab?token={self.token}&reset"
 
-def lab_command(notebooks: Path, port: int) -> list[str]:
-    """`make lab`'s command (the Makefile's `lab` target: keep the two in step), on `notebooks`,
-    plus what a test needs: no browser of its own, the loopback only, this port or none.
-    JupyterLab runs on this interpreter (`-m jupyterlab`, the program `jupyter lab` starts), so
-    its kernels, started with the server's own Python, import this checkout's grader."""
-    command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks}"]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
-    return command + [
+
+def lab_command(lessons: Path, port: int) -> list[str]:
+    """`make lab`'s command (the Makefile's `lab` target: `zerogpu lab`; keep the two in step),
+    on `lessons`, plus what a test needs: no browser of its own, the loopback only, this port or
+    none. `zerogpu` is this interpreter's, so the lab's kernels import this checkout's grader."""
+    zerogpu = str(Path(sys.executable).parent / "zerogpu")
+    return [zerogpu, "lab", "--lessons", str(lessons), "--"] + [
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -53,13 +59,16 @@ def lab_command(notebooks: Path, port: int) -> list[str]:
 
 
 def lab_environment(state: Path, token: str) -> dict:
-    """`make lab`'s environment: the project's venv first on PATH (what a kernel starts by name
-    is the venv's); JupyterLab's settings and workspaces in `state`, not the developer's home."""
+    """`make lab`'s environment (PATH as the caller has it: `zerogpu lab` puts the venv first
+    where the lab needs it); JupyterLab's settings and workspaces in `state`, not the user's."""
     env = {key: value for key, value in os.environ.items() if key not in FORCED_ENGINE}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    settings = state / "settings"
+    for name, value in TERMINAL_SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(value))
     env.update(
         JUPYTER_TOKEN=token,
-        JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
         JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"),
         JUPYTER_RUNTIME_DIR=str(state / "runtime"),
     )
@@ -72,19 +81,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_lab(lessons: list[Path], folder: Path, log: Path) -> tuple[Lab, subprocess.Popen]:
-    """JupyterLab on copies of `lessons` (its saves must not touch curriculum/)."""
-    notebooks = folder / "notebooks"
-    notebooks.mkdir(parents=True)
-    for lesson in lessons:
-        shutil.copy(lesson, notebooks)
+def start_lab(lessons: Path, state: Path, log: Path) -> tuple[Lab, subprocess.Popen]:
+    """JupyterLab as `make lab` starts it, on copies of the lessons it makes in `lessons`."""
     token, port = secrets.token_hex(16), free_port()
     process = subprocess.Popen(
-        lab_command(notebooks, port),
-        env=lab_environment(folder / "state", token),
+        lab_command(lessons, port),
+        env=lab_environment(state, token),
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
-        start_new_session=True,  # its kernels go with it (stop_lab)
+        start_new_session=True,  # its kernels and terminals go with it (stop_lab)
     )
     lab = Lab(f"http://127.0.0.1:{port}", token)
     wait_for(lambda: _answers(lab) or _died(process, log), START_SECONDS, f"JupyterLab to start (log: {log})")
@@ -124,16 +129,6 @@ class NotebookPage:
         driver.get(lab.notebook_url(name))
         wait_for(self._kernel_idle, START_SECONDS, f"the kernel of {name} to start")
 
-    def decline_news(self) -> None:
-        """Answer No to JupyterLab's first-start question about news, if it is asked, as a
-        learner would: its notice would cover part of every screenshot."""
-        from selenium.webdriver.common.by import By
-
-        question = "//div[contains(@class,'Toastify')]//button[text()='No']"
-        for button in self.driver.find_elements(By.XPATH, question):
-            button.click()
-            wait_for(lambda: not self.driver.find_elements(By.XPATH, question), 10, "the news question to close")
-
     def _status_bar(self) -> str:
         return self.driver.execute_script(
             "return [...document.querySelectorAll('.jp-StatusBar-Widget')].map(e => e.textContent).join(' ')"
@@ -159,6 +154,26 @@ class NotebookPage:
 
     def run_all(self) -> None:
         self._run("Run All Cells")
+
+    def run_cell(self, index: int) -> None:
+        """Run cell `index` alone, as Shift-Enter in it does (less the move to the next cell)."""
+        self.select(index)
+        self._run("Run Selected Cell and Do not Advance")
+
+    def save(self) -> None:
+        """File → Save Notebook, as a learner saves (Ctrl-S does the same), until its tab shows
+        no unsaved change: leaving a page with one logs a console error (beforeunload)."""
+        self.menu("File", "Save Notebook")
+        wait_for(lambda: not self.unsaved(), 60, f"{self.name} to be saved")
+
+    def unsaved(self) -> bool:
+        """Does the notebook's tab show unsaved changes (a run's outputs, the kernel's language)?"""
+        return self.driver.execute_script("return document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty').length > 0")
+
+    def wait_for_cells(self, count: int) -> None:
+        """Until the notebook shows its `count` cells (a kernel still running from an earlier visit
+        is idle before they are drawn)."""
+        wait_for(lambda: len(self.cells()) == count, START_SECONDS, f"the {count} cells of {self.name}")
 
     def run_from(self, index: int) -> None:
         """Run cell `index` and every cell below it."""
@@ -305,3 +320,41 @@ def move(driver, control) -> str:
         return f"pressed the toggle button {control.text!r}"
     control.click()
     return "ticked a checkbox" if control.is_selected() else "unticked a checkbox"
+
+
+class TerminalPage:
+    """A terminal of the lab, open in JupyterLab, typed into as a learner types."""
+
+    def __init__(self, driver, lab: Lab):
+        """A new terminal, from the Launcher's Terminal card, as a learner opens one."""
+        from selenium.webdriver.common.by import By
+
+        self.driver = driver
+        driver.get(lab.launcher_url())
+        card = wait_for(
+            lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-LauncherCard[data-category='Other'][title*='terminal']"),
+            START_SECONDS,
+            "the Launcher's Terminal card",
+        )
+        card[0].click()
+        wait_for(lambda: self._input(), START_SECONDS, "the terminal to open")
+
+    def _input(self):
+        from selenium.webdriver.common.by import By
+
+        found = self.driver.find_elements(By.CSS_SELECTOR, ".jp-Terminal .xterm-helper-textarea")
+        return found[0] if found else None
+
+    def text(self) -> str:
+        """What the terminal shows (its screen reader rows: lab.TERMINAL_SETTINGS)."""
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('.jp-Terminal .xterm-accessibility-tree > div')]"
+            ".map(row => row.textContent).join('\\n')"
+        )
+
+    def type(self, line: str) -> None:
+        from selenium.webdriver.common.keys import Keys
+
+        field = self._input()
+        self.driver.execute_script("arguments[0].focus()", field)
+        field.send_keys(line + Keys.ENTER)

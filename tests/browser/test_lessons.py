@@ -54,7 +54,6 @@ def test_lesson_in_jupyterlab(lesson, browser, jupyter_lab, artifacts):
 
     page = lab.NotebookPage(browser, jupyter_lab, f"{lesson.notebook}.ipynb")
     page.run_all()
-    page.decline_news()
     browser.save_screenshot(shot("1-ran-all"))
     assert page.unrun_cells() == [], f"Run All stopped before cells {page.unrun_cells()}:\n{page.stderr()}"
     assert_widgets_work(browser, page, lesson, shot)
