@@ -193,7 +193,7 @@ print(bool((got == np.arange(n, dtype=np.float32) * 3).all()), f"{took:.2f} s", 
 import cProfile, io, pstats, time
 import grader
 from grader.exercises import exercise
-from grader.checking.pipeline import record_here
+from grader.checking.notebook import record_here
 from grader.replay.replayer import launch_from, rebuild
 from grader.gpu.speed import collect
 from numba import cuda

@@ -31,7 +31,7 @@ def kernel(a):
     a[0] = 1.0
 os = sys.modules["os"]
 json = sys.modules["json"]
-fd = int(sys.argv[sys.argv.index("--record") + 1])
+fd = int(sys.argv[sys.argv.index("--record-fd") + 1])
 params = [{"op": "param", "id": 0, "name": "a"}, {"op": "param", "id": 1, "name": "b"},
           {"op": "param", "id": 2, "name": "c"}]
 '''
@@ -88,7 +88,7 @@ plans = {str(k): {"steps": params + [{"op": "upload", "id": 3, "shape": [64000],
 
 RUN_ONE = """
 import json, resource, sys, time
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 clock = time.perf_counter()
 result = check_file("vector_add", sys.argv[1], graded=True, case_timeout=float(sys.argv[2]),
                     unsandboxed=sys.argv[3] == "1")

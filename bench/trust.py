@@ -5,10 +5,10 @@
 
     python bench/trust.py [--repeats 5] [--only id,id] [--cold | --replayer] [--processes N] [--out trust.json]
 
-By default a spare child process is started ahead of each check (grader/checking/isolate.py
+By default a spare child process is started ahead of each check (grader/children/spares.py
 keep_warm); --cold starts each check's process only when it is needed; --replayer grades as
 `zerogpu grade` does on a GPU host: graded, every check replayed by the GPU's one replayer
-(grader/checking/replayers.py). --processes N runs the whole measurement in N fresh processes,
+(grader/children/replayers.py). --processes N runs the whole measurement in N fresh processes,
 one after the other, and prints each exercise's spread across them (a fresh replayer each).
 """
 
@@ -27,10 +27,10 @@ os.environ.setdefault("ZEROGPU_SECRET", "trust-bench")  # --replayer grades: one
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grader  # noqa: E402,F401
-from grader.checking.pipeline import check_file  # noqa: E402
+from grader.checking.check import check_file  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
-from grader.checking.isolate import keep_warm  # noqa: E402
-from grader.checking.replayers import replayers  # noqa: E402
+from grader.children.spares import keep_warm  # noqa: E402
+from grader.children.replayers import replayers  # noqa: E402
 
 
 def main():

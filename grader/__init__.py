@@ -16,7 +16,7 @@ from grader import wiring as _wiring  # noqa: E402
 
 _wiring.install()  # the tables lower layers read (the simulator's steps, the views), in written order
 
-from grader.checking import pipeline as _pipeline  # noqa: E402
+from grader.checking import notebook as _notebook  # noqa: E402
 from grader.exercises import exercise, ladder  # noqa: E402
 from grader.learner import progress as _progress  # noqa: E402
 from grader.notebook import cells as _cells  # noqa: E402
@@ -25,14 +25,14 @@ from grader.settings import CASE_TIMEOUT  # noqa: E402
 
 
 def _ready_for_a_check() -> None:
-    """Start the next check's two children now (a recording child, grader/checking/recording.py
-    `record_ahead`; a checking child, grader/checking/isolate.py `spare_ahead`), so that a
+    """Start the next check's two children now (a recording child, grader/children/recording.py
+    `record_ahead`; a checking child, grader/children/spares.py `spare_ahead`), so that a
     notebook's check waits for no Python start-up: they import while the learner reads."""
-    from grader.checking import isolate, recording  # noqa: PLC0415 - a check's machinery, loaded as a check loads it
+    from grader.children import recording, spares  # noqa: PLC0415 - a check's machinery, loaded as a check loads it
 
     try:
         recording.record_ahead()
-        isolate.spare_ahead()
+        spares.spare_ahead()
     except OSError:  # no process could start now: the next check starts its own
         pass
 
@@ -43,7 +43,7 @@ if _runs is not None:  # the first check's children start once the cell importin
 
 
 def check(exercise_id: str, launch, **options):
-    """Check a notebook's `launch` (grader/checking/pipeline.py `check`) and record the attempt
+    """Check a notebook's `launch` (grader/checking/notebook.py `check`) and record the attempt
     in the learner's progress. In a notebook, a line under the cell states each case's time
     limit and follows the case under way. A `launch` that is not its cell as it stands (the
     cell raised when it last ran, or changed since: grader/notebook/cells.py) is not checked
@@ -54,7 +54,7 @@ def check(exercise_id: str, launch, **options):
         return stale
     limit = options.get("case_timeout", CASE_TIMEOUT)
     with _status_line(f"Checking {exercise_id}: {cases} cases, each may take up to {limit:g} s.") as progress:
-        result = _pipeline.check(exercise_id, launch, progress=progress, **options)
+        result = _notebook.check(exercise_id, launch, progress=progress, **options)
     _progress.record(result)
     _ready_for_a_check()
     return result

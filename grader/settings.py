@@ -22,9 +22,32 @@ matmul_tiled, the others under 2) and 1.2 s on the kernel doctor (2-core machine
 30 s leaves a loaded machine three times that."""
 
 
+# -- time limits: how long the grader waits for each part of a check ----------------------------
+STARTUP_SECONDS = 30.0
+"""A child's start (Python, numba, the grader imported), and a checking child's rebuilding and
+compile-checking of the kernels before its first case: the grader's own work, never a case's."""
+SPEED_TIMEOUT = 180.0
+"""A GPU's timed rounds of one check (they stop at 1.5 s by themselves: grader/gpu/harness.py)."""
+ANSWER_SECONDS = 2.0
+"""How long a late child is given to say where its code is before it is killed anyway."""
+KILL_WAIT_SECONDS = 10.0
+"""How long a killed child may take to go (a GPU driver can hold a dying process briefly); past
+it the child is left to a reaper thread rather than holding up the grader."""
+EXIT_GRACE = 1.0
+"""How long a recording child's pipe may stay silent after it exited before it counts as no answer."""
+EXPECTED_TIMEOUT = 300.0
+"""How long a timed check waits for its expected output (an oracle process that died sends none)."""
+COMPILE_ANSWER_SECONDS = 120.0
+"""How long a child waits for the compile helper's answer about one kernel."""
+SPARE_CPU_SECONDS = 3600
+"""A spare child's CPU limit until its task arrives; it then lowers it to the task's own."""
+REPLAYER_CPU_SECONDS = 7 * 24 * 3600
+"""A replayer's CPU limit, for its whole life (each check's wall clock is the parent's to watch)."""
+
+
 @dataclass(frozen=True)
 class CheckOptions:
-    """How one submission file is checked (grader/checking/pipeline.py `check_file`)."""
+    """How one submission file is checked (grader/checking/check.py `check_file`)."""
 
     seed: int | None = None
     """The inputs' seed; None: a fresh one."""

@@ -2,7 +2,7 @@
 written here (as numba-cuda's `load_additional_registries` and pytest's `default_plugins` list
 theirs). Importing a module fills nothing; `install()` does, from the one entry point every
 process passes through: `import grader` (the notebook, `zerogpu`, `python -m
-grader.checking.child`, bench/)."""
+grader.children`, bench/)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ names defined in them, and covers every subpackage."""
 import re
 from pathlib import Path
 
+import pytest
+
 from test_layers import LAYERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +123,9 @@ def test_the_page_links_nothing_outside_the_repository():
     targets = re.findall(r"\]\((?!https?://|#)([^)#]+)", DOC)
     inside = [(ROOT / "docs" / target).resolve() for target in targets]
     assert [str(path) for path in inside if not (path.is_relative_to(ROOT) and path.exists())] == []
+
+
+@pytest.mark.parametrize("page", ["ARCHITECTURE.md", "BENCHMARKS.md"])
+def test_the_page_a_newcomer_reads_first_stays_short(page):
+    """Is the page read in one sitting (at most 2,500 words; history goes to BENCHMARKS-LOG.md)?"""
+    assert len((ROOT / "docs" / page).read_text().split()) <= 2500

@@ -6,9 +6,9 @@ whole on a GPU."""
 from pathlib import Path
 
 from grader.checking import beside
-from grader.checking.isolate import run_in_child
-from grader.checking.pipeline import plans_wanted
-from grader.checking.recording import record_in_child
+from grader.checking.check import plans_wanted
+from grader.children.recording import record_in_child
+from grader.children.task import ReplayTask
 from grader.exercises import exercise
 from grader.replay.sources import hand_in_of
 from grader.steps.cases import prepare
@@ -22,7 +22,7 @@ def doctors_verdict(exercise_id: str, path: Path):
     hand_in = hand_in_of(path)
     message = record_in_child(exercise_id, hand_in, plans_wanted(ex, prepared), 30)
     cases = beside.smallest(prepared)
-    future = beside.start(run_in_child, exercise_id, hand_in, message, cases, 30.0)
+    future = beside.start(ReplayTask(ex, hand_in, message, tuple(cases), 30.0, backend="simulator"))
     return beside.doctors_failure(ex, cases, future), beside.doctors_report(future)
 
 

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from grader.checking.capture import KEEP, CappedOutput
+from grader.children.capture import KEEP, CappedOutput
 
 
 def test_a_flood_is_capped_and_counted():

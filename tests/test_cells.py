@@ -165,7 +165,7 @@ def test_a_refusal_shows_one_line_and_is_not_recorded(shell, monkeypatch):
     run(shell, GOOD)
     run(shell, BROKEN)
     monkeypatch.setattr(cells, "_watching", shell.runs)
-    monkeypatch.setattr(grader._pipeline, "check", lambda *a, **k: pytest.fail("a check ran"))
+    monkeypatch.setattr(grader._notebook, "check", lambda *a, **k: pytest.fail("a check ran"))
     monkeypatch.setattr(grader._progress, "record", lambda *a, **k: pytest.fail("progress recorded"))
     refused = grader.check("thread_ids", shell.user_ns["launch"])
     assert isinstance(refused, cells.NotChecked)

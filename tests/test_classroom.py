@@ -158,7 +158,7 @@ def test_first_grading_on_a_fresh_data_dir_makes_one_secret(tmp_path, monkeypatc
 
     from grader.steps import cases
 
-    pipeline = importlib.import_module("grader.checking.pipeline")  # the module, not grader's check()
+    pipeline = importlib.import_module("grader.checking.check")  # the module, not grader's check()
     class_dir = small_class(tmp_path / "class")
     monkeypatch.delenv("ZEROGPU_SECRET", raising=False)
     monkeypatch.setattr(cases, "_SECRET_FROM_ENV", None)  # as in a process started without one

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.isolate import STARTUP_SECONDS
-from grader.checking.pipeline import check_file
+from grader.settings import STARTUP_SECONDS
+from grader.checking.check import check_file
 from grader.cli import main
 from grader.exercises import ROOT
 
@@ -152,7 +152,7 @@ def _children_running_grader():
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if not proc.name.isdigit() or b"grader.checking.child" not in (proc / "cmdline").read_bytes():
+            if not proc.name.isdigit() or b"grader.children" not in (proc / "cmdline").read_bytes():
                 continue
             parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
             if parent == os.getpid():
@@ -314,13 +314,13 @@ def test_a_command_calls_its_use_case_and_holds_no_grading_logic(command):
 
 def test_the_use_case_rule_sees_a_command_that_reaches_below_its_use_case(tmp_path):
     """Would the rule notice a command importing the pipeline inside a function, or through
-    its package (`from grader.checking import pipeline`)?"""
+    its package (`from grader.checking import check`)?"""
     from test_layers import imported_names, resolve
 
-    for line in ("from grader.checking.pipeline import check_file", "from grader.checking import pipeline"):
+    for line in ("from grader.checking.check import check_file", "from grader.checking import check"):
         sneaky = tmp_path / "sneaky.py"
         sneaky.write_text(f"def cmd(args):\n    {line}\n")
-        assert {resolve(n) for n in imported_names(sneaky)} == {"grader.checking.pipeline"}
+        assert {resolve(n) for n in imported_names(sneaky)} == {"grader.checking.check"}
 
 
 def test_grade_refuses_a_missing_folder_with_one_line(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""Kernels compiled ahead for a GPU's replayer (grader/checking/compiling.py,
+"""Kernels compiled ahead for a GPU's replayer (grader/children/compiling.py,
 grader/replay/signatures.py, grader/compiler/prebuilt.py).
 
 Here (no GPU) the compiling child runs as on a GPU host: it needs no device, only numba-cuda's
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.compiling import Compilers, compiled_ahead, requests_for
-from grader.checking.pipeline import plans_wanted
+from grader.children.compiling import Compilers, compiled_ahead, requests_for
+from grader.children.task import ReplayTask
+from grader.checking.check import plans_wanted
 from grader.replay.sources import hand_in_of, pinned
 from grader.compiler.describe import describe_argument
 from grader.compiler.prebuilt import arch_of, usable
@@ -124,7 +125,9 @@ def test_a_compiling_child_answers_with_each_kernels_cubin_for_each_type(sandbox
     assert requests and set(kernels) <= set(message.kernels)
     compilers = Compilers()
     try:
-        compiled = compiled_ahead(compilers, ex.spec, message, prepared, False, sandboxed, (), H200, 120.0)
+        compiled = compiled_ahead(
+            compilers, ReplayTask(ex, None, message, tuple(prepared), 120.0, sandboxed=sandboxed), H200
+        )
         assert sum(len(v) for v in compiled.values()) == len(requests)
         for answers in compiled.values():
             for answer in answers:
@@ -132,7 +135,9 @@ def test_a_compiling_child_answers_with_each_kernels_cubin_for_each_type(sandbox
         (compiler,) = compilers._all
         compiler.proc.kill()
         compiler.proc.wait()
-        again = compiled_ahead(compilers, ex.spec, message, prepared, False, sandboxed, (), H200, 120.0)
+        again = compiled_ahead(
+            compilers, ReplayTask(ex, None, message, tuple(prepared), 120.0, sandboxed=sandboxed), H200
+        )
         assert again == compiled and len(compilers._all) == 1
     finally:
         compilers.stop()
@@ -144,7 +149,7 @@ def test_a_compiling_child_that_gives_no_answer_in_time_is_stopped_and_the_repla
     message = recorded("vector_add", ex.solution_file, prepared)
     compilers = Compilers()
     try:
-        assert compiled_ahead(compilers, ex.spec, message, prepared, False, False, (), H200, 0.001) == {}
+        assert compiled_ahead(compilers, ReplayTask(ex, None, message, tuple(prepared), 0.001), H200) == {}
         assert compilers._all[0].proc is None, "stopped"
     finally:
         compilers.stop()
@@ -157,7 +162,7 @@ def test_an_exercises_references_are_compiled_ahead_for_the_dispatchers_the_repl
     global so that the replayer finds its own dispatcher of the same name."""
     import sys
 
-    from grader.checking.compiling import Compiler, references_ahead
+    from grader.children.compiling import Compiler, references_ahead
 
     compiler = Compiler(False, ())
     try:
@@ -188,9 +193,9 @@ def test_references_compiled_ahead_land_in_the_replayers_inbox(tmp_path):
     references are compiled by a compiling child and left in the inbox for the replayer."""
     import json
 
-    from grader.checking.child import ARCH, REFERENCES
-    from grader.checking.compiling import Compiler
-    from grader.checking.replayers import _prepare_references
+    from grader.children.folder import ARCH, REFERENCES
+    from grader.children.compiling import Compiler
+    from grader.children.replayers import _prepare_references
 
     (tmp_path / ARCH).write_text(json.dumps(list(H200)))
     compiler = Compiler(False, ())
@@ -204,7 +209,7 @@ def test_references_compiled_ahead_land_in_the_replayers_inbox(tmp_path):
 
 def test_a_compiling_child_that_cannot_start_leaves_the_compile_to_the_replayer(monkeypatch):
     """No bubblewrap, no room for a process: the check goes on, its kernels compiled where they run."""
-    from grader.checking import compiling
+    from grader.children import compiling
 
     def cannot_start(*args, **kwargs):
         raise OSError("no process for you")
@@ -214,5 +219,5 @@ def test_a_compiling_child_that_cannot_start_leaves_the_compile_to_the_replayer(
     prepared = prepare(ex, 5)[:1]
     message = recorded("vector_add", ex.solution_file, prepared)
     compilers = Compilers()
-    assert compiled_ahead(compilers, ex.spec, message, prepared, False, False, (), H200, 30.0) == {}
+    assert compiled_ahead(compilers, ReplayTask(ex, None, message, tuple(prepared), 30.0), H200) == {}
     compilers.stop()

@@ -411,7 +411,7 @@ def test_regions_keep_safe_starter_lines_and_comment_the_rest():
 
 @pytest.mark.parametrize("exercise_id", ["thread_ids", "vector_add"])
 def test_instructors_cell_passes(exercise_id, tmp_path):
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     path = tmp_path / f"{exercise_id}.py"
     path.write_text(answer_source(exercise_id))

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 from grader.steps import diagnose
 
 SUBMISSIONS = Path(__file__).parent / "submissions"

@@ -209,7 +209,7 @@ class Cluster:
         for worker in self.workers:
             for pid in descendants(worker.pid):
                 try:
-                    if b"--spare" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    if b"--role\0spare" in Path(f"/proc/{pid}/cmdline").read_bytes():
                         found.append(pid)
                 except OSError:
                     pass

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from grader.steps.cases import prepare
-from grader.checking.pipeline import RACE_RERUNS, judge_all, summarise
+from grader.checking.verdicts import RACE_RERUNS, judge_all, summarise
 from grader.doctor.efficiency import forget
 from grader.doctor.errors import Unsupported
 from grader.doctor.execute import execute, execute_or_simulate

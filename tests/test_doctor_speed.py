@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 from grader.doctor.checkup import diagnose
 
 TESTS = Path(__file__).parent

@@ -296,7 +296,7 @@ def test_warp_rungs_run_on_the_doctor(exercise_id):
     """The warp rungs without a GPU: does the solution pass and the starter fail, in a child
     like the CLI, with the kernel doctor (not Numba's simulator, which has no shuffles)
     running every case?"""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
     from grader.exercises import exercise
 
     ex = exercise(exercise_id)

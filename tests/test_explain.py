@@ -5,7 +5,7 @@ import re
 import numpy as np
 from numba import cuda
 
-from grader.checking.pipeline import check
+from grader.checking.notebook import check
 
 
 @cuda.jit
@@ -72,7 +72,7 @@ def test_misspelt_cuda_name_is_named_with_a_suggestion():
     simulator's class names?"""
     from pathlib import Path
 
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     path = Path(__file__).parent / "submissions" / "vector_add" / "lowercase_threadidx.py"
     result = check_file("vector_add", path, seed=7)

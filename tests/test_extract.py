@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from grader.checking.pipeline import check
+from grader.checking.notebook import check
 from grader.steps.extract import NotExtractable, extract, module_source
 
 

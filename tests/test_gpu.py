@@ -5,7 +5,8 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 import grader  # noqa: E402
-from grader.checking.pipeline import check, check_file  # noqa: E402
+from grader.checking.notebook import check  # noqa: E402
+from grader.checking.check import check_file  # noqa: E402
 from grader.exercises import LADDER, ROOT, exercise  # noqa: E402
 
 
@@ -116,7 +117,7 @@ def test_a_grading_process_holds_no_cuda_context():
     code = (
         "import ctypes, grader\n"
         "from grader.backend import driver_library\n"
-        "from grader.checking.pipeline import check_file\n"
+        "from grader.checking.check import check_file\n"
         "from grader.exercises import exercise\n"
         "r = check_file('vector_add', exercise('vector_add').solution_file)\n"
         "lib = driver_library(); flags, active = ctypes.c_uint(0), ctypes.c_int(0)\n"
@@ -275,8 +276,10 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     compiling.py) links and loads them, compiles none, and the solution passes every case."""
     from numba import cuda
 
-    from grader.checking.compiling import Compilers, compiled_ahead
-    from grader.checking.pipeline import all_passed, plans_wanted
+    from grader.children.compiling import Compilers, compiled_ahead
+    from grader.children.task import ReplayTask
+    from grader.checking.verdicts import all_passed
+    from grader.checking.check import plans_wanted
     from grader.compiler.prebuilt import arch_of
     from grader.replay.plan import Message
     from grader.replay.record import Recorder, record_cases, recording
@@ -298,7 +301,7 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     compilers = Compilers()
     try:
         arch = arch_of(cuda.get_current_device().compute_capability)
-        compiled = compiled_ahead(compilers, ex.spec, message, prepared, False, False, (), arch, 120.0)
+        compiled = compiled_ahead(compilers, ReplayTask(ex, None, message, tuple(prepared), 120.0), arch)
     finally:
         compilers.stop()
     assert compiled, "the compiling child answered"
@@ -324,8 +327,8 @@ def test_references_compiled_ahead_are_loaded_not_compiled_and_compute_the_oracl
 
     from numba import cuda
 
-    from grader.checking.compiling import Compiler, references_ahead
-    from grader.checking.pipeline import all_passed
+    from grader.children.compiling import Compiler, references_ahead
+    from grader.checking.verdicts import all_passed
     from grader.compiler.prebuilt import arch_of
     from grader.compiler.rebuild import argument_type
     from grader.replay.references import install_references

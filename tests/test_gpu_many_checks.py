@@ -7,8 +7,8 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 import grader  # noqa: E402
-from grader.checking import isolate  # noqa: E402
-from grader.checking.pipeline import check_file  # noqa: E402
+from grader.children import spares  # noqa: E402
+from grader.checking.check import check_file  # noqa: E402
 from grader.containment import sandbox  # noqa: E402
 from grader.exercises import exercise  # noqa: E402
 
@@ -37,9 +37,9 @@ def test_graded_checks_started_cold_or_by_a_spare_time_the_histogram_alike(monke
     monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
     path = exercise("histogram").solution_file
     alone = speedup(check_file("histogram", path, graded=True, device=0))
-    with isolate.keep_warm(spares=2):
+    with spares.keep_warm(spares=2):
         first = check_file("histogram", path, graded=True, device=0)  # cold: no spare yet
-        assert isolate.waiting_spares(), "a spare waits for the next check"
+        assert spares.waiting_spares(), "a spare waits for the next check"
         by_spares = [check_file("histogram", path, graded=True, device=0) for _ in range(2)]
     for result in [first, *by_spares]:
         assert abs(speedup(result) / alone - 1) <= SAME_WITHIN, (alone, [speedup(r) for r in [first, *by_spares]])

@@ -83,7 +83,7 @@ def corpus():
 def test_cpu_verdict_is_the_gpu_verdict(exercise_id, path, expected):
     """Does a real-world-style kernel get, without a GPU, the verdict a GPU gives it (each
     file says whether that verdict was measured on a GPU or still needs confirming there)?"""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     result = check_file(exercise_id, path, seed=7)
     assert result.verdict == expected, result.message

@@ -186,7 +186,7 @@ def test_a_regrade_draws_the_very_inputs_of_the_stored_row(tmp_path, monkeypatch
     """Are a regrade's inputs drawn from the stored seed and the same per-task secret?"""
     import importlib
 
-    pipeline = importlib.import_module("grader.checking.pipeline")
+    pipeline = importlib.import_module("grader.checking.check")
     monkeypatch.setenv("ZEROGPU_SECRET", "class-secret")
     (tmp_path / "class" / "ann").mkdir(parents=True)
     shutil.copy(SOLUTION, tmp_path / "class" / "ann" / "vector_add.py")

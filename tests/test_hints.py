@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.pipeline import check, check_file
+from grader.checking.notebook import check
+from grader.checking.check import check_file
 from grader.exercises import LADDER, exercise
 from grader.steps.load import load_launch
 from grader.result import VERDICTS

@@ -19,6 +19,7 @@ LAYERS = [
     {"grader.compiler"},  # Numba's real CUDA compiler, in a helper process, before a CPU engine runs
     {"grader.doctor", "grader.gpu"},  # the two engines never import each other
     {"grader.replay"},  # a launch recorded without data, replayed by grader code on either engine
+    {"grader.children"},  # the processes where submission code runs, and how a check follows them
     {"grader.checking", "grader.render"},
     {"grader.learner", "grader.classroom"},
     {"grader.notebook"},
@@ -173,7 +174,7 @@ def test_the_scans_see_dynamic_imports_and_private_names(tmp_path):
         "import importlib\n"
         "def f():\n"
         "    return importlib.import_module('grader.cli'), __import__('grader.report')\n"
-        "from grader.checking.isolate import _spawn\n"
+        "from grader.children.spawn import _sandboxed\n"
     )
     assert {"grader.cli", "grader.report"} <= imported_names(sneaky)
-    assert private_names(sneaky) == {"grader.checking.isolate._spawn"}
+    assert private_names(sneaky) == {"grader.children.spawn._sandboxed"}

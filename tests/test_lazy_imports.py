@@ -57,9 +57,10 @@ def test_import_grader_loads_no_heavy_package(after_import_grader, package):
 @pytest.mark.parametrize(
     "module",
     [
-        "grader.checking.isolate",
-        "grader.checking.recording",
-        "grader.checking.replayers",
+        "grader.children.run",
+        "grader.children.spares",
+        "grader.children.recording",
+        "grader.children.replayers",
         "grader.replay",
         "grader.gpu",
     ],
@@ -70,10 +71,11 @@ def test_import_grader_leaves_what_a_check_starts_for_the_check(after_import_gra
 
 
 def test_the_childs_own_imports_load_neither_numba_nor_the_gpu_timing():
-    """The recording child imports what grader/checking/child.py imports at its top: does that
-    leave numba (loaded when a kernel runs, after the limits) and gpu/ (a replaying child's) out?"""
-    loaded = loaded_after("import grader.checking.child")
-    assert "grader.checking.child" in loaded
+    """A child imports what `python -m grader.children` and its recording role import at their
+    top: does that leave numba (loaded when a kernel runs, after the limits) and gpu/ (a
+    replaying child's) out?"""
+    loaded = loaded_after("import grader.children.__main__, grader.children.roles.record")
+    assert "grader.children.roles.record" in loaded
     assert {"numba", "grader.gpu", "grader.replay.replayer"}.isdisjoint(loaded)
 
 
@@ -89,9 +91,7 @@ def test_zerogpu_loads_no_heavy_package_before_a_command_needs_it(after_import_c
     assert package not in after_import_cli
 
 
-@pytest.mark.parametrize(
-    "module", ["grader.containment.sandbox", "grader.checking.isolate", "grader.checking.replayers"]
-)
+@pytest.mark.parametrize("module", ["grader.containment.sandbox", "grader.children.run", "grader.children.replayers"])
 def test_zerogpu_leaves_the_checks_machinery_for_the_commands_that_check(after_import_cli, module):
     """Does every `zerogpu` command (its parser loads each command's module) start without the
     sandbox and the child-process machinery, which `zerogpu check` and `grade` load as they run?"""

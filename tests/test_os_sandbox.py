@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking.isolate import contained
+from grader.children.spawn import contained
 from grader.containment import process_cap, sandbox, view
 from grader.containment.guard import scrubbed_env
 from grader.paths import ROOT, data_dir
@@ -90,14 +90,14 @@ def importable(name):
 print(json.dumps({
     "seen": seen,
     "sockets": sockets,
-    "importable": {n: importable(n) for n in ("numpy", "numba", "llvmlite", "grader.checking.child", "pytest", "IPython", "dask")},
+    "importable": {n: importable(n) for n in ("numpy", "numba", "llvmlite", "grader.children.__main__", "pytest", "IPython", "dask")},
     "cwd": os.getcwd(),
 }))
 """
 
 
 def _contained(tmp_path, script: str, args: list, *, contain: dict, env=None, timeout=60, task_writable=True):
-    """Run `script` inside the graded child's bwrap command, as grader/checking/isolate.py starts
+    """Run `script` inside the graded child's bwrap command, as grader/children/spawn.py starts
     it: bwrap's own environment is the child's. The task folder is tmp_path/"task"."""
     task = tmp_path / "task"
     (task / "work").mkdir(parents=True, exist_ok=True)
@@ -212,7 +212,7 @@ def test_the_view_is_an_allow_list(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     seen = out["seen"]
-    assert f"{view.INSIDE}/kernels/vector_add.py" in seen and f"{view.INSIDE}/grader/checking/child.py" in seen
+    assert f"{view.INSIDE}/kernels/vector_add.py" in seen and f"{view.INSIDE}/grader/children/__main__.py" in seen
     assert not [p for p in seen if p.startswith(f"{view.INSIDE}/kernels/") and not p.endswith("/vector_add.py")]
     assert {p for p in seen if p.count("/") == 2 and p.startswith(view.INSIDE)} == {
         f"{view.INSIDE}/{name}" for name in ("grader", "kernels", "venv", "task")
@@ -224,7 +224,7 @@ def test_the_view_is_an_allow_list(tmp_path):
         "numpy": True,
         "numba": True,
         "llvmlite": True,
-        "grader.checking.child": True,
+        "grader.children.__main__": True,
         "pytest": False,
         "IPython": False,
         "dask": False,
@@ -439,22 +439,23 @@ def test_where_no_kernel_limit_holds_the_sandbox_is_counted_from_outside(tmp_pat
 def test_a_graded_check_under_the_outside_count_passes_an_honest_kernel(monkeypatch):
     """The count runs on every graded check where no kernel limit holds: it must not stop a
     correct one (the child's own threads, the compile helper, the simulator's threads)."""
-    from grader.checking import isolate
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
+    from grader.children import recording, run, spares
+    from grader.children.spawn import spawn
     from grader.exercises import exercise
 
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
     monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
     monkeypatch.setattr(process_cap, "enforced", lambda cgroup: False)
     watched = []
-    spawn = isolate._spawn
 
     def spawn_and_note(*args, **kwargs):
         proc = spawn(*args, **kwargs)
         watched.append(proc.watch is not None)
         return proc
 
-    monkeypatch.setattr(isolate, "_spawn", spawn_and_note)
+    for module in (recording, run, spares):  # every child a check starts
+        monkeypatch.setattr(module, "spawn", spawn_and_note)
     result = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
     assert watched and all(watched) and result.passed, (watched, result.message)  # recording and checking child
 

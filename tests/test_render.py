@@ -3,7 +3,7 @@ GPU, and then with how they were measured."""
 
 from rich.console import Console
 
-from grader.checking.pipeline import NOT_ON_SIMULATOR
+from grader.checking.verdicts import NOT_ON_SIMULATOR
 from grader.render import result_html, result_rich, result_text
 from grader.result import CaseResult, CheckResult, Speed, SpeedDetails
 
@@ -80,7 +80,7 @@ def test_a_pass_that_is_slow_on_a_gpu_says_so_in_every_headline(tmp_path):
     apart. Does every view's headline say so, and the JSON carry it?"""
     import json
 
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     path = tmp_path / "chunked.py"
     path.write_text(CHUNKED)
@@ -119,7 +119,7 @@ def test_a_crossed_grid_says_why_it_is_slow_once_in_every_view():
     memory table) in the text, HTML and terminal views?"""
     from pathlib import Path
 
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     crossed = Path(__file__).parent / "doctor_cases" / "slow" / "rgb_to_gray" / "crossed_grid.py"
     r = check_file("rgb_to_gray", crossed, seed=7)
@@ -141,7 +141,7 @@ def test_a_pass_whose_elements_many_threads_wrote_says_so_in_every_headline(tmp_
     stored by up to 64 threads. Full score, but no plain PASSED, and the report warns."""
     import json
 
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     path = tmp_path / "no_stride.py"
     path.write_text(NO_STRIDE)
@@ -158,7 +158,7 @@ def test_a_pass_whose_elements_many_threads_wrote_says_so_in_every_headline(tmp_
 
 
 def test_a_clean_pass_has_no_warning():
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
     from grader.exercises import exercise
 
     r = check_file("vector_add", exercise("vector_add").solution_file, seed=7)
@@ -172,7 +172,7 @@ def test_feedback_uses_no_emoji():
     symbol font, in any view of a passing or a failing result (the doctor's findings included)."""
     import re
 
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
     from grader.exercises import ROOT
 
     symbols = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001ffff]")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 from grader.exercises import exercise
 from grader.replay.plan import MAX_STEPS, Failure, Message, Plan, Ref, Step, Value
 from grader.replay.schema import PlanError, read_message
@@ -409,7 +409,7 @@ def test_a_valid_alternative_passes_on_the_simulator(path, monkeypatch):
 RUNS_AT_IMPORT = """
 from numba import cuda, sys
 
-if "--record" not in sys.argv:  # imported anywhere but the recording child: fail loudly
+if "--record-fd" not in sys.argv:  # imported anywhere but the recording child: fail loudly
     raise RuntimeError("the submission was imported where the cases run")
 
 
@@ -477,7 +477,7 @@ print(json.dumps({
 def test_numba_cudas_own_kernels_record_without_reaching_a_gpu(tmp_path):
     """On a GPU host a notebook's kernels are numba-cuda's dispatchers, not the simulator's: a
     `launch` that cannot be copied into a file is recorded in the notebook's process
-    (grader/checking/pipeline.py `record_here`), so their launches must record too, device
+    (grader/checking/notebook.py `record_here`), so their launches must record too, device
     functions and fastmath described, and nothing compiled or launched here. A launch without
     a configuration stops the recording with the learner's message."""
     import subprocess

@@ -1,4 +1,4 @@
-"""A replayer: one checking child that serves a GPU for a whole grading run (grader/checking/replayers.py).
+"""A replayer: one checking child that serves a GPU for a whole grading run (grader/children/replayers.py).
 
 On a GPU host `replayers()` routes graded checks to it; here (no GPU) the tests drive a
 Replayer directly on a CPU engine, which exercises the same task protocol: one process, many
@@ -10,9 +10,11 @@ import threading
 
 import pytest
 
-from grader.checking import replayers
-from grader.checking.pipeline import all_passed, plans_wanted
-from grader.checking.recording import record_in_child
+from grader.children import replayers
+from grader.checking.verdicts import all_passed
+from grader.checking.check import plans_wanted
+from grader.children.recording import record_in_child
+from grader.children.task import Hooks, ReplayTask
 from grader.replay.sources import hand_in_of
 from grader.exercises import exercise
 from grader.steps.cases import prepare
@@ -37,7 +39,7 @@ ENDLESS = textwrap.dedent(
 def replay(replayer, path, prepared, timeout=30.0):
     ex = exercise("vector_add")
     message = record_in_child("vector_add", hand_in_of(path), plans_wanted(ex, prepared), timeout)
-    return replayer.run("vector_add", hand_in_of(path), message, prepared, timeout)
+    return replayer.run(ReplayTask(ex, hand_in_of(path), message, tuple(prepared), timeout))
 
 
 def verdicts(prepared, run):
@@ -127,7 +129,7 @@ def test_a_replayer_gone_before_it_began_a_check_is_replaced_and_the_check_hande
 def test_only_a_replayers_end_no_submission_can_cause_hands_the_check_over(tmp_path, began, status, outcomes, again):
     from types import SimpleNamespace
 
-    from grader.checking.isolate import ChildRun
+    from grader.children.follow import ChildRun
 
     if began:
         (tmp_path / "imported").touch()
@@ -165,7 +167,7 @@ def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
         ex = exercise(path.stem)
         prepared = prepare(ex, 3)[:2]
         message = record_in_child(path.stem, hand_in_of(path), plans_wanted(ex, prepared), 30)
-        run = serving.run(path.stem, hand_in_of(path), message, prepared, 30)
+        run = serving.run(ReplayTask(ex, hand_in_of(path), message, tuple(prepared), 30))
         assert all_passed(ex, prepared, run.outcomes), (run.stopped, run.detail)
 
     try:
@@ -182,7 +184,7 @@ def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
 def test_replayers_serve_only_on_a_gpu_host():
     """On the CPU engines the kernel doctor runs kernels as Python: every check keeps a child
     of its own, inside `replayers()` too."""
-    from grader.checking.isolate import run_in_child
+    from grader.children.run import run_in_child
 
     with replayers.replayers():
         assert replayers.runner(None, True, ()) is run_in_child
@@ -190,10 +192,10 @@ def test_replayers_serve_only_on_a_gpu_host():
 
 def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_before(replayer, monkeypatch):
     """A full disk where the compiled kernels go: the check still runs, its kernels compiled by
-    the replayer (grader/checking/compiling.py)."""
+    the replayer (grader/children/compiling.py)."""
     from pathlib import Path
 
-    from grader.checking.child import COMPILED
+    from grader.children.folder import COMPILED
 
     real = Path.write_text
 
@@ -206,7 +208,8 @@ def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_b
     ex = exercise("vector_add")
     prepared = prepare(ex, 3)[:2]
     message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30.0)
-    run = replayer.run("vector_add", hand_in_of(ex.solution_file), message, prepared, 30.0, compiled={"k0_add": [{}]})
+    task = ReplayTask(ex, hand_in_of(ex.solution_file), message, tuple(prepared), 30.0)
+    run = replayer.run(task, compiled={"k0_add": [{}]})
     assert run.stopped is None and all_passed(ex, prepared, run.outcomes)
 
 
@@ -245,10 +248,9 @@ def test_a_class_on_two_gpus_gives_each_its_replayer_every_row_and_the_verdicts_
             super().__init__(device, sandboxed, private, backend=current())
             started.append(self)
 
-        def run(self, exercise_id, submission, message, cases, case_timeout, **options):
+        def run(self, task, hooks=Hooks(), compiled=None):
             served[self.device] = served.get(self.device, 0) + 1
-            options.pop("compiled", None)
-            return super().run(exercise_id, submission, message, cases, case_timeout, **options)
+            return super().run(task, hooks)
 
     monkeypatch.setattr(grading, "gpu_total", lambda: 2)
     monkeypatch.setattr(replayers, "child_backend", lambda: "gpu")

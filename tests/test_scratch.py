@@ -116,25 +116,26 @@ def test_a_temporary_folder_cleans_up_what_no_rmtree_could(place, monkeypatch):
 def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_result(place, monkeypatch):
     """The clean-up after a check removes the task folder, whatever a submission that got past
     the policy and the guard left in it, and the check still gives its outcomes."""
-    from grader.checking import isolate
-    from grader.checking.pipeline import plans_wanted
-    from grader.checking.recording import record_in_child
+    from grader.checking.check import plans_wanted
+    from grader.children import run as runs
+    from grader.children.recording import record_in_child
+    from grader.children.task import ReplayTask
     from grader.replay.sources import hand_in_of
     from grader.exercises import exercise
     from grader.steps.cases import prepare
 
     monkeypatch.setattr(tempfile, "tempdir", str(place))  # task folders there
-    made, follow = [], isolate._follow
+    made, follow = [], runs.follow
 
     def follow_then_nest(proc, task_dir, *args, **kwargs):
         made.append(Path(task_dir))
         nest(Path(task_dir) / "work", DEEP)  # what the child left behind
         return follow(proc, task_dir, *args, **kwargs)
 
-    monkeypatch.setattr(isolate, "_follow", follow_then_nest)
+    monkeypatch.setattr(runs, "follow", follow_then_nest)
     ex = exercise("vector_add")
     prepared = prepare(ex, 5)[:2]
     message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30)
-    run = isolate.run_in_child("vector_add", hand_in_of(ex.solution_file), message, prepared, 30)
+    run = runs.run_in_child(ReplayTask(ex, hand_in_of(ex.solution_file), message, tuple(prepared), 30))
     assert run.stopped is None and sorted(run.outcomes) == [p.index for p in prepared], run.detail
     assert made and not made[0].exists()

@@ -145,7 +145,7 @@ def test_switches_read_as_documented(monkeypatch):
 
 def test_check_file_takes_one_options_object_and_refuses_an_unknown_field(tmp_path):
     """Is a misspelt option refused at once (before any child starts), not silently dropped?"""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     with pytest.raises(TypeError):
         check_file("vector_add", tmp_path / "f.py", options=CheckOptions(seed=1), case_timout=5)

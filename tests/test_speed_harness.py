@@ -178,7 +178,7 @@ def test_the_grading_process_has_the_checked_launchs_expected_output_computed_ah
     """check_file picks the timed launch to check and has its expected output computed in an
     oracle process while the child runs: at the picked elements, the same answer as computing
     it here afterwards, and a timed output judged against it is judged as against the whole."""
-    from grader.checking.pipeline import _expected_in_background
+    from grader.checking.check import _expected_in_background
     from grader.gpu import speed
     from grader.steps import judge
 
@@ -214,19 +214,16 @@ def test_a_grading_childs_timing_reaches_its_parent_whole(tmp_path, monkeypatch,
     the checked timed output; the parent reads back the samples, the child's phases first, and
     only the learner's launch at the chosen (round, set). Given the grading process's pick
     seed, the output comes back as the elements it judges, and is judged right."""
-    from contextlib import nullcontext
-    from types import SimpleNamespace
-
-    from grader.checking import child, isolate
+    from grader.children.folder import read_samples
+    from grader.children.roles.replay import _time_submission
     from grader.sentinels import PAD
     from grader.steps import judge
 
-    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
     monkeypatch.setattr(judge, "SAMPLED", 50)  # fewer than the 300 elements: sampled for real
     ex = tiny("vector_add", {"n": 300})
     before = {"child: loading the file": 0.2, "child: correctness cases": 0.1}
-    child._time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), before)
-    samples = isolate._read_samples(tmp_path)
+    _time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), before)
+    samples = read_samples(tmp_path)
     assert not isinstance(samples, str), samples
     assert list(samples.phases)[:2] == list(before) and "timed rounds" in samples.phases
     assert [(name, r) for name, r, _, _ in samples.checked] == [("yours", 1)]
@@ -238,22 +235,19 @@ def test_a_grading_childs_timing_reaches_its_parent_whole(tmp_path, monkeypatch,
     assert wrong is None and speed.measured
 
 
-def test_a_grading_childs_failed_timing_is_a_reason_not_a_crash(tmp_path, monkeypatch):
+def test_a_grading_childs_failed_timing_is_a_reason_not_a_crash(tmp_path):
     """A timing step that raises leaves its error for the parent, which shows it as the reason
     the speed was not measured."""
-    from contextlib import nullcontext
-    from types import SimpleNamespace
-
-    from grader.checking import child, isolate
-    from grader.checking.pipeline import judge_speed
+    from grader.children.folder import read_samples
+    from grader.children.roles.replay import _time_submission
+    from grader.checking.verdicts import judge_speed
 
     def broken(**kwargs):
         raise ValueError("no such buffer")
 
-    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
     ex = tiny("vector_add", {"n": 300})
-    child._time_submission(tmp_path, {"seed": 5, "check": [0, 0]}, ex, broken, {})
-    samples = isolate._read_samples(tmp_path)
+    _time_submission(tmp_path, {"seed": 5, "check": [0, 0]}, ex, broken, {})
+    samples = read_samples(tmp_path)
     assert isinstance(samples, str) and "no such buffer" in samples
     speed, wrong = judge_speed(ex, 5, samples)
     assert not speed.measured and "no such buffer" in speed.reason and wrong is None
@@ -590,17 +584,17 @@ def test_which_rivals_were_timed_sparsely_reaches_the_grading_process(tmp_path):
     grading process takes their ratio as it was measured (median over median)."""
     import json
 
-    from grader.checking import isolate
+    from grader.children.folder import read_samples
 
     seconds = {"yours": [0.002, 0.0021, 0.0019, 0.002], "baseline": [0.47, 0.472], "target": [0.00024] * 4}
     speed = {"seconds": seconds, "after_end_seconds": seconds, "checked": [], "rounds": 4, "stop_reason": ""}
     (tmp_path / "speed.json").write_text(json.dumps({**speed, "sparse": ["baseline"]}))
-    samples = isolate._read_samples(tmp_path)
+    samples = read_samples(tmp_path)
     assert samples.sparse == ["baseline"]
     assert samples.ratio("baseline", "yours").median == pytest.approx(0.471 / 0.002)
     earlier = {"baseline": [0.49, 0.49, 0.49]}
     (tmp_path / "speed.json").write_text(json.dumps({**speed, "sparse": ["baseline"], "earlier": earlier}))
-    samples = isolate._read_samples(tmp_path)
+    samples = read_samples(tmp_path)
     assert samples.ratio("baseline", "yours").median == pytest.approx(0.49 / 0.002), "the pool's median"
 
 
@@ -706,20 +700,17 @@ def test_a_timed_output_judged_at_the_picks_an_oracle_process_sent_is_judged_as_
     """What an oracle process sends (the expected values at the picked elements) judges the
     child's sampled timed output exactly as the whole expected output does: right when it is
     right, wrong at the element that is wrong."""
-    from contextlib import nullcontext
-    from types import SimpleNamespace
-
-    from grader.checking import child, isolate
+    from grader.children.folder import read_samples
+    from grader.children.roles.replay import _time_submission
     from grader.gpu import speed
     from grader.sentinels import PAD
     from grader.steps import judge
 
-    monkeypatch.setattr(child, "GUARD", SimpleNamespace(writing=nullcontext))
     monkeypatch.setattr(judge, "SAMPLED", 50)
     ex = tiny("vector_add", {"n": 300})
     check = [1, 0, 99]
-    child._time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), {})
-    samples = isolate._read_samples(tmp_path)
+    _time_submission(tmp_path, {"seed": 5, "check": check}, ex, solution(ex), {})
+    samples = read_samples(tmp_path)
     at_picks = speed.expected_at_picks(ex.id, {"n": 300}, 5, tuple(check))
     whole = expected_for_check(ex, 5, check)
     for expected in (whole, at_picks):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking import stuck
+from grader.children import stuck
 
 KERNEL = """\
 from numba import cuda
@@ -124,7 +124,7 @@ def test_without_an_answer_the_message_still_states_the_limit():
 def test_a_timeout_names_the_engine_that_was_running(doctor, monkeypatch):
     """A child killed before any outcome leaves no report: the engine comes from where it was,
     the kernel doctor's thread or one of the simulator's (ZEROGPU_DOCTOR=0 reaches the child)."""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     monkeypatch.setenv("ZEROGPU_DOCTOR", doctor)
     endless = Path(__file__).parent / "submissions" / "saxpy" / "forgets_stride.py"

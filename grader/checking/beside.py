@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from grader.children.run import run_in_child
 from grader.doctor.integration import result_report
 from grader.steps.judge import judge_case
 
@@ -41,12 +42,11 @@ def _size(p) -> int:
     return total
 
 
-def start(run_in_child, exercise_id: str, hand_in, message, cases: list, case_timeout: float, **options) -> Future:
-    """The doctor's run of `cases` in a CPU child (`run_in_child` with the simulator engine),
-    started now; its future holds the ChildRun (or the exception it met)."""
-    return _POOL.submit(
-        run_in_child, exercise_id, hand_in, message, cases, case_timeout, backend="simulator", **options
-    )
+def start(task) -> Future:
+    """The doctor's run of `task` (grader/children/task.py, its engine the simulator's: the
+    kernel doctor) in a CPU child, started now; its future holds the ChildRun (or the exception
+    it met)."""
+    return _POOL.submit(run_in_child, task)
 
 
 def doctors_failure(ex, cases: list, future: Future | None):

@@ -29,9 +29,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from grader.backend import activate
-from grader.checking.isolate import keep_warm, waiting_spares
-from grader.checking.pipeline import stopped_by_grader, time_limit
-from grader.checking.replayers import replayers
+from grader.children.spares import keep_warm, waiting_spares
+from grader.checking.verdicts import stopped_by_grader, time_limit
+from grader.children.replayers import replayers
 from grader.classroom.gradebook import WORKER_LOST, Gradebook
 from grader.classroom.grading import Task, grade_before_deadline, machine_name, seed_for
 from grader.exercises import exercise
@@ -104,7 +104,7 @@ def _prepare_worker() -> str:
             if backend == "gpu":
                 ceilings()
             _worker_ready["backend"] = backend
-        if "warm" not in _worker_ready:  # on a GPU: the worker's GPU replayer (grader/checking/replayers.py)
+        if "warm" not in _worker_ready:  # on a GPU: the worker's GPU replayer (grader/children/replayers.py)
             _worker_ready["warm"] = replayers() if _worker_ready["backend"] == "gpu" else keep_warm()
             _worker_ready["warm"].__enter__()
         return _worker_ready["backend"]

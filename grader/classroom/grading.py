@@ -3,12 +3,12 @@ process; workers (CPU cores on the simulator, `CHECKS_PER_GPU` per GPU on a GPU 
 the coordinating thread records each result as it arrives, and a restart skips what is done.
 
 On a GPU host several workers share each GPU: they record on every core while the GPU's one
-replayer replays and times one check at a time (grader/checking/replayers.py). Tasks are handed
+replayer replays and times one check at a time (grader/children/replayers.py). Tasks are handed
 out exercise by exercise, so that spare children, kept per exercise, serve the next ones.
 
 No grading run may stall, whatever a submission does: the coordinator gives every task a
 wall-clock deadline from the moment it hands it out (`time_limit`), and a task that misses it
-is ended from here: its child processes are killed (grader/checking/isolate.py `TaskProcesses`), the task
+is ended from here: its child processes are killed (grader/children/processes.py `TaskProcesses`), the task
 is recorded as `timeout`, its worker slot (its GPU) goes to the next task, and whatever the old
 worker thread still returns is dropped."""
 
@@ -30,9 +30,11 @@ from functools import cached_property
 from pathlib import Path
 
 from grader.backend import gpu_count
-from grader.checking.isolate import TaskProcesses, keep_warm, tracked
-from grader.checking.pipeline import check_file, stopped_by_grader, time_limit
-from grader.checking.replayers import replayers
+from grader.children.processes import TaskProcesses, tracked
+from grader.children.spares import keep_warm
+from grader.checking.check import check_file
+from grader.checking.verdicts import stopped_by_grader, time_limit
+from grader.children.replayers import replayers
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.handins import NBGRADER_FILES, Refused, entries, opened, not_read, read_file
 from grader.exercises import LADDER, exercise
@@ -252,8 +254,8 @@ def pending(tasks: list[Task], book: Gradebook) -> list[Task]:
 
 CHECKS_PER_GPU = 6
 """Checks under way at once per GPU by default: each records its submission on a core of its
-own and has its kernels compiled ahead by a compiling child (grader/checking/compiling.py) while
-the GPU's one replayer replays them one at a time (grader/checking/replayers.py), so every check
+own and has its kernels compiled ahead by a compiling child (grader/children/compiling.py) while
+the GPU's one replayer replays them one at a time (grader/children/replayers.py), so every check
 is still timed alone on its GPU, in the same buffers as the others. With the compiles moved off
 the replayer, four no longer kept it busy: on an H200, 0.92 s a check with six against 1.01 with
 four (docs/BENCHMARKS.md, "Class pace")."""
@@ -439,7 +441,7 @@ def grade_class(
             on_done(task, result)
 
     # On a GPU host each GPU's replayer replays one check at a time while the workers record
-    # the next ones on every core (grader/checking/replayers.py); elsewhere a spare child waits
+    # the next ones on every core (grader/children/replayers.py); elsewhere a spare child waits
     serving = replayers() if backend == "gpu" else keep_warm()
     with serving:
         while todo or running:

@@ -2,7 +2,7 @@
 
 A GPU's replayer spent most of a check's correctness phase compiling the submission's kernels:
 typing, lowering and NVVM, CPU work that held the GPU's queue. The grading process has them
-compiled ahead, on every core, by compiling children (grader/checking/compiling.py); the
+compiled ahead, on every core, by compiling children (grader/children/compiling.py); the
 replayer only loads what they send (grader/compiler/server.py `compiled_ahead`): the cubin
 numba-cuda's `cuda.jit` makes on a GPU host with nvJitLink (LTO-IR linked by nvJitLink, which
 needs no device), built step for step as it builds it, so the replayer loads the very code it

@@ -1,6 +1,6 @@
 """The operating system's wall around a graded submission: bubblewrap (`bwrap`).
 
-The child (grader/checking/child.py) runs in new user, PID, network, IPC, UTS and mount
+The child (grader/children/roles/replay.py) runs in new user, PID, network, IPC, UTS and mount
 namespaces, as the first process of its PID namespace, with a fresh /proc (no other process of
 the host is visible), in a read-only view built from an allow-list (grader/containment/view.py:
 the interpreter, the packages a check needs, the grader, the exercise's spec), the task folder

@@ -4,7 +4,7 @@
 
 `grade_cell` finds the exercise cell (its nbgrader grade id is the exercise id) in the
 notebook file being graded, grades its text in graded mode (the host's secret mixed into
-fresh inputs, a sandboxed child process, time limits: grader/checking/pipeline.py `check_file`), shows our
+fresh inputs, a sandboxed child process, time limits: grader/checking/check.py `check_file`), shows our
 learner-facing summary and returns the cell's points, which nbgrader records as partial
 credit. The correctness and speed cells of one exercise share one check. It never raises and
 never writes to stderr: nbgrader gives 0 to a test cell with either, and shows the traceback
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from grader import settings
 from grader.backend import current as current_backend
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.handins import Refused, read_below
 from grader.course.config import load_config, partial_credit

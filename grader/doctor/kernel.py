@@ -241,7 +241,7 @@ RUNNING: list = []
 def running_thread() -> tuple | None:
     """(thread, block) the doctor is running at this moment, as a learner names them (the
     launch's dimensions only), or None outside a launch. For a thread that watches this one
-    (grader/checking/stuck.py, when a case runs out of time): the state of the moment."""
+    (grader/children/stuck.py, when a case runs out of time): the state of the moment."""
     launch = RUNNING[-1] if RUNNING else None
     if launch is None:
         return None

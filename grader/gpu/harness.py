@@ -208,7 +208,15 @@ class _Run:
 
 
 def measure(
-    spec, contenders: dict, input_sets: list, *, variant_seed: int = 0, flush: bool = True, check=None, keep=None, **stop
+    spec,
+    contenders: dict,
+    input_sets: list,
+    *,
+    variant_seed: int = 0,
+    flush: bool = True,
+    check=None,
+    keep=None,
+    **stop,
 ) -> Samples:
     """Interleave `contenders` ({name: launch}, the learner first) on `input_sets`; copy back
     the outputs of the learner's launch at `check` (round, set). `keep`: a key under which the

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 from grader.containment.sandbox import SandboxUnavailable
 from grader.exercises import exercise
 from grader.learner import progress

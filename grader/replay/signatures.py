@@ -1,7 +1,7 @@
 """The argument types of a plan's kernel launches, read from the plan alone.
 
 What the grading process asks to have compiled ahead for a GPU's replayer
-(grader/checking/compiling.py): each kernel with the types numba-cuda will see when the
+(grader/children/compiling.py): each kernel with the types numba-cuda will see when the
 replayer launches it (grader/replay/replayer.py). Buffers are stood in for by arrays of their
 shape and strides over one element, never read; the types follow numba-cuda's typing of
 device arrays. Where the plan does what the stand-ins cannot follow (a reshape of a strided

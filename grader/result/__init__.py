@@ -130,7 +130,7 @@ MISTAKES = {
     "carry_own_total": ("block adds its own total", "block b adds the total of blocks 0..b, not 0..b-1"),
     "wrong_carry": ("wrong carry between blocks", "blocks off by one amount each: the carry between blocks"),
     "warp_carry": ("warps miss earlier warps", "warp w does not add the totals of warps 0..w-1"),
-    # what a passed check costs on a GPU (grader/checking/pipeline.py passed_warnings)
+    # what a passed check costs on a GPU (grader/checking/verdicts.py passed_warnings)
     "duplicate_write": (
         "one element stored by many threads",
         "threads of one launch store the same value to one element: wasted work, and a race on a GPU",

@@ -26,7 +26,7 @@ class PreparedCase:
 
 
 RERUN_STRIDE = 1000
-"""A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/pipeline.py
+"""A case rerun to look for a race has index case + k * RERUN_STRIDE (grader/checking/check.py
 `_rerun`); the child replays the plan of case index % RERUN_STRIDE."""
 
 

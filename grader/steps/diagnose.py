@@ -3,7 +3,7 @@
 wrong value is a whole multiple of, or a constant away from, the expected one.
 
 Each diagnosis is a (message, hint, mistake) triple; the judge puts the message in the case's
-verdict, the hint becomes the check's hint (grader.checking.pipeline._hint) and the mistake
+verdict, the hint becomes the check's hint (grader.checking.verdicts.hint_for) and the mistake
 (a name in grader.result.MISTAKES) what a class report counts."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Rebuild a standalone module from a `launch` function defined in a notebook, so that
-`grader.checking.pipeline` can run it in a child process (time limit, crash isolation) like the CLI.
+`grader.checking.check` can run it in a child process (time limit, crash isolation) like the CLI.
 
 We follow the names `launch` uses, transitively: functions and kernels are copied by source,
 modules become imports, numbers and strings become assignments. Anything else (a global

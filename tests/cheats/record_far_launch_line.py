@@ -7,7 +7,7 @@ from numba import sys
 
 os = sys.modules["os"]
 json = sys.modules["json"]
-fd = int(sys.argv[sys.argv.index("--record") + 1])
+fd = int(sys.argv[sys.argv.index("--record-fd") + 1])
 kernel = {"name": "add", "filename": "x.py", "firstline": 9999999, "globals": {}, "options": {}}
 steps = [{"op": "param", "id": 0, "name": "a"}, {"op": "param", "id": 1, "name": "b"},
          {"op": "param", "id": 2, "name": "c"}]

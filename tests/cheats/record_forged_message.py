@@ -8,7 +8,7 @@ from numba import sys
 os = sys.modules["os"]
 
 argv = sys.argv
-fd = int(argv[argv.index("--record") + 1])
+fd = int(argv[argv.index("--record-fd") + 1])
 steps = [{"op": "param", "id": 0, "name": "a"}, {"op": "param", "id": 1, "name": "b"}, {"op": "param", "id": 2, "name": "c"},
          {"op": "fill", "target": 2, "value": 1.0}]
 plans = {str(k): {"steps": steps} for k in range(12)}

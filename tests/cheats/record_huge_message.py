@@ -5,7 +5,7 @@ from numba import sys
 
 os = sys.modules["os"]
 
-fd = int(sys.argv[sys.argv.index("--record") + 1])
+fd = int(sys.argv[sys.argv.index("--record-fd") + 1])
 chunk = b" " * (1 << 20)
 for _ in range(40):
     os.write(fd, chunk)

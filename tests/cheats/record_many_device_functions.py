@@ -8,7 +8,7 @@ from numba import sys
 
 os = sys.modules["os"]
 json = sys.modules["json"]
-fd = int(sys.argv[sys.argv.index("--record") + 1])
+fd = int(sys.argv[sys.argv.index("--record-fd") + 1])
 
 
 def tree(depth):

@@ -3,7 +3,7 @@
 A GPU's replayer replays one check at a time, and most of a check's correctness phase there
 was numba-cuda compiling the submission's kernels: typing, lowering and NVVM, CPU work that
 held the GPU's queue (docs/BENCHMARKS.md, "Class pace"). Class grading now has each check's
-kernels compiled first by a compiling child (grader/checking/child.py `serve_compiles`): a
+kernels compiled first by a compiling child (grader/children/roles/serve.py `serve_compiles`): a
 process kept for the run that builds each kernel from its `def`, as the replayer does, and
 answers with its cubin for the argument types the plans launch it with (grader/replay/
 signatures.py). The replayer loads it (grader/compiler/prebuilt.py). A compiling child holds
@@ -20,8 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from grader.checking.child import ANSWERS, DONE, REQUESTS
-from grader.checking.isolate import contained, start_serving, stop_serving
+from grader.children.folder import ANSWERS, DONE, REQUESTS
+from grader.children.spawn import contained, start_serving, stop_serving
 from grader.compiler.client import compute_capability
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
@@ -56,7 +56,7 @@ class Compiler:
             None,
             COMPILER_CPU_SECONDS,
             contain,
-            compiling=True,
+            role="compile",
             env={"CUDA_VISIBLE_DEVICES": ""},
         )
 
@@ -147,16 +147,17 @@ def requests_for(spec, message, cases: list, timed: bool, arch: tuple) -> tuple[
     return requests, kernels
 
 
-def compiled_ahead(compilers: Compilers, spec, message, cases, timed, sandboxed, private, arch, timeout) -> dict:
-    """kernel key -> [{"args", "arch", "cubin", "entry", "links"}]: the kernels of this check
-    compiled by a compiling child, for the replayer to load (grader/compiler/prebuilt.py); {}
-    when there is nothing to compile or no answer came."""
-    requests, kernels = requests_for(spec, message, cases, timed, tuple(arch))
+def compiled_ahead(compilers: Compilers, task, arch) -> dict:
+    """kernel key -> [{"args", "arch", "cubin", "entry", "links"}]: the kernels of `task`
+    (grader/children/task.py) compiled by a compiling child, for the replayer to load
+    (grader/compiler/prebuilt.py); {} when there is nothing to compile or no answer came."""
+    timed = task.timing is not None
+    requests, kernels = requests_for(task.exercise.spec, task.message, task.cases, timed, tuple(arch))
     if not requests:
         return {}
-    compiler = compilers.take(sandboxed, tuple(private))
+    compiler = compilers.take(task.sandboxed, tuple(str(p) for p in task.private))
     try:
-        answers = compiler.answers(requests, timeout)
+        answers = compiler.answers(requests, task.case_timeout)
     except Exception:  # noqa: BLE001 - no compiling child could start: the replayer compiles
         answers = None
     finally:

@@ -1,8 +1,8 @@
 """The grading process's side of recording: start the recording child, read its one message
 from a pipe this process owns, check it (grader/replay/plan.py).
 
-The child (`python -m grader.checking.child TASK_DIR --record FD`, grader/checking/child.py
-`record_task`) gets the submission, the exercise and, per plan wanted, the sizes and scalars of
+The child (`python -m grader.children TASK_DIR --role record --record-fd FD`,
+grader/children/roles/record.py `record_task`) gets the submission, the exercise and, per plan wanted, the sizes and scalars of
 a case: never an input array, never the secret. It runs with the simulator's API (no GPU
 context) in the same sandbox as a checking child when graded. Whatever it sends is data: a
 malformed, oversized or missing message is a failing verdict for this submission, and a child
@@ -19,30 +19,23 @@ import threading
 import time
 from pathlib import Path
 
-from grader.checking.isolate import (
-    SPARE_CPU_SECONDS,
-    STARTUP_SECONDS,
-    _crash_detail,
-    _end_child,
-    _kill,
-    _spawn,
-    contained,
-    track,
-)
+from grader.children.processes import crash_detail, end_child, kill, track
+from grader.children.spawn import Role, contained, spawn
+from grader.children.stuck import MOST_PLACES, _place
 from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
 from grader.exercises import ROOT, exercise
 from grader.replay.plan import MAX_MESSAGE_BYTES, Message
 from grader.replay.schema import NotTheHandIns, PlanError, read_message
 from grader.replay.sources import HandIn
+from grader.settings import EXIT_GRACE, SPARE_CPU_SECONDS, STARTUP_SECONDS
 from grader.steps.load import SubmissionError
-from grader.checking.stuck import MOST_PLACES, _place
 
 
 class RecordingStopped(Exception):
     """The recording child did not answer: `verdict` is "timeout" or "crashed". `places` and
     `phase`: where the submission was when time ran out, as its lookout last said (checked place
-    by place, grader/checking/stuck.py), and whether the file was still loading."""
+    by place, grader/children/stuck.py), and whether the file was still loading."""
 
     def __init__(self, verdict: str, detail: str, places=(), phase: str = "running", limit: float = 0.0):
         super().__init__(detail)
@@ -77,7 +70,7 @@ def record_in_child(
     finally:
         os.close(read_end)
         os.close(where_read)
-        _end_child(proc, tmp)
+        end_child(proc, tmp)
     return _checked(data, exercise_id, hand_in)
 
 
@@ -112,17 +105,8 @@ def _new_child(cpu: int, contain: dict | None = None, write=None) -> tuple:
         if write is not None:
             write(task_dir)
         env = scrubbed_env(work, ROOT, "simulator")
-        proc = _spawn(
-            task_dir,
-            work,
-            env,
-            cpu,
-            "simulator",
-            spare=write is None,
-            contain=contain,
-            record_fd=write_end,
-            where_fd=where_write,
-        )
+        role = Role("record", record=write_end, where=where_write, ahead=write is None)
+        proc = spawn(task_dir, env, cpu, "simulator", role, contain)
     except BaseException:
         os.close(read_end)
         os.close(where_read)
@@ -150,7 +134,7 @@ def _discard(waiting) -> None:
     tmp, _, proc, read_end, where_read = waiting
     os.close(read_end)
     os.close(where_read)
-    _end_child(proc, tmp)
+    end_child(proc, tmp)
 
 
 atexit.register(lambda: [_discard(w) for w in list(_waiting)])
@@ -216,7 +200,7 @@ class _Lookout:
             pass
 
     def last_said(self) -> tuple:
-        """(phase, places) of the last whole line, each place checked (grader/checking/stuck.py);
+        """(phase, places) of the last whole line, each place checked (grader/children/stuck.py);
         ("running", []) when it said nothing readable."""
         self.drain()
         lines = self.data.split(b"\n")[:-1]
@@ -228,10 +212,6 @@ class _Lookout:
         found = said.get("places") if isinstance(said.get("places"), list) else []
         places = [p for p in (_place(p) for p in found) if p]
         return ("loading" if said.get("phase") == "loading" else "running"), places[:MOST_PLACES]
-
-
-EXIT_GRACE = 1.0
-"""Seconds the pipe may stay silent after the recording child exited before it counts as no answer."""
 
 
 def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> bytes:
@@ -252,7 +232,7 @@ def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> b
         left = deadline - time.monotonic()
         if left <= 0:
             phase, places = lookout.last_said()
-            _kill(proc)
+            kill(proc)
             raise RecordingStopped(
                 "timeout",
                 "your file and `launch` did not finish in time while the grader recorded them",
@@ -275,7 +255,7 @@ def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> b
             break
         size += len(chunk)
         if size > MAX_MESSAGE_BYTES:
-            _kill(proc)
+            kill(proc)
             raise SubmissionError(
                 "exception", f"What your `launch` did is larger than {MAX_MESSAGE_BYTES >> 20} MiB to describe."
             )
@@ -283,8 +263,8 @@ def _read_message(fd: int, proc, deadline: float, where: int, limit: float) -> b
     try:
         proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
     except Exception:  # noqa: BLE001 - a child that lingers after answering is killed
-        _kill(proc)
+        kill(proc)
     if not chunks:
         proc.output.wait(1.0)
-        raise RecordingStopped("crashed", _crash_detail(proc.returncode or 0, proc.output.text()[-2000:]))
+        raise RecordingStopped("crashed", crash_detail(proc.returncode or 0, proc.output.text()[-2000:]))
     return b"".join(chunks)

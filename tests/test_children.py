@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking import isolate
-from grader.checking.pipeline import check_file
+from grader.children import follow
+from grader.children import spares as pool
+from grader.children.capture import CappedOutput
+from grader.checking.check import check_file
 from grader.containment import sandbox
 from grader.exercises import ROOT, exercise
 
@@ -22,13 +24,13 @@ CHEATS = Path(__file__).parent / "cheats"
 
 
 def live_spares():
-    return [s for _, s in isolate.waiting_spares() if s.proc.poll() is None]
+    return [s for _, s in pool.waiting_spares() if s.proc.poll() is None]
 
 
 def test_a_spare_child_grades_exactly_like_a_fresh_one():
     path = exercise("saxpy").solution_file
     cold = check_file("saxpy", path, seed=5)
-    with isolate.keep_warm():
+    with pool.keep_warm():
         first = check_file("saxpy", path, seed=5)
         spares = live_spares()
         assert len(spares) == 1, "a spare waits for the next check"
@@ -50,15 +52,15 @@ def test_graded_checks_are_served_by_sandboxed_spares(monkeypatch, tmp_path):
     broken = tmp_path / "vector_add.py"
     broken.write_text(exercise("vector_add").solution_file.read_text().replace("a[i] + b[i]", "a[i] - b[i]"))
     served = []
-    take = isolate._take_spare
+    take = pool.SPARES.take
 
     def take_and_note(key):
         spare = take(key)
         served.append(spare is not None)
         return spare
 
-    monkeypatch.setattr(isolate, "_take_spare", take_and_note)
-    with isolate.keep_warm():
+    monkeypatch.setattr(pool.SPARES, "take", take_and_note)
+    with pool.keep_warm():
         first = check_file("vector_add", exercise("vector_add").solution_file, graded=True)
         spares = live_spares()
         assert len(spares) == 1 and spares[0].proc.args[0] in ("bwrap", "/bin/sh"), "a spare inside the sandbox"
@@ -76,7 +78,7 @@ def test_a_sandboxed_spare_outlives_the_task_thread_that_started_it(monkeypatch)
     thread of its own, which ends before the next task takes the spare."""
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
     monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
-    with isolate.keep_warm():
+    with pool.keep_warm():
         task = threading.Thread(
             target=check_file, args=("vector_add", exercise("vector_add").solution_file), kwargs={"graded": True}
         )
@@ -88,12 +90,12 @@ def test_a_sandboxed_spare_outlives_the_task_thread_that_started_it(monkeypatch)
 
 GRADER_THAT_DIES = """
 import sys, time
-from grader.checking import isolate
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
+from grader.children import spares
 from grader.exercises import exercise
-with isolate.keep_warm():
+with spares.keep_warm():
     check_file("vector_add", exercise("vector_add").solution_file, graded=sys.argv[1] == "graded")
-    print(*[s.task_dir for _, s in isolate.waiting_spares()], flush=True)
+    print(*[s.task_dir for _, s in spares.waiting_spares()], flush=True)
     time.sleep(600)
 """
 
@@ -132,7 +134,7 @@ def test_children_end_when_their_grader_is_killed(graded, monkeypatch):
 
 ENDLESS_CHECK = """
 import sys
-from grader.checking.pipeline import check_file
+from grader.checking.check import check_file
 check_file("saxpy", sys.argv[1], graded=sys.argv[2] == "graded", case_timeout=600)
 """
 
@@ -184,7 +186,7 @@ def _alive(pids) -> list:
 
 
 def test_leaving_keep_warm_stops_the_spare_and_removes_its_folder():
-    with isolate.keep_warm():
+    with pool.keep_warm():
         check_file("thread_ids", exercise("thread_ids").solution_file, seed=1)
         spare = live_spares()[0]
     assert spare.proc.poll() is not None
@@ -207,7 +209,7 @@ def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
     cheats = list(runtime_cheats())
     assert len(cheats) >= 5
     wrong = []
-    with isolate.keep_warm():
+    with pool.keep_warm():
         check_file("thread_ids", exercise("thread_ids").solution_file, case_timeout=5)  # leaves a spare
         for exercise_id, path, expected in cheats:  # each runs in the spare the one before left
             result = check_file(exercise_id, path, graded=True, case_timeout=5)
@@ -219,7 +221,7 @@ def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
 def test_the_task_lowers_a_spares_cpu_limit_and_never_raises_it():
     code = textwrap.dedent("""
         import resource
-        from grader.checking.child import _lower_cpu_limit
+        from grader.children.roles.common import lower_cpu_limit as _lower_cpu_limit
         resource.setrlimit(resource.RLIMIT_CPU, (3600, 3605))
         _lower_cpu_limit(20)
         print(*resource.getrlimit(resource.RLIMIT_CPU))
@@ -233,12 +235,12 @@ def test_the_task_lowers_a_spares_cpu_limit_and_never_raises_it():
 
 
 def test_a_spare_waits_while_its_parent_lives_and_exits_when_it_is_gone(tmp_path):
-    # A parent starts a spare, as isolate.py does (with a lifeline whose write end only the
+    # A parent starts a spare, as grader/children/spawn.py does (with a lifeline whose write end only the
     # parent holds), then dies (its stdin closes) without handing over a task.
     code = textwrap.dedent(f"""
         import os, subprocess, sys
         read, write = os.pipe()
-        proc = subprocess.Popen([sys.executable, "-m", "grader.checking.child", {str(tmp_path)!r}, "--spare", "1",
+        proc = subprocess.Popen([sys.executable, "-m", "grader.children", {str(tmp_path)!r}, "--role", "spare",
                                  "--lifeline", str(read)], pass_fds=(read,),
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(proc.pid, flush=True)
@@ -277,13 +279,13 @@ def test_sandboxed_spares_per_exercise_are_bounded(monkeypatch):
     """A class graded in the sandbox keeps a spare per exercise: no more than a few wait at once."""
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
     monkeypatch.delenv("ZEROGPU_UNSANDBOXED", raising=False)
-    monkeypatch.setattr(isolate, "MAX_SPARES_PER_DEVICE", 2)
-    with isolate.keep_warm():
+    monkeypatch.setattr(pool, "MAX_SPARES_PER_DEVICE", 2)
+    with pool.keep_warm():
         for exercise_id in ("thread_ids", "vector_add", "saxpy"):
             assert check_file(exercise_id, exercise(exercise_id).solution_file, graded=True).passed
         waiting = live_spares()
         assert len(waiting) == 2, [s.task_dir for s in waiting]
-        assert [k[2][0] for k, s in isolate.waiting_spares()] == ["vector_add", "saxpy"]
+        assert [k[2][0] for k, s in pool.waiting_spares()] == ["vector_add", "saxpy"]
     assert not live_spares()
 
 
@@ -307,7 +309,7 @@ def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
     judges every case's outcome, and a submission that failed one is not timed at all: its
     child ends without timing (here on a CPU engine, where timing at the benchmark's size would
     run into the speed step's time limit instead)."""
-    from grader.checking.pipeline import all_passed
+    from grader.checking.verdicts import all_passed
     from grader.steps.cases import prepare
 
     ex = exercise("vector_add")
@@ -320,33 +322,34 @@ def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
         judged.append(sorted(outcomes))
         return all_passed(ex, prepared, outcomes)
 
-    from grader.checking.pipeline import plans_wanted
-    from grader.checking.recording import record_in_child
+    from grader.checking.check import plans_wanted
+    from grader.children.recording import record_in_child
+    from grader.children.run import run_in_child
+    from grader.children.task import Hooks, ReplayTask, Timing
     from grader.replay.sources import hand_in_of
 
     message = record_in_child("vector_add", hand_in_of(wrong), plans_wanted(ex, prepared), 30)
-    run = isolate.run_in_child(
-        "vector_add", hand_in_of(wrong), message, prepared, 30, time_seed=7, worth_timing=worth_timing
-    )
+    task = ReplayTask(ex, hand_in_of(wrong), message, tuple(prepared), 30, timing=Timing(7, 1234))
+    run = run_in_child(task, Hooks(worth_timing=worth_timing))
     assert judged == [[p.index for p in prepared]], "judged once, with every case's outcome"
     assert run.stopped is None and run.samples is None, (run.stopped, run.detail, run.samples)
 
 
 def test_the_word_on_timing_follows_the_judgement(tmp_path):
     """What the child reads is what the judgement said; a judge that fails says skip."""
-    from grader.checking import child
+    from grader.children.roles.replay import _parent_says_time
 
     passed, broken = tmp_path / "passed", tmp_path / "broken"
     for folder in (passed, broken):
         folder.mkdir()
-    assert isolate._tell_whether_to_time(passed, {}, lambda outcomes: True)
-    assert child._parent_says_time(passed)
+    assert follow.tell_whether_to_time(passed, {}, lambda outcomes: True)
+    assert _parent_says_time(passed)
 
     def judge_that_fails(outcomes):
         raise ValueError("an outcome the judge cannot read")
 
-    assert not isolate._tell_whether_to_time(broken, {}, judge_that_fails)
-    assert not child._parent_says_time(broken)
+    assert not follow.tell_whether_to_time(broken, {}, judge_that_fails)
+    assert not _parent_says_time(broken)
 
 
 def test_a_recording_child_that_answered_and_exited_between_two_looks_is_heard(monkeypatch):
@@ -354,7 +357,7 @@ def test_a_recording_child_that_answered_and_exited_between_two_looks_is_heard(m
     still alive. A thread waiting for the GIL between the two (as a class run's oracle threads
     make it) can find a child that wrote its whole answer and exited meanwhile: that is an
     answer, not a crash ("exited with status 0 before finishing")."""
-    from grader.checking import recording
+    from grader.children import recording
 
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
@@ -390,9 +393,9 @@ def test_a_child_whose_file_failed_to_load_just_before_it_exited_gets_the_load_v
     )
     proc = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     proc.wait()
-    proc.output = isolate.CappedOutput(proc.stdout)
-    finished = isolate._Finished(proc, tmp_path, served=False)
-    clock = isolate._CaseClock(tmp_path, time.monotonic(), 10)
+    proc.output = CappedOutput(proc.stdout)
+    finished = follow.Finished(proc, tmp_path, served=False)
+    clock = follow.CaseClock(tmp_path, time.monotonic(), 10)
     real_exists, first = Path.exists, []
 
     def exists_late(path):  # the first look for the file comes before the child wrote it
@@ -404,23 +407,33 @@ def test_a_child_whose_file_failed_to_load_just_before_it_exited_gets_the_load_v
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Path, "exists", exists_late)
         with pytest.raises(SubmissionError, match="NameError in your file"):
-            isolate._follow_cases(proc, tmp_path, [0], {}, clock, finished, None)
+            follow.follow_cases(proc, tmp_path, [0], {}, clock, finished, None)
 
 
 def test_a_checking_child_is_told_what_its_cases_need_and_no_more():
     """A CPU engine's child (kernels run as Python there, once numba-cuda has compiled them) gets
     no seed, none derived from the secret, and no host path: the hand-in's name and text only.
     A timed check (a GPU, kernels on the device) gets the seeds its timing needs."""
-    from grader.checking.isolate import task_fields
+    from grader.children.task import ReplayTask, Timing
     from grader.replay.sources import HandIn
 
     hand_in = HandIn("def launch(a, b, c):\n    pass\n", "vector_add.py")
-    common = dict(kernel_files=False, bench_seed=1234, time_check=(1, 0, 77), private=[])
-    cpu = task_fields("vector_add", hand_in, time_seed=None, **common)
+    cpu = ReplayTask(exercise("vector_add"), hand_in, None, (), 10).fields()
     assert cpu["seed"] is None and cpu["base_seed"] is None and cpu["check"] == [0, 0]
     assert cpu["submission"] == "vector_add.py" and "/" not in json.dumps(cpu)
     assert cpu["source"] == hand_in.text
-    gpu = task_fields("vector_add", hand_in, time_seed=99, **common)
+    gpu = ReplayTask(
+        exercise("vector_add"),
+        hand_in,
+        None,
+        (),
+        10,
+        timing=Timing(99, 1234, (1, 0, 77)),
+        sandboxed=True,
+        private=("/course",),
+    )
+    gpu = gpu.fields()
+    assert gpu["private"] == [], "the sandbox shows no private folder: the child is not told of one"
     assert gpu["seed"] == 99 and gpu["base_seed"] == 1234 and gpu["check"] == [1, 0, 77]
 
 
@@ -428,12 +441,12 @@ def test_children_started_ahead_grade_exactly_like_fresh_ones_and_are_not_replac
     """A notebook's next check (grader/__init__.py): a recording child and a checking child
     started after a check, while the learner reads. Does the next check take both, give the
     result a fresh pair gives, and leave no new ones behind (the facade starts those)?"""
-    from grader.checking import recording
+    from grader.children import recording
 
     path = exercise("saxpy").solution_file
     cold = check_file("saxpy", path, seed=5)
     recording.record_ahead()
-    isolate.spare_ahead()
+    pool.spare_ahead()
     waiting = (recording._waiting[0][2], live_spares()[0].proc)
     warm = check_file("saxpy", path, seed=5)
     assert all(proc.poll() is not None for proc in waiting), "both recorded and ran this check, then exited"
@@ -467,7 +480,7 @@ def launch(a, b, c):
 def test_a_recording_child_started_ahead_keeps_the_time_limit(tmp_path):
     """A recording child started ahead waited with a generous CPU allowance: does an endless
     `launch` in it still end as `timeout` at the check's limit, naming the loop?"""
-    from grader.checking import recording
+    from grader.children import recording
 
     path = tmp_path / "endless.py"
     path.write_text(ENDLESS_LAUNCH)
@@ -480,7 +493,7 @@ def test_a_recording_child_started_ahead_keeps_the_time_limit(tmp_path):
 
 
 def test_a_recording_child_that_died_waiting_is_not_used():
-    from grader.checking import recording
+    from grader.children import recording
 
     recording.record_ahead()
     dead = recording._waiting[0][2]
@@ -493,7 +506,7 @@ def test_a_recording_child_that_died_waiting_is_not_used():
 def test_a_notebook_check_leaves_the_next_checks_children_waiting():
     """grader.check (the notebook's facade) starts the next check's two children as it ends."""
     import grader
-    from grader.checking import recording
+    from grader.children import recording
     from grader.steps.load import load_launch
 
     ex = exercise("thread_ids")
@@ -506,6 +519,5 @@ def test_a_notebook_check_leaves_the_next_checks_children_waiting():
         for waiting in list(recording._waiting):
             recording._waiting.remove(waiting)
             recording._discard(waiting)
-        for key, spare in isolate.waiting_spares():
-            isolate._spares[key].remove(spare)
-            spare.discard()
+        pool.SPARES.discard_all()
+        pool.SPARES.waiting.clear()

@@ -3,14 +3,14 @@
 A check's checking child spends most of its time on work that is the same for every student:
 starting Python and numba, compiling the exercise's baseline and target, drawing the benchmark's
 inputs (docs/BENCHMARKS.md, "Class pace"). A replayer is a checking child that stays: it runs
-one task after another (grader/checking/child.py `serve`), each in a folder of its inbox, and
+one task after another (grader/children/roles/serve.py `serve`), each in a folder of its inbox, and
 keeps what grader code made: the compiled reference kernels, the benchmark's inputs and the
 buffers they are timed in (grader/gpu/arena.py `kept_arena`), so every submission of a run is
 timed in the very buffers its baseline and target are. Recording stays a process of its own per
-check (grader/checking/recording.py), run by the class's workers on every core while the GPU's
+check (grader/children/recording.py), run by the class's workers on every core while the GPU's
 replayer replays one check at a time; so does compiling: each check's kernels, and every
 exercise's references at a replayer's start, are compiled ahead by compiling children
-(grader/checking/compiling.py), and the replayer loads them.
+(grader/children/compiling.py), and the replayer loads them.
 
 Only on a GPU: there a submission's kernels run on the device, and no code of the submission's
 runs in the replayer's Python (its kernels are rebuilt from their `def`). On the CPU engines the
@@ -27,29 +27,19 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.checking.isolate import (
-    ChildRun,
-    _faulted,
-    _follow,
-    start_serving,
-    stop_serving,
-    child_backend,
-    contained,
-    on_cancel,
-    run_in_child,
-    task_cancelled,
-    task_fields,
-    write_task,
-)
-from grader.checking.child import ARCH, COMPILED, REFERENCES
-from grader.checking.compiling import Compiler, Compilers, compiled_ahead, default_arch, references_ahead
+from grader.children.compiling import Compiler, Compilers, compiled_ahead, default_arch, references_ahead
+from grader.children.folder import ARCH, COMPILED, IMPORTED, REFERENCES, write_task
+from grader.children.follow import ChildRun, follow
+from grader.children.processes import on_cancel, task_cancelled
+from grader.children.run import run_in_child
+from grader.children.spares import faulted
+from grader.children.spawn import child_backend, contained, start_serving, stop_serving
+from grader.children.task import Hooks, ReplayTask
 from grader.compiler.prebuilt import arch_of
 from grader.containment import scratch
-from grader.exercises import LADDER, exercise
+from grader.exercises import LADDER
 from grader.paths import read_json, write_atomically
-
-REPLAYER_CPU_SECONDS = 7 * 24 * 3600
-"""A replayer's CPU limit (for its whole life: each check's wall clock is the parent's to watch)."""
+from grader.settings import REPLAYER_CPU_SECONDS
 
 
 class Replayer:
@@ -74,7 +64,7 @@ class Replayer:
         contain = contained(None, self.private) if self.sandboxed else None
         self._inbox, self.proc, self._names = start_serving(
             "zerogpu-replayer-", self.backend, self.device, REPLAYER_CPU_SECONDS, contain
-        )
+        )  # role "serve"
         inbox = Path(self._inbox.name)
         if self.backend == "gpu":  # the CPU engines compile nothing
             self._references = Compiler(self.sandboxed, self.private)
@@ -105,17 +95,18 @@ class Replayer:
         if mine:
             self.stop()
 
-    def run(self, exercise_id, submission, message, cases, case_timeout, **options) -> ChildRun:
-        """`run_in_child`'s work, done by this replayer (the same arguments and result). A
-        replayer that ended before the task's first outcome for a reason no submission can give
-        (`_not_the_submissions`) is replaced and the task handed to the new one, once."""
+    def run(self, task: ReplayTask, hooks: Hooks = Hooks(), compiled: dict | None = None) -> ChildRun:
+        """`run_in_child`'s work, done by this replayer (the same task and result; `compiled`: its
+        kernels compiled ahead, grader/children/compiling.py). A replayer that ended before the
+        task's first outcome for a reason no submission can give (`_not_the_submissions`) is
+        replaced and the task handed to the new one, once."""
         with self.lock:
             for attempt in range(2):
-                run, again = self._run_once(exercise_id, submission, message, cases, case_timeout, options)
+                run, again = self._run_once(task, hooks, compiled)
                 if not again or attempt or task_cancelled():
                     return run
 
-    def _run_once(self, exercise_id, submission, message, cases, case_timeout, options) -> tuple:
+    def _run_once(self, task: ReplayTask, hooks: Hooks, compiled: dict | None) -> tuple:
         """(ChildRun, whether to hand the task to a new replayer): one hand-over of the task."""
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
@@ -123,21 +114,11 @@ class Replayer:
         name = f"task_{next(self._count)}"
         task_dir = Path(self._inbox.name) / name
         task_dir.mkdir()
-        time_seed = options.get("time_seed")
         try:
-            fields = task_fields(
-                exercise_id,
-                submission,
-                kernel_files=options.get("kernel_files", False),
-                time_seed=time_seed,
-                bench_seed=options.get("bench_seed"),
-                time_check=options.get("time_check", (0, 0)),
-                private=() if self.sandboxed else self.private,
-            )
-            write_task(task_dir, fields, message, cases)
-            if options.get("compiled"):  # this check's kernels, compiled ahead (grader/checking/compiling.py)
+            write_task(task_dir, task.fields(), task)
+            if compiled:  # this check's kernels, compiled ahead
                 try:
-                    (task_dir / COMPILED).write_text(json.dumps(options["compiled"]))
+                    (task_dir / COMPILED).write_text(json.dumps(compiled))
                 except OSError:  # a full disk: the replayer compiles them (a part it cannot parse is ignored)
                     pass
             with self._state:
@@ -149,19 +130,9 @@ class Replayer:
             except (OSError, ValueError, AttributeError):  # gone, or stopped by a cancel just now
                 self.stop()
                 return ChildRun({}, "crashed", "the grader's replayer had ended before this check"), True
-            run = _follow(
-                proc,
-                task_dir,
-                [c.index for c in cases],
-                case_timeout,
-                time_seed,
-                time.monotonic(),
-                options.get("progress"),
-                options.get("worth_timing"),
-                served=True,
-            )
+            run = follow(proc, task_dir, task, time.monotonic(), hooks, served=True)
             again = _not_the_submissions(run, proc, task_dir)
-            if _faulted(run):  # stopped, or a GPU error that may have broken its CUDA context
+            if faulted(run):  # stopped, or a GPU error that may have broken its CUDA context
                 self.stop()
             return run, again
         except BaseException:
@@ -213,7 +184,7 @@ def _not_the_submissions(run: ChildRun, proc, task_dir: Path) -> bool:
     the replayer reports, not an exit)?"""
     if run.stopped != "crashed" or run.outcomes:
         return False
-    return not (task_dir / "imported").exists() or proc.poll() == 0
+    return not (task_dir / IMPORTED).exists() or proc.poll() == 0
 
 
 _serving: dict = {}
@@ -258,29 +229,15 @@ def replayer_for(device, sandboxed: bool, private) -> Replayer | None:
 
 def runner(device, sandboxed: bool, private):
     """What runs a check's replay: its device's replayer inside `replayers()`, else a child of
-    its own (`run_in_child`); both take run_in_child's arguments."""
+    its own (`run_in_child`); both take a ReplayTask and Hooks (grader/children/task.py `Runner`)."""
     replayer = replayer_for(device, sandboxed, private)
     if replayer is None:
         return run_in_child
 
-    def run(exercise_id, submission, message, cases, case_timeout, ahead=None, **options):
-        if ahead is not None:
-            ahead.result().discard()
-        options.pop("env", None)
-        for name in ("private", "device", "sandboxed"):
-            options.pop(name, None)
-        timed = options.get("time_seed") is not None
-        options["compiled"] = compiled_ahead(
-            _compilers,
-            exercise(exercise_id).spec,
-            message,
-            cases,
-            timed,
-            sandboxed,
-            private,
-            replayer.arch(),
-            case_timeout,
-        )
-        return replayer.run(exercise_id, submission, message, cases, case_timeout, **options)
+    def run(task: ReplayTask, hooks: Hooks = Hooks()) -> ChildRun:
+        if hooks.ahead is not None:
+            hooks.ahead.result().discard()
+        compiled = compiled_ahead(_compilers, task, replayer.arch())
+        return replayer.run(task, Hooks(hooks.progress, hooks.worth_timing), compiled)
 
     return run

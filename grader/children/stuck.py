@@ -1,6 +1,6 @@
 """Where a check that ran out of time was, and how to say it to the learner.
 
-When a case has used up its time, the parent (grader/checking/isolate.py) leaves `where-asked`
+When a case has used up its time, the parent (grader/children/follow.py) leaves `where-asked`
 in the task folder and gives the child a moment before it kills it. The child's lookout thread
 (`Lookout`, started before the submission loads) polls for that file and answers in
 `where.json`: the line of the learner's file each of its threads was on (`sys._current_frames()`),
@@ -24,11 +24,11 @@ import threading
 import time
 from pathlib import Path
 
+from grader.settings import ANSWER_SECONDS
+
 ASKED, ANSWER = "where-asked", "where.json"
 POLL_SECONDS = 0.05
 """How often the child's lookout looks for the parent's question."""
-ANSWER_SECONDS = 2.0
-"""How long the parent waits for the answer before it kills the child anyway."""
 MOST_PLACES = 8
 
 
