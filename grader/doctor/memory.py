@@ -11,7 +11,11 @@ reader's of the latest epoch it was read in, or `CTX.many` once a second thread 
 (`rd1`/`rd2` then keep two of the readers, for messages). When a block reads a global element
 that an earlier block of the launch read, that earlier reader moves to `xr` (a dict: element ->
 (stamp, site), rarely filled), so a later write by this block still conflicts with it (another
-block read it, and blocks never wait for each other). Conflicts go to `CTX.on_conflict`.
+block read it, and blocks never wait for each other). Likewise, when an atomic lands on an
+element whose last writer was a plain store of this launch, that store moves to `xw` (element
+-> (stamp, site)): a later atomic of another thread, in another block or in the same epoch,
+still conflicts with it (block 0 zeroing a total that other blocks add to atomically). Conflicts
+go to `CTX.on_conflict`.
 
 Stores that collide: when a plain store to a global element finds that its last writer was
 another thread of the launch, with nothing ordering the two stores (the same epoch, or an
@@ -105,6 +109,7 @@ class Memory:
         "rd2",
         "rs2",
         "xr",
+        "xw",
         "dups",
         "dup_same",
         "space",
@@ -126,6 +131,7 @@ class Memory:
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
             self.rd1, self.rd2, self.rs2 = [NO_STAMP] * n, [NO_STAMP] * n, [0] * n
             self.xr: dict = {}
+            self.xw: dict = {}
             self.dups: list | None = None
             self.dup_same: tuple | None = None
 

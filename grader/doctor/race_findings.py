@@ -69,6 +69,8 @@ def clash_finding(c: Clash, kernel: str, relaxed: bool = False) -> Finding:
     cuda.threadfence(), so a clash between blocks is only a warning (the last-block pattern)."""
     if c.me_site.kind == "update" and c.them_site.kind == "update":
         kind_out, message, fix, mistake = _missing_atomic_words(c)
+    elif c.cross and c.kind == "ww" and _with_atomic(c):
+        kind_out, message, fix, mistake = _store_beside_atomics_words(c)
     elif c.cross and c.kind == "ww":
         kind_out, message, fix, mistake = _overwrite_words(c)
     elif c.cross:
@@ -141,6 +143,28 @@ def _overwrite_words(c: Clash) -> tuple:
         f"combine the blocks' values with cuda.atomic.add({c.array}, ...)."
     )
     return "overwrite", message, fix, ""
+
+
+def _store_beside_atomics_words(c: Clash) -> tuple:
+    """A plain store and an atomic update of one global element by two blocks of one launch
+    (block 0 zeroing a total the other blocks add to): on a GPU the store may land after some
+    of the updates and wipe them out."""
+    (stored, store_site), (added, add_site) = sorted(
+        ((c.them, c.them_site), (c.me, c.me_site)), key=lambda pair: pair[1].kind == "atomic"
+    )
+    plain = "stores to" if store_site.kind == "store" else "updates, without an atomic,"
+    fix = (
+        f"Set {c.element} before the launch (a fill in `launch`, e.g. `{c.array}[:] = 0`, or a "
+        "kernel launched before this one), and let this kernel only update it with cuda.atomic.*."
+    )
+    message = (
+        f"Race between blocks on global array `{c.array}`: {_who(stored)} {plain} {c.element} "
+        f"(line {store_site.line}) while {_who(added)} updates it with an atomic (line "
+        f"{add_site.line}), in the same launch. Blocks run in any order and never wait for each "
+        "other, so on a GPU the store may land after some of the atomic updates and wipe them "
+        f"out: atomics only protect against other atomics. {fix}"
+    )
+    return "race", message, fix, "race_between_blocks"
 
 
 def _between_blocks_words(c: Clash) -> tuple:

@@ -146,9 +146,17 @@ class GlobalView(View):
         mem, ctx = self.mem, CTX
         self._check_readers(mem, f, site, idx)
         w = mem.wr[f]
-        if w >= ctx.lfloor and not w & 1:
-            if (w >= ctx.efloor and w >> 1 != ctx.meh) or w < ctx.bfloor:
-                _conflict("ww", self, f, w, mem.ws[f], site, idx)
+        if w >= ctx.lfloor:
+            if not w & 1:
+                if (w >= ctx.efloor and w >> 1 != ctx.meh) or w < ctx.bfloor:
+                    _conflict("ww", self, f, w, mem.ws[f], site, idx)
+                mem.xw[f] = (w, mem.ws[f])  # the plain store this atomic covers (memory.py)
+            elif mem.xw:
+                kept = mem.xw.get(f)
+                if kept is not None and kept[0] >= ctx.lfloor:
+                    k = kept[0]
+                    if (k >= ctx.efloor and k >> 1 != ctx.meh) or k < ctx.bfloor:
+                        _conflict("ww", self, f, k, kept[1], site, idx)
         mem.wr[f] = ctx.me | 1
         mem.ws[f] = site
 
