@@ -328,7 +328,6 @@ def test_blocks_storing_one_value_to_one_element_are_counted_between_blocks(tmp_
     assert "if i == 0:" in finding.fix
 
 
-
 def test_a_store_beside_atomics_between_blocks_says_what_to_do():
     """Is block 0's plain store to a total that other blocks add to atomically named as such
     (the store, the atomic, both blocks), with the fix of setting the total before the launch?"""
