@@ -92,6 +92,7 @@ def _predicate(fn):
     def device_function(x):
         return fn(float(x))
 
+    device_function.__name__ = fn.__name__
     return device_function
 
 

@@ -9,7 +9,6 @@ site number; reaching those methods here means a form the transformer did not re
 
 from __future__ import annotations
 
-import math
 import sys
 from contextlib import contextmanager
 
@@ -17,7 +16,8 @@ import numpy as np
 
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX, View
-from grader.doctor.spaces import global_array, scratch_array
+from grader.doctor.scalars import F32, F64, fused
+from grader.doctor.arrays import global_array, scratch_array
 from grader.backend.simulator import fresh
 
 WARP = 32
@@ -144,7 +144,9 @@ class FakeCuda:
 
     @staticmethod
     def fma(a, b, c):
-        return a * b + c
+        """One rounding, as fma.rn: float32 when all three are float32, else float64."""
+        kind = F32 if a.__class__ is F32 and b.__class__ is F32 and c.__class__ is F32 else F64
+        return fused(kind, a, b, c)
 
     @staticmethod
     def selp(a, b, c):
@@ -152,7 +154,9 @@ class FakeCuda:
 
     @staticmethod
     def cbrt(a):
-        return math.copysign(abs(a) ** (1.0 / 3.0), a)
+        """float32 for a float32 (libdevice's cbrtf), float64 otherwise."""
+        root = float(np.cbrt(np.float64(a)))
+        return F32(root) if a.__class__ is F32 else root
 
     @staticmethod
     def popc(val):
