@@ -43,6 +43,7 @@ CUDA_OK = (
     "clz",
     "ffs",
     "lanemask_lt",
+    "fp16",
 )
 CUDA_OK += (
     "float16",

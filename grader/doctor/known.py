@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-from grader.doctor.devicemath import in_kernel, result_type
+from grader.doctor.devicemath import HALF, in_kernel, result_type
 from grader.doctor.fakecuda import replacement
 from grader.doctor.memory import element_class
 from grader.doctor.numbaops import BUILTINS
@@ -261,6 +261,8 @@ class Known:
             return BOTTOM
         if not args or any(TYPE_OF.get(a) is None for a in args):
             return None
+        if name in HALF and all(a is np.float16 for a in args):
+            return np.float16  # numba-cuda's fp16 overload (grader/doctor/devicemath.py)
         return canon(result_type(name, [a() for a in args]))
 
     def dtype_call(self, node):

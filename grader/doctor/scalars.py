@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import operator
-from fractions import Fraction
 
 import numpy as np
 
@@ -389,37 +388,3 @@ def unary_rule(op: str, ca: type):
     if t is B:
         return lambda a: wrap(r, plain(int(a)))
     return lambda a: wrap(r, int(wrap(t, plain(int(a)))))  # in the operand's own width, then widened
-
-
-def fused(t, a, b, c):
-    """a * b + c rounded once to float type t, as PTX's fma.rn does (cuda.fma, hfma): for float32
-    or float16 operands the product is exact in float64, and the float64 sum's error term
-    (TwoSum) decides the one case its rounding to t could get wrong, a sum that lands on a
-    midpoint of t; float64 operands are added as exact fractions."""
-    a, b, c = float(a), float(b), float(c)
-    p = a * b
-    s = p + c
-    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)) or not math.isfinite(s):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return s if t is np.float64 else t(s)
-    if t is np.float64:
-        exact = Fraction(a) * Fraction(b) + Fraction(c)
-        try:
-            return float(exact) if exact else s  # s keeps the sign of a zero
-        except OverflowError:
-            return math.copysign(math.inf, exact)
-    bp = s - p
-    error = (p - (s - bp)) + (c - bp)  # s + error == a * b + c exactly
-    with np.errstate(over="ignore"):
-        r = t(s)
-    if not error or float(r) == s:
-        return r
-    top = np.finfo(t).max
-    if math.isinf(r):
-        threshold = float(top) + (float(top) - float(np.nextafter(top, t(0)))) / 2
-        below = abs(s) == threshold and error * s < 0
-        return t(math.copysign(float(top), s)) if below else r
-    lo, hi = (r, np.nextafter(r, t(math.inf))) if float(r) < s else (np.nextafter(r, t(-math.inf)), r)
-    if 2 * s == float(lo) + float(hi):  # a midpoint of t: the exact value lies to one side
-        return hi if error > 0 else lo
-    return r
