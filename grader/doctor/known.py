@@ -23,7 +23,7 @@ from grader.doctor.devicemath import HALF, in_kernel, result_type
 from grader.doctor.fakecuda import replacement
 from grader.doctor.memory import element_class
 from grader.doctor.numbaops import BUILTINS
-from grader.doctor.scalars import F64, I64, TYPE_OF, binary_type, unary_type
+from grader.doctor.scalars import F64, I64, TYPE_OF, binary_type, range_type, unary_type
 
 BOTTOM = object()
 """Not known yet (the fixed point's start): a name nothing has been worked out for."""
@@ -86,9 +86,10 @@ class Known:
         for name, value in bindings:
             made.setdefault(name, []).append(value if _shared_or_local(value, self.path) else None)
         for name, values in made.items():
+            self.arrays.pop(name, None)  # a parameter bound again is no longer surely that array
             if None not in values and len({ast.dump(v) for v in values}) == 1:
                 self.arrays[name] = self._made_array(values[0])
-        for _ in range(len(bindings) + 2):
+        for _ in range(2 * len(bindings) + 2):  # each name changes at most twice: BOTTOM, a class, None
             changed = False
             for name, value in bindings:
                 old = self.names.get(name)
@@ -97,6 +98,8 @@ class Known:
                     self.names[name], changed = new, True
             if not changed:
                 break
+        else:
+            self.names = {n: None for n in self.names}  # never reached; unknown is always safe
         self.names = {n: (None if c is BOTTOM else c) for n, c in self.names.items()}
 
     @staticmethod
@@ -125,9 +128,7 @@ class Known:
         types = [TYPE_OF.get(c) for c in classes]
         if not types or any(t is None for t in types):
             return None
-        if all(t in (np.uint8, np.uint16, np.uint32, np.uint64) for t in types):
-            return np.uint64
-        return int
+        return np.uint64 if range_type(types) is np.uint64 else int  # numbaops.device_range's counters
 
     def _made_array(self, call):
         shape = call.args[0] if call.args else None
