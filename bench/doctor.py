@@ -3,8 +3,11 @@ simulator").
 
     python bench/doctor.py ladder [--seed 11] [--ids vector_add,...]   # every case of each solution
     python bench/doctor.py sizes                                        # growing sizes, both executors
+    python bench/doctor.py roles [--repeats 3] [--ids ...]              # the doctor alone, every role
 
-`ladder` times what a check does per case (fresh device copies, one `launch`, copies back;
+`roles` times the doctor alone on every case of each exercise's solution, baseline and target
+(a case it leaves to the simulator ends that role's run and is left out), the fastest of
+`repeats` runs each. `ladder` times what a check does per case (fresh device copies, one `launch`, copies back;
 judging is the same for both and not timed) for all correctness cases of each solution, on the
 simulator and on the doctor with every diagnosis switched on, and checks both pass. `sizes` times one launch at growing sizes until
 one executor passes TIME_CAP seconds. Run it on an idle machine; it prints the load average.
@@ -24,6 +27,7 @@ import grader  # noqa: E402,F401 - the back end first
 import numpy as np  # noqa: E402
 
 from grader.doctor.efficiency import forget  # noqa: E402
+from grader.doctor.errors import Unsupported  # noqa: E402
 from grader.steps.cases import prepare  # noqa: E402
 from grader.doctor.execute import execute as doctor  # noqa: E402
 from grader.exercises import LADDER, exercise  # noqa: E402
@@ -81,6 +85,38 @@ def ladder(ids, seed, repeats) -> None:
     print(f"load average after: {os.getloadavg()}")
 
 
+def roles(ids, seed, repeats) -> None:
+    """The doctor alone: the fastest of `repeats` runs of every case, per role of each exercise."""
+    print(f"load average before: {os.getloadavg()}")
+    print("| exercise | solution | baseline | target |")
+    print("| --- | --- | --- | --- |")
+    total = 0.0
+    for eid in ids:
+        ex = exercise(eid)
+        launch, path = _solution(ex)
+        prepared = prepare(ex, seed)
+        cells = []
+        for launch, files in ((launch, (path,)), (ex.baseline, ()), (ex.target, ())):
+            best = min(_doctor_only(ex, launch, files, prepared) for _ in range(repeats))
+            total += best
+            cells.append(f"{best:.3f} s")
+        print(f"| {eid} | {' | '.join(cells)} |", flush=True)
+    print(f"all: {total:.2f} s; load average after: {os.getloadavg()}")
+
+
+def _doctor_only(ex, launch, files, prepared) -> float:
+    forget()
+    seconds = 0.0
+    for p in prepared:
+        start = time.perf_counter()
+        try:
+            doctor(ex.spec, launch, p.inputs, dict(p.case.dims), files)
+        except Unsupported:  # left to the simulator: not the doctor's time
+            break
+        seconds += time.perf_counter() - start
+    return seconds
+
+
 SIZES = {
     "vector_add": [{"n": n} for n in (1_000, 10_000, 100_000, 1_000_000)],
     "reduce_sum": [{"n": n} for n in (1_000, 10_000, 100_000, 1_000_000)],
@@ -122,13 +158,16 @@ def sizes(ids) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("ladder", "sizes"))
+    parser.add_argument("what", choices=("ladder", "sizes", "roles"))
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ids", help="comma-separated exercise ids (default: all)")
     args = parser.parse_args()
-    ids = args.ids.split(",") if args.ids else (LADDER if args.what == "ladder" else list(SIZES))
-    ladder(ids, args.seed, args.repeats) if args.what == "ladder" else sizes(ids)
+    ids = args.ids.split(",") if args.ids else (list(SIZES) if args.what == "sizes" else LADDER)
+    if args.what == "roles":
+        roles(ids, args.seed, args.repeats)
+    else:
+        ladder(ids, args.seed, args.repeats) if args.what == "ladder" else sizes(ids)
 
 
 if __name__ == "__main__":

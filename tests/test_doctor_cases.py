@@ -326,3 +326,13 @@ def test_blocks_storing_one_value_to_one_element_are_counted_between_blocks(tmp_
     assert finding.kind == "duplicate_write" and finding.block == (3,) and finding.thread == (0,)
     assert finding.message.startswith("`out[0]` was written by 4 threads in one launch")
     assert "if i == 0:" in finding.fix
+
+
+def test_a_store_beside_atomics_between_blocks_says_what_to_do():
+    """Is block 0's plain store to a total that other blocks add to atomically named as such
+    (the store, the atomic, both blocks), with the fix of setting the total before the launch?"""
+    _, _, _, outcome, _ = run(CASES / "store_beside_atomics_bad.py")
+    finding = next(f for f in outcome.report.findings if f.kind == "race")
+    assert finding.block != finding.other_block
+    assert "stores to `out[0]`" in finding.message and "updates it with an atomic" in finding.message
+    assert "before the launch" in finding.fix and outcome.error.hint == finding.fix

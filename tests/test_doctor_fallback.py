@@ -99,3 +99,13 @@ def test_lesson_code_on_the_simulator_still_raises_on_a_race():
     bins[:] = 0
     run_cell(fixed, inputs["values"], bins)
     assert (bins == np.bincount(inputs["values"] % 16, minlength=16)).all()
+
+
+def test_a_store_beside_atomics_between_blocks_is_named_as_on_the_doctor():
+    """Does the simulator's record name block 0's plain store to a total the other blocks add to
+    atomically as the doctor does: the store, the atomic, two blocks, set it before the launch?"""
+    _, _, _, outcome, _ = run(CASES / "store_beside_atomics_bad.py")
+    finding = next(f for f in outcome.report.findings if f.kind == "race")
+    assert finding.block != finding.other_block
+    assert "stores to `out[0]`" in finding.message and "updates it with an atomic" in finding.message
+    assert "before the launch" in finding.fix and outcome.error.hint == finding.fix

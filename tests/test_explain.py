@@ -30,17 +30,21 @@ def test_out_of_range_names_thread_block_array_and_guard():
 
 
 @cuda.jit
-def _divides(a, b, c):
+def _raises(a, b, c):
     i = cuda.grid(1)
     if i < c.size:
-        c[i] = int(a[i]) // 0
+        if a[i] < 10.0:
+            raise ValueError("a value below 10")
+        c[i] = a[i] + b[i]
 
 
 def test_exception_in_kernel_reports_line_and_type():
-    result = check("vector_add", lambda a, b, c: _divides[1, 32](a, b, c), seed=1)
+    """(An integer divided by 0 raises nothing in numba-cuda's kernels, whose error model is
+    NumPy's: it gives 0, as the doctor now does; an explicit `raise` still raises.)"""
+    result = check("vector_add", lambda a, b, c: _raises[1, 32](a, b, c), seed=1)
     assert result.verdict == "exception"
-    assert "ZeroDivisionError" in result.message
-    assert "int(a[i]) // 0" in result.message
+    assert "ValueError" in result.message
+    assert 'raise ValueError("a value below 10")' in result.message
 
 
 def test_check_never_raises_for_a_learner_bug():

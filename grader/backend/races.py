@@ -96,6 +96,10 @@ class Clash:
 class _Element:
     writer: _Access | None = None
     readers: list = field(default_factory=list)
+    covered: _Access | None = None
+    """The plain store an atomic replaced as `writer`: a later atomic of another thread, with
+    nothing ordering the two, still clashes with it (block 0 zeroing a total that the other
+    blocks add to atomically)."""
 
 
 class Record:
@@ -163,6 +167,11 @@ class Record:
         w = element.writer
         if w is not None and not same_value and self._unordered(w, me, watched.space):
             self._clash("ww", w, me, watched, index)
+        elif me.atomic and w is not None and w.atomic and element.covered is not None:
+            if self._unordered(element.covered, me, watched.space):
+                self._clash("ww", element.covered, me, watched, index)
+        if me.atomic and w is not None and not w.atomic:
+            element.covered = w
         element.writer, element.readers = me, []
 
     @staticmethod

@@ -9,6 +9,9 @@ bytes (so
 such a bug gives different answers on every run, which the checker reports as a race) and
 local arrays with NaN or a sentinel (so an unset accumulator is plainly wrong).
 
+Its `cuda.fp16` computed in float32 (`hadd` was `a + b`): grader/backend/fp16.py's functions
+replace it, in half precision, exact, as the kernel doctor's `cuda.fp16` is.
+
 A kernel launch from the host goes through `BEFORE_LAUNCH` first, the steps upper layers
 provide (grader/wiring.py lists them): the compile check.
 
@@ -28,7 +31,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from grader.backend import races
+from grader.backend import fp16, races
 from grader.sentinels import fresh_value, poison_value
 
 _lock = threading.Lock()
@@ -190,6 +193,8 @@ def install() -> None:
 
     kernelapi.FakeCUDAShared.array = shared
     kernelapi.FakeCUDALocal.array = local
+    for name in fp16.NAMES:  # half precision, exact, where the simulator's hadd was float32's a + b
+        setattr(kernelapi.FakeCUDAFp16, name, getattr(fp16.HalfPrecision, name))
     launch = kernel.FakeCUDAKernel.__call__
 
     def launch_from_host(self, *args):

@@ -7,7 +7,9 @@ checked with `cuda.compile_ptx(..., device=True)`): a function of float32 argume
 returns float32; with an integer or a float64 argument it returns float64 (`math.exp(2)`,
 `math.atan2(f32, f64)`); `math.pow(f32, int32)` is float32 but `math.pow(x, 2)` float64 (the
 literal is an int64); `floor`, `ceil` and `trunc` return the float type, not an int. And a GPU
-never raises: `math.sqrt(-1.0)` is NaN, `math.exp(1000.0)` inf, `math.log(0.0)` -inf.
+never raises: `math.sqrt(-1.0)` is NaN, `math.exp(1000.0)` inf, `math.log(0.0)` -inf. A float16
+argument: numba-cuda's fp16 overloads (`math.sin(half)` is `cuda.fp16.hsin`, a half) where it
+has one, else float32 (`math.atan(half)`, measured with compile_ptx).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from grader.backend.fp16 import HalfPrecision
 
 F32 = np.float32
 F64 = np.float64
@@ -56,9 +60,31 @@ SCALAR_ONLY = ("erf", "erfc", "gamma", "lgamma", "remainder", "nextafter")
 """Functions NumPy has no ufunc for: computed by Python's math, then rounded to the type."""
 
 
+F16 = np.float16
+HALF = {
+    "trunc": "htrunc",
+    "ceil": "hceil",
+    "floor": "hfloor",
+    "fabs": "habs",
+    "sqrt": "hsqrt",
+    "log": "hlog",
+    "log2": "hlog2",
+    "log10": "hlog10",
+    "exp": "hexp",
+    "exp2": "hexp2",
+    "tanh": "htanh",
+    "cos": "hcos",
+    "sin": "hsin",
+}
+"""math functions numba-cuda 0.30.4 overloads for a float16 (numba/cuda/fp16.py): cuda.fp16's."""
+
+
 def result_type(name: str, args) -> type:
-    """float32 when Numba's CUDA typing keeps float32, else float64."""
+    """float32 when Numba's CUDA typing keeps float32 (a float16 and float32 mix included, for
+    the functions without a float16 form), else float64."""
     if all(a.__class__ is F32 for a in args):
+        return F32
+    if all(a.__class__ in (F16, F32) for a in args):
         return F32
     if name in ("pow", "ldexp") and args[0].__class__ is F32 and args[1].__class__ in (np.int32, np.int16, np.int8):
         return F32
@@ -66,7 +92,11 @@ def result_type(name: str, args) -> type:
 
 
 def _ufunc(name, ufunc):
+    half = HALF.get(name)
+
     def device_function(*args):
+        if half is not None and args[0].__class__ is F16:
+            return getattr(HALF_PRECISION, half)(args[0])
         kind = result_type(name, args)
         return ufunc(*(kind(a) for a in args))
 
@@ -92,6 +122,7 @@ def _predicate(fn):
     def device_function(x):
         return fn(float(x))
 
+    device_function.__name__ = fn.__name__
     return device_function
 
 
@@ -124,6 +155,7 @@ class DeviceMath:
 
 
 DEVICE_MATH = DeviceMath()
+HALF_PRECISION = HalfPrecision()
 
 
 def in_kernel(value):

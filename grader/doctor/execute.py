@@ -17,9 +17,10 @@ import numpy as np
 
 from grader.doctor.efficiency import slow_memory_findings
 from grader.doctor.errors import OutOfBounds, Unsupported
-from grader.doctor.findings import SEVERITY_ERROR, VERDICT, fmt, mistake_of
+from grader.doctor.findings import SEVERITY_ERROR, VERDICT, mistake_of
+from grader.doctor.race_findings import fmt
 from grader.doctor.kernel import session
-from grader.doctor.spaces import global_array
+from grader.doctor.arrays import global_array
 from grader.doctor.rebind import doctor_launch
 from grader.doctor.report import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
 from grader.doctor.sites import SITES

@@ -9,7 +9,6 @@ site number; reaching those methods here means a form the transformer did not re
 
 from __future__ import annotations
 
-import math
 import sys
 from contextlib import contextmanager
 
@@ -17,7 +16,9 @@ import numpy as np
 
 from grader.doctor.errors import Unsupported
 from grader.doctor.memory import CTX, View
-from grader.doctor.spaces import global_array, scratch_array
+from grader.doctor.scalars import F32, F64
+from grader.doctor.arrays import global_array, scratch_array
+from grader.backend.fp16 import HalfPrecision, fused
 from grader.backend.simulator import fresh
 
 WARP = 32
@@ -77,6 +78,37 @@ ATOMICS = (
 )
 
 
+class FakeFp16:
+    """`cuda.fp16` under the doctor: grader/backend/fp16.py's half precision, exact. What the
+    CPU engines do not compute (htanh_approx, an approximation; a function not written there)
+    is refused: the doctor leaves the case to the simulator, which refuses it too."""
+
+    zerogpu_stands_for = "numba.cuda.fp16"
+
+    def __init__(self):
+        self._half = HalfPrecision()
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        method = getattr(self._half, name, None)
+        if method is None or name == "htanh_approx":
+            raise Unsupported(f"`cuda.fp16.{name}`")
+
+        def exact(*args):
+            try:
+                return method(*args)
+            except NotImplementedError as why:  # the engines refuse it (grader/backend/fp16.py)
+                raise Unsupported(str(why)) from None
+
+        exact.__name__ = name
+        setattr(self, name, exact)
+        return exact
+
+
+FAKE_FP16 = FakeFp16()
+
+
 class FakeCuda:
     """numba.cuda for kernels and launch code running under the kernel doctor."""
 
@@ -92,6 +124,7 @@ class FakeCuda:
         self.const = _Namespace("const", ("array_like",))
         self.atomic = _Namespace("atomic", ATOMICS)
         self.syncthreads = _unrecognised("syncthreads")
+        self.fp16 = FAKE_FP16
         self.set_launch((1, 1, 1), (1, 1, 1))
         self.set_block(0, 0, 0)
 
@@ -144,7 +177,9 @@ class FakeCuda:
 
     @staticmethod
     def fma(a, b, c):
-        return a * b + c
+        """One rounding, as fma.rn: float32 when all three are float32, else float64."""
+        kind = F32 if a.__class__ is F32 and b.__class__ is F32 and c.__class__ is F32 else F64
+        return fused(kind, a, b, c)
 
     @staticmethod
     def selp(a, b, c):
@@ -152,7 +187,9 @@ class FakeCuda:
 
     @staticmethod
     def cbrt(a):
-        return math.copysign(abs(a) ** (1.0 / 3.0), a)
+        """float32 for a float32 (libdevice's cbrtf), float64 otherwise."""
+        root = float(np.cbrt(np.float64(a)))
+        return F32(root) if a.__class__ is F32 else root
 
     @staticmethod
     def popc(val):
@@ -308,7 +345,7 @@ FAKE_LIBDEVICE = FakeLibdevice()
 
 def replacement(value):
     """What a global (or closure) value of a kernel becomes under the doctor, or None to keep
-    it: numba.cuda, numba, numba.cuda.libdevice, numba's scalar types."""
+    it: numba.cuda, numba, numba.cuda.libdevice, numba.cuda.fp16, numba's scalar types."""
     if value is None:  # never a module: sys.modules.get gives None for one not imported yet
         return None
     if value is sys.modules.get("numba.cuda"):
@@ -317,6 +354,8 @@ def replacement(value):
         return FAKE_NUMBA
     if value is sys.modules.get("numba.cuda.libdevice"):
         return FAKE_LIBDEVICE
+    if value is sys.modules.get("numba.cuda.fp16"):  # `from numba.cuda import fp16` (on a GPU host)
+        return FAKE_FP16
     if callable(value) and getattr(value, "__module__", None) == "numba.cuda.libdevice":
         return getattr(FAKE_LIBDEVICE, value.__name__)  # from numba.cuda.libdevice import float_as_int
     if type(value).__module__.startswith("numba.core.types"):

@@ -13,7 +13,8 @@ from dataclasses import replace
 from grader.backend.races import Clash as RecordedClash
 from grader.backend.races import Place
 from grader.compiler.client import REPORT
-from grader.doctor.findings import Clash, Finding, Findings, clash_finding
+from grader.doctor.findings import Finding, Findings
+from grader.doctor.race_findings import Clash, clash_finding
 from grader.doctor.sites import Site
 
 SIMULATOR_MARKS = ("FakeCUDA", "simulator", "cudasim", "CUDASIM")

@@ -9,15 +9,16 @@ counts the rest, so a kernel that races on every element still costs one message
 
 from __future__ import annotations
 
-import ast
 import bisect
 from array import array
 
 import numpy as np
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
-from grader.doctor.memory import CTX, EPOCH_SHIFT, UNSET
-from grader.doctor.sites import SITES, Site
+from grader.doctor.memory import CTX, EPOCH_SHIFT
+from grader.doctor.race_findings import Clash, as_tuple, clash_finding, fmt, index_text
+from grader.doctor.sites import SITES
+from grader.doctor.unwritten_findings import unwritten_finding
 from grader.result.doctor import SEVERITY_ERROR, SEVERITY_WARNING, Finding, mistake_of  # noqa: F401 - the report's types
 
 ORDER = (
@@ -120,17 +121,6 @@ SHUFFLES_KEPT = 5
 """Offsets kept per shuffle site: a warp reduction's or scan's five steps."""
 
 
-def fmt(values) -> str:
-    values = tuple(int(v) for v in values)
-    return str(values[0]) if len(values) == 1 else "(" + ", ".join(map(str, values)) + ")"
-
-
-def _index_text(idx) -> str:
-    if isinstance(idx, tuple):
-        return ", ".join(str(int(i)) for i in idx)
-    return str(int(idx))
-
-
 class Launch:
     """Geometry of the launch being run: to name threads and blocks as a learner would."""
 
@@ -224,7 +214,7 @@ class Findings:
             entry = self.items.get(key)
             if entry is not None and writers > 2:
                 found = entry[0]
-                element = f"`{found.array}[{_index_text(found.index)}]`"
+                element = f"`{found.array}[{index_text(found.index)}]`"
                 entry[0] = replace(found, message=f"{found.message} In all, {writers} threads stored to {element}.")
         self.stores = {}
         self._serial(views)
@@ -284,7 +274,7 @@ class Findings:
         f = dups.index(max(dups))
         index = _unflatten(view, f)
         if index is None:  # not an element of this view: name the first one met instead
-            f, index = mem.dup_same[0], _as_tuple(mem.dup_same[2])
+            f, index = mem.dup_same[0], as_tuple(mem.dup_same[2])
         writers, elements = dups[f] + 1, len(dups) - dups.count(0)
         last, last_site = mem.wr[f], mem.ws[f]
         site, first_site = SITES[last_site], SITES[mem.dup_same[1]]
@@ -294,7 +284,7 @@ class Findings:
             return
         launch = self.launch
         lin, block = (last >> 1) & 2047, launch.block_of_epoch(last >> EPOCH_SHIFT)
-        element = f"`{view.name}[{_index_text(index)}]`"
+        element = f"`{view.name}[{index_text(index)}]`"
         others = f"; {elements} elements of `{view.name}` were written by more than one thread" if elements > 1 else ""
         lines = f"line {site.line}" if first_site.line == site.line else f"lines {first_site.line} and {site.line}"
         if elements > 1:
@@ -315,7 +305,7 @@ class Findings:
             f"only while every thread stores the same value). {fix}"
         )
         headline = (
-            f"{view.name}[{_index_text(index)}] was written by {writers} threads: each element "
+            f"{view.name}[{index_text(index)}] was written by {writers} threads: each element "
             "should be written once; on a GPU this is wasted work and a data race"
         )
         self.items[key] = [
@@ -343,7 +333,7 @@ class Findings:
         if key in self.items:
             self.items[key][1] += 1
             return
-        self._add(key, lambda: self._uninit(view, site, index))
+        self._add(key, lambda: unwritten_finding(self, view, site, index))
 
     def divergence(self, at: dict, finished: list, lin_names):
         """`at`: barrier site -> threads waiting there; `finished`: threads that returned."""
@@ -367,7 +357,7 @@ class Findings:
             cross,
             view.name,
             "shared" if view.mem.space == "shared" else "global",
-            _as_tuple(index),
+            as_tuple(index),
             SITES[site],
             SITES[other_site],
             (launch.thread(me_lin), self.current_block[: launch.rank]),
@@ -377,120 +367,6 @@ class Findings:
 
     def _me_stamp(self):
         return CTX.me
-
-    def _uninit(self, view, site, index):
-        s = SITES[site]
-        block = self.current_block[: self.launch.rank]
-        what = "updated" if s.kind in ("atomic", "update") else "read"
-        if view.mem.space == "local":
-            return self._unset_local(view, s, index, what, block, CTX.lin)
-        if view.mem.space == "global":
-            return self._unset_global(view, s, index, what, block, CTX.lin)
-        swapped = _swapped_tile_read(view, s, index)
-        if swapped:
-            return self._tile_not_swapped(view, s, index, swapped, block, CTX.lin)
-        message = (
-            f"{self.who(CTX.lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
-            f"(line {s.line}), but no thread of the block had written it: shared memory starts "
-            "with whatever the last block left there. Write every element before reading it "
-            "(e.g. zero it), with a cuda.syncthreads() in between."
-        )
-        fix = (
-            f"Write every element of `{view.name}` before any thread reads it (e.g. "
-            "zero it), then cuda.syncthreads(): shared memory does not start at 0."
-        )
-        return self._unwritten_read("uninitialised_shared", s, view.name, index, block, CTX.lin, message, fix)
-
-    def _tile_not_swapped(self, view, s, index, swapped, block, lin):
-        fix = (
-            f"Swap the indices where the tile is read back: `{swapped}` instead of `{s.text}`. A "
-            "transpose stores the tile as it reads the input and reads it back transposed; both "
-            "sides then walk along rows of global memory."
-        )
-        message = (
-            f"{self.who(lin, block).capitalize()} read `{view.name}[{_index_text(index)}]` (line "
-            f"{s.line}), which no thread of the block had written, while the element at the "
-            f"swapped position was written: the tile is read back with the indices it was "
-            f"written with. {fix}"
-        )
-        return self._unwritten_read(
-            "uninitialised_shared", s, view.name, index, block, lin, message, fix, "tile_not_swapped"
-        )
-
-    def _unset_global(self, view, s, index, what, block, lin):
-        name = s.array or view.name
-        fix = (
-            f"Set `{name}` before any kernel reads it: allocate it with "
-            "cuda.to_device(np.zeros(n, dtype)), fill it (`a[:] = 0` in `launch`), or have a kernel "
-            "write every element first; cuda.device_array gives memory that holds garbage."
-        )
-        message = (
-            f"{self.who(lin, block).capitalize()} {what} `{name}[{_index_text(index)}]` (line "
-            f"{s.line}), but nothing had written that element: `{name}` is scratch memory from "
-            "cuda.device_array, which holds whatever was there before (garbage), not zeros. " + fix
-        )
-        return self._unwritten_read("uninitialised_global", s, name, index, block, lin, message, fix)
-
-    def _unset_local(self, view, s, index, what, block, lin):
-        if self._meant_shared(view, s):
-            return self._local_not_shared(view, s, index, what, block, lin)
-        message = (
-            f"{self.who(lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
-            f"(line {s.line}), an element of its cuda.local.array that it had not written: local "
-            "arrays start with whatever was left in the thread's registers or memory, not zeros "
-            "(this doctor, like the simulator here, gives NaN or the most negative integer). Set "
-            f"every element before reading it, e.g. a loop `{view.name}[k] = 0` at the start."
-        )
-        fix = (
-            f"Set every element of the local array `{view.name}` before reading it, "
-            f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
-        )
-        return self._unwritten_read("uninitialised_local", s, view.name, index, block, lin, message, fix)
-
-    def _unwritten_read(self, kind, s, array, index, block, lin, message: str, fix: str, mistake: str = ""):
-        """The finding of a read, by thread `lin` of `block` at site `s`, of an element of
-        `array` that nothing had written (shared, global scratch or local memory)."""
-        return Finding(
-            kind,
-            SEVERITY_ERROR,
-            message,
-            self.launch.kernel,
-            s.filename,
-            s.line,
-            s.statement,
-            None,
-            self.launch.thread(lin),
-            block,
-            None,
-            None,
-            array,
-            _as_tuple(index),
-            fix=fix,
-            mistake=mistake,
-        )
-
-    def _meant_shared(self, view, s) -> bool:
-        """A thread reads an element of its local array it never wrote, having written others,
-        in a kernel with a cuda.syncthreads(): threads meant to share the array (each writes
-        its own element, then reads a neighbour's), which only a shared array allows."""
-        wrote = sum(1 for v in view.vals if v is not UNSET) > 1  # the element read holds the poison now
-        return wrote and any(t.kind == "barrier" and t.filename == s.filename for t in SITES)
-
-    def _local_not_shared(self, view, s, index, what, block, lin):
-        fix = (
-            f"Make `{view.name}` a cuda.shared.array: a cuda.local.array is private to each "
-            "thread (every thread has its own copy), so no thread sees what the others store in "
-            "theirs. Threads of a block share values through cuda.shared.array, with a "
-            "cuda.syncthreads() between the writes and the reads."
-        )
-        message = (
-            f"{self.who(lin, block).capitalize()} {what} `{view.name}[{_index_text(index)}]` "
-            f"(line {s.line}), an element of its own cuda.local.array that it never wrote (it "
-            "wrote others, as if the threads shared the array). " + fix
-        )
-        return self._unwritten_read(
-            "uninitialised_local", s, view.name, index, block, lin, message, fix, "local_not_shared"
-        )
 
     def _divergence(self, at, finished, sites_hit):
         block = self.current_block[: self.launch.rank]
@@ -536,209 +412,6 @@ class Findings:
         )
 
 
-@dataclass(frozen=True)
-class Clash:
-    """Two threads' accesses to one element with nothing ordering them: all a race's message
-    needs (the doctor's shadow memory finds them; so does the simulator's record,
-    grader/backend/races.py, when the simulator runs a kernel the doctor cannot)."""
-
-    kind: str
-    """"raw" (the later access reads what the earlier wrote), "war" (it writes what the earlier
-    read) or "ww" (both write)."""
-    cross: bool
-    """The two threads are in different blocks."""
-    array: str
-    space: str
-    """"shared" or "global"."""
-    index: tuple
-    me_site: Site
-    """The later access."""
-    them_site: Site
-    """The earlier access."""
-    me: tuple
-    """(thread, block) of the later access."""
-    them: tuple
-    """(thread, block) of the earlier access."""
-
-    @property
-    def element(self) -> str:
-        return f"`{self.array}[{_index_text(self.index)}]`"
-
-
-def clash_finding(c: Clash, kernel: str, relaxed: bool = False) -> Finding:
-    """The finding of a clash, in a learner's words. `relaxed`: the kernel uses
-    cuda.threadfence(), so a clash between blocks is only a warning (the last-block pattern)."""
-    if c.me_site.kind == "update" and c.them_site.kind == "update":
-        kind_out, message, fix, mistake = _missing_atomic_words(c)
-    elif c.cross and c.kind == "ww":
-        kind_out, message, fix, mistake = _overwrite_words(c)
-    elif c.cross:
-        kind_out, message, fix, mistake = _between_blocks_words(c)
-    else:
-        kind_out, message, fix, mistake = _within_block_words(c)
-    return Finding(
-        kind_out,
-        SEVERITY_WARNING if c.cross and relaxed else SEVERITY_ERROR,
-        message,
-        kernel,
-        c.me_site.filename,
-        c.me_site.line,
-        c.me_site.statement,
-        c.them_site.line,
-        c.me[0],
-        c.me[1],
-        c.them[0],
-        c.them[1],
-        c.array,
-        c.index,
-        fix=fix,
-        mistake=mistake,
-    )
-
-
-def _who(thread_block) -> str:
-    thread, block = thread_block
-    return f"thread {fmt(thread)} of block {fmt(block)}"
-
-
-_VERBS = {"load": "read {}", "store": "wrote {}", "update": "updated {}", "atomic": "updated {} with an atomic"}
-
-
-def _deeds(c: Clash) -> tuple[str, str]:
-    """What the earlier and the later access did, e.g. ("wrote `a[3]`", "read it")."""
-    them_did = (_VERBS.get(c.them_site.kind, "wrote {}") if c.kind != "war" else "read {}").format(c.element)
-    me_did = (_VERBS.get(c.me_site.kind, "wrote {}") if c.kind != "raw" else "read {}").format("it")
-    return them_did, me_did
-
-
-def _with_atomic(c: Clash) -> bool:
-    return "atomic" in (c.me_site.kind, c.them_site.kind)
-
-
-def _missing_atomic_words(c: Clash) -> tuple:
-    me_line, them_line = c.me_site.line, c.them_site.line
-    lines = f"line {them_line}" + ("" if them_line == me_line else f" and line {me_line}")
-    fix = (
-        f"Make the update atomic: cuda.atomic.add({c.array}, index, value) instead of "
-        f"`{c.me_site.text}`, whenever several threads may update one element."
-    )
-    message = (
-        f"Missing atomic: {_who(c.them)} and {_who(c.me)} both do `{c.me_site.text}` on {c.element} ({lines}). "
-        "A read-modify-write that is not atomic loses updates when threads overlap: "
-        f"use cuda.atomic.add({c.array}, index, value) (or sub, max, min)."
-    )
-    return "missing_atomic", message, fix, ""
-
-
-def _overwrite_words(c: Clash) -> tuple:
-    fix = (
-        f"Blocks must not store into one element: add each block's value with "
-        f"cuda.atomic.add({c.array}, index, value), or give each block its own elements."
-    )
-    message = (
-        f"Blocks overwrite each other: {_who(c.them)} wrote {c.element} (line {c.them_site.line}) and "
-        f"{_who(c.me)} wrote a different value there (line {c.me_site.line}). Blocks run in any "
-        "order, so which value stays is luck: give each block its own elements, or "
-        f"combine the blocks' values with cuda.atomic.add({c.array}, ...)."
-    )
-    return "overwrite", message, fix, ""
-
-
-def _between_blocks_words(c: Clash) -> tuple:
-    them_did, me_did = _deeds(c)
-    fix = _CROSS_FIX[c.kind].format(a=c.array)
-    fix = fix[0].upper() + fix[1:]
-    message = (
-        f"Race between blocks on global array `{c.array}`: {_who(c.them)} {them_did} "
-        f"(line {c.them_site.line}) and {_who(c.me)} {me_did} (line {c.me_site.line}) during the "
-        "same launch. Blocks run in any order and never wait for each other (no "
-        f"cuda.syncthreads() spans blocks), so {_CROSS_FIX[c.kind].format(a=c.array)}"
-    )
-    if _with_atomic(c):
-        message += (
-            " Atomics only protect against other atomics: every access to a "
-            "total that several blocks update must be atomic."
-        )
-        fix = "Make every access to a total that several blocks update atomic."
-    return "race", message, fix, "race_between_blocks"
-
-
-_WITHIN_BLOCK_FIX = {
-    "raw": "Put a cuda.syncthreads() between them: after the write when the reader "
-    "needs the new value, or at the end of each loop step when the write "
-    "belongs to the next step (nobody may overwrite what others still read).",
-    "war": "Put a cuda.syncthreads() between the read and the write (e.g. at the end of "
-    "each loop step), so that nobody overwrites what others still have to read.",
-}
-
-
-def _within_block_words(c: Clash) -> tuple:
-    atomic = _with_atomic(c)
-    mistake = "threads_write_one_element" if c.kind == "ww" and not atomic else "missing_barrier"
-    if atomic:
-        fix = (
-            "Atomics only protect against other atomics: separate the plain access "
-            "from the atomic ones with a cuda.syncthreads()."
-        )
-    elif c.kind == "ww":
-        fix = (
-            "Let one thread store each element (guard the store with `if "
-            "cuda.threadIdx.x == 0:` when the block has one value to store), or combine "
-            f"the values with cuda.atomic.add({c.array}, index, value) when many must add to it."
-        )
-    else:
-        fix = _WITHIN_BLOCK_FIX[c.kind]
-    if c.kind == "ww" and not atomic:
-        message = (
-            f"Race on {c.space} array `{c.array}`: {_who(c.them)} wrote {c.element} (line "
-            f"{c.them_site.line}) and {_who(c.me)} stored a different value there (line {c.me_site.line}), "
-            "with no cuda.syncthreads() between the stores, so on a GPU which value stays "
-            f"is luck. {fix}"
-        )
-    else:
-        them_did, me_did = _deeds(c)
-        message = (
-            f"Race on {c.space} array `{c.array}`: {_who(c.them)} {them_did} "
-            f"(line {c.them_site.line}) and {_who(c.me)} {me_did} (line {c.me_site.line}) with no "
-            f"cuda.syncthreads() in between, so on a GPU either may come first. {fix}"
-        )
-    return "race", message, fix, mistake
-
-
-_CROSS_FIX = {
-    "raw": "on a GPU the reading block may run before the writing block, or during it. Never "
-    "read in one block what another block writes in the same launch: write to another "
-    "array, or split the work into two launches (a launch sees everything the previous "
-    "one wrote); combine totals with cuda.atomic.*.",
-    "war": "on a GPU the writing block may overwrite the element before the other block has "
-    "read it. Write the results to another array than the one the blocks read (or do "
-    "the writing in a second launch).",
-    "ww": "on a GPU either write may land last. Give each block its own elements, or update "
-    "totals with cuda.atomic.* everywhere.",
-}
-"""How to fix a conflict between blocks, by kind (read after write, write after read, both write)."""
-
-
-def _swapped_tile_read(view, s, index) -> str:
-    """`tile[b, a]` when a read of `tile[a, b]` (2-D shared) found nothing written there but
-    the element at [b, a] was written in this block: a transpose that never swaps its indices
-    inside the tile. "" otherwise."""
-    idx = _as_tuple(index)
-    if view.ndim != 2 or s.kind != "load" or len(idx) != 2 or idx[0] == idx[1]:
-        return ""
-    a, b = idx
-    if not (b < view.n0 and a < view.n1) or view.mem.wr[view.off + b * view.s0 + a * view.s1] < 0:
-        return ""
-    try:
-        node = ast.parse(s.text, mode="eval").body
-    except SyntaxError:
-        return ""
-    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:
-        return ""
-    node.slice.elts.reverse()
-    return ast.unparse(node)
-
-
 def _unflatten(view, f) -> tuple | None:
     """The index of memory element `f` in `view` (None when the view does not hold it)."""
     rest = f - view.off
@@ -751,12 +424,6 @@ def _unflatten(view, f) -> tuple | None:
     if rest or not all(0 <= i < n for i, n in zip(index, view.shape)):
         return None
     return tuple(index)
-
-
-def _as_tuple(index):
-    if isinstance(index, tuple):
-        return tuple(int(i) for i in index)
-    return (int(index),)
 
 
 WARP_VERDICT = {

@@ -21,8 +21,8 @@ from grader.doctor.efficiency import RECORDER, Efficiency, swap
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, Dim3
 from grader.doctor.findings import Findings, Launch
-from grader.doctor.memory import CTX, EPOCH_SHIFT, View
-from grader.doctor.spaces import global_array, read_only
+from grader.doctor.memory import CTX, EPOCH_SHIFT, View, element_class
+from grader.doctor.arrays import global_array, read_only
 from grader.doctor.runtime import BLOCK
 from grader.doctor.transform import transform
 from grader.compiler.client import compute_capability, verify_launch
@@ -171,11 +171,12 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple, sha
     params = kernel.py_func.__code__.co_varnames[: kernel.py_func.__code__.co_argcount]
     args = tuple(_kernel_argument(a, copies, p) for a, p in zip(args, params + ("",) * len(args)))
     verified = verify_launch(kernel.py_func, args, getattr(kernel, "signatures", ()))
-    args = verified.args  # numbers as the declared signature types them
+    args = tuple(_number(a) for a in verified.args)  # numbers as the declared signature types them
     check_launch(kernel.__name__, grid, block, shared, verified.shared_bytes, compute_capability())
     _within_the_doctors_reach(grid, block)
     try:
-        code = transform(kernel.py_func, frozenset(p for p, a in zip(params, args) if isinstance(a, View)))
+        arrays = frozenset(p for p, a in zip(params, args) if isinstance(a, View))
+        code = transform(kernel.py_func, arrays, classes=_launch_classes(params, args))
     except Unsupported:
         raise
     except Exception as exc:  # noqa: BLE001 - our limitation, not the learner's bug
@@ -232,6 +233,25 @@ def run_launch(kernel: DoctorKernel, grid: tuple, block: tuple, args: tuple, sha
         findings.end_launch(args)  # elements several threads stored to, counted during the launch
     for host, view, name in copies:
         host[...] = view.arr
+
+
+def _number(value):
+    """A kernel's signed integer argument as a Python int, which stands for an int64 on the
+    doctor: Numba computes with any signed integer in 64 bits (int32 * int32 is an int64)."""
+    return int(value) if isinstance(value, np.signedinteger) else value
+
+
+def _launch_classes(params, args) -> tuple:
+    """(parameter, the class of its values) for grader/doctor/promote.py: ("array", the class
+    of its elements (grader/doctor/memory.py `element_class`), dimensions, scalar type) for an
+    array, the class of a number."""
+    out = []
+    for param, arg in zip(params, args):
+        if isinstance(arg, View):
+            out.append((param, ("array", element_class(arg.dtype), arg.ndim, arg.dtype.type)))
+        elif isinstance(arg, (int, float, np.number, np.bool_)):
+            out.append((param, arg.__class__))
+    return tuple(out)
 
 
 RUNNING: list = []

@@ -11,7 +11,11 @@ reader's of the latest epoch it was read in, or `CTX.many` once a second thread 
 (`rd1`/`rd2` then keep two of the readers, for messages). When a block reads a global element
 that an earlier block of the launch read, that earlier reader moves to `xr` (a dict: element ->
 (stamp, site), rarely filled), so a later write by this block still conflicts with it (another
-block read it, and blocks never wait for each other). Conflicts go to `CTX.on_conflict`.
+block read it, and blocks never wait for each other). Likewise, when an atomic lands on an
+element whose last writer was a plain store of this launch, that store moves to `xw` (element
+-> (stamp, site)): a later atomic of another thread, in another block or in the same epoch,
+still conflicts with it (block 0 zeroing a total that other blocks add to atomically). Conflicts
+go to `CTX.on_conflict`.
 
 Stores that collide: when a plain store to a global element finds that its last writer was
 another thread of the launch, with nothing ordering the two stores (the same epoch, or an
@@ -24,10 +28,11 @@ The first store to an element in a launch never gets that far (grader/doctor/spa
 At the end of the launch grader/doctor/findings.py turns the counts into findings
 (`Findings.end_launch`) and clears them.
 
-While kernels run, values live in `vals`, a list of NumPy scalars of the array's dtype (NumPy
-scalar semantics, as on Numba's simulator; a store casts with the dtype's scalar type, as
-NumPy's setitem does): reading a list is five times faster than indexing an array. A global
-array's list is written back to its NumPy buffer (`flush`) at the end of every launch.
+While kernels run, values live in `vals`, a list of NumPy scalars of the array's dtype (a
+store casts with the dtype's scalar type, `stype`), except that an int32 array holds Python
+ints, which stand for int32s and int64s (`element_class`): reading a list is five times faster
+than indexing an array. A global array's list is written back to its NumPy buffer (`flush`) at
+the end of every launch.
 
 grader/doctor/spaces.py holds the checks of each memory space and the generated hot path.
 """
@@ -105,6 +110,7 @@ class Memory:
         "rd2",
         "rs2",
         "xr",
+        "xw",
         "dups",
         "dup_same",
         "space",
@@ -117,8 +123,9 @@ class Memory:
     def __init__(self, data: np.ndarray, space: str, name: str):
         assert data.ndim == 1
         n = data.size
-        self.data, self.vals, self.space, self.name = data, list(data), space, name
-        self.dirty, self.stype, self.itemsize = False, data.dtype.type, data.itemsize
+        python = element_class(data.dtype) is int
+        self.data, self.vals, self.space, self.name = data, data.tolist() if python else list(data), space, name
+        self.dirty, self.stype, self.itemsize = False, _int32 if python else data.dtype.type, data.itemsize
         self.addr = next(_addresses) << 32  # a fake, 256-byte aligned device address
         self.scratch = False
         if space != "local":
@@ -126,6 +133,7 @@ class Memory:
             self.rd, self.rs = [NO_STAMP] * n, [0] * n
             self.rd1, self.rd2, self.rs2 = [NO_STAMP] * n, [NO_STAMP] * n, [0] * n
             self.xr: dict = {}
+            self.xw: dict = {}
             self.dups: list | None = None
             self.dup_same: tuple | None = None
 
@@ -151,7 +159,7 @@ class Memory:
     def refresh(self) -> None:
         """The host wrote the NumPy buffer: reload the values (in place: views hold the list).
         Scratch memory counts as set from then on (a fill with 0 sets it all)."""
-        self.vals[:] = list(self.data)
+        self.vals[:] = self.data.tolist() if self.stype is _int32 else list(self.data)
         if self.scratch:
             self.wr[:] = [max(w, NO_STAMP) for w in self.wr]
             self.scratch = False
@@ -160,6 +168,29 @@ class Memory:
         """Scratch memory: every element holds garbage until something writes it."""
         self.wr[:] = [NEVER_WRITTEN] * len(self.wr)
         self.scratch = True
+
+
+def element_class(dtype: np.dtype) -> type:
+    """The class of the values a kernel reads from an array of `dtype` on the doctor: Python
+    ints for int32 (Numba computes with an int32 in 64 bits, as with a Python int; NumPy's
+    int32 would wrap at 32 bits), the dtype's NumPy scalar type otherwise (an int8 or int16
+    beside a float32 stays float32 in Numba, a Python int would make it float64)."""
+    return int if dtype.kind == "i" and dtype.itemsize == 4 else dtype.type
+
+
+def _int32(value) -> int:
+    """A value stored to an int32 array, as a Python int: an integer's low 32 bits (a GPU's
+    conversion), a float truncated toward zero (NaN to 0, out of range to the nearest end, as
+    PTX's cvt.rzi does)."""
+    if value.__class__ is int and -0x80000000 <= value <= 0x7FFFFFFF:
+        return value
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        if x != x:
+            return 0
+        return int(min(max(x, -2147483648.0), 2147483647.0))
+    value = int(value) & 0xFFFFFFFF
+    return value - (1 << 32) if value >> 31 else value
 
 
 def wrap_integer(stype, value):

@@ -13,7 +13,7 @@ import types
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import builtins_importing_fakes, replacement
 from grader.doctor.kernel import DoctorKernel
-from grader.doctor.transform import jit_function
+from grader.doctor.kernel_source import jit_function
 
 
 def doctor_launch(launch):

@@ -13,7 +13,7 @@ import numpy as np
 from grader.doctor.errors import Unsupported
 from grader.doctor.fakecuda import FAKE_CUDA, numpy_dtype
 from grader.doctor.memory import View
-from grader.doctor.spaces import global_array, local_array, shared_array
+from grader.doctor.arrays import global_array, local_array, shared_array
 from grader.doctor.sites import SITES
 from grader.doctor.warp_calls import lanemask_lt, warp_call
 from grader.backend.simulator import garbage, unset

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 import itertools
-import operator
-import textwrap
 import types
 from dataclasses import dataclass, field
 
@@ -32,94 +29,24 @@ from grader.doctor import sites
 from grader.doctor.errors import Unsupported
 from grader.doctor.devicemath import in_kernel
 from grader.doctor.fakecuda import FAKE_CUDA, FAKE_NUMBA, replacement
-from grader.doctor.runtime import HELPERS
+from grader.doctor.promote import promote_function
+from grader.doctor.kernel_source import (
+    BARRIER_REDUCTIONS,
+    CUDA_OK,
+    OPERATORS,
+    WARP_COLLECTIVES,
+    grid_expression,
+    has_subscript,
+    install_helpers,
+    local_names,
+    op_text,
+    source_tree,
+    stored_names,
+    text_of,
+    jit_function,
+)
 
 MISSING = object()
-CUDA_OK = (
-    "threadIdx",
-    "blockIdx",
-    "blockDim",
-    "gridDim",
-    "grid",
-    "gridsize",
-    "warpsize",
-    "laneid",
-    "syncthreads",
-    "syncthreads_count",
-    "syncthreads_and",
-    "syncthreads_or",
-    "atomic",
-    "shared.array",
-    "local.array",
-    "const.array_like",
-    "threadfence",
-    "threadfence_block",
-    "threadfence_system",
-    "fma",
-    "selp",
-    "cbrt",
-    "popc",
-    "brev",
-    "clz",
-    "ffs",
-    "lanemask_lt",
-)
-CUDA_OK += (
-    "float16",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "boolean",
-    "intp",
-    "uintp",
-)  # numba.cuda's scalar types: casts
-WARP_COLLECTIVES = {
-    "shfl_sync": "shfl",
-    "shfl_up_sync": "shfl_up",
-    "shfl_down_sync": "shfl_down",
-    "shfl_xor_sync": "shfl_xor",
-    "all_sync": "all",
-    "any_sync": "any",
-    "eq_sync": "eq",
-    "ballot_sync": "ballot",
-    "match_any_sync": "match_any",
-    "match_all_sync": "match_all",
-    "syncwarp": "syncwarp",
-    "activemask": "activemask",
-}
-"""numba.cuda's warp functions -> the scheduler's names for them (grader/doctor/warps.py)."""
-CUDA_OK += tuple(WARP_COLLECTIVES)
-BARRIER_REDUCTIONS = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
-OPERATORS = {
-    ast.Add: "add",
-    ast.Sub: "sub",
-    ast.Mult: "mul",
-    ast.Div: "truediv",
-    ast.FloorDiv: "floordiv",
-    ast.Mod: "mod",
-    ast.Pow: "pow",
-    ast.LShift: "lshift",
-    ast.RShift: "rshift",
-    ast.BitOr: "or_",
-    ast.BitXor: "xor",
-    ast.BitAnd: "and_",
-}
-NESTED_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
 
 
 @dataclass
@@ -146,80 +73,27 @@ class Transformed:
 _CACHE: dict = {}
 
 
-def jit_function(value):
-    """The Python function behind a numba kernel / device function (simulator or GPU), and
-    whether it is a device function; None for anything else."""
-    cls = type(value).__name__  # by name: the kernel classes (ours, numba's) build on this module
-    if cls == "DoctorKernel":
-        return value.py_func, value.device
-    if cls == "FakeCUDAKernel":
-        return value.fn, bool(value._device)
-    if cls == "CUDADispatcher":
-        return value.py_func, bool(value.targetoptions.get("device"))
-    return None
-
-
-def transform(fn: types.FunctionType, array_params=frozenset(), _active=()) -> Transformed:
+def transform(fn: types.FunctionType, array_params=frozenset(), _active=(), classes=()) -> Transformed:
     """The doctor's version of `fn`, cached per function and per set of parameters that are
     arrays in this launch (like numba, which compiles once per signature): subscripts of
-    those call the array's method directly, one Python call per access."""
-    key = (fn, frozenset(array_params))
+    those call the array's method directly, one Python call per access. `classes`: (parameter,
+    class) pairs of the launch's values (grader/doctor/promote.py), which let arithmetic that
+    Python computes as Numba does stay plain Python."""
+    key = (fn, frozenset(array_params), tuple(classes))
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
     if fn in _active:
         raise Unsupported(f"recursion through device function `{fn.__name__}`")
-    result = _Builder(fn, (*_active, fn), frozenset(array_params)).build()
+    result = _Builder(fn, (*_active, fn), frozenset(array_params), dict(classes)).build()
     _CACHE[key] = result
     return result
 
 
-def _source_tree(fn):
-    try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as exc:
-        raise Unsupported(f"the source of `{fn.__name__}` cannot be read ({exc})") from None
-    try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except SyntaxError:
-        raise Unsupported(f"the source of `{fn.__name__}` cannot be parsed on its own") from None
-    ast.increment_lineno(tree, first - 1)
-    node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.FunctionDef) or node.name != fn.__name__:
-        raise Unsupported(f"`{fn.__name__}` is not a plain `def` (a lambda?)")
-    return node, lines, first
-
-
-def _stored_names(func: ast.FunctionDef) -> dict:
-    """Name -> the values assigned to it in the body (None where not a plain assignment)."""
-    stored: dict = {}
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    stored.setdefault(target.id, []).append(node.value)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stored.setdefault(node.id, [])
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
-            stored.setdefault(node.target.id, []).append(None)
-    return stored
-
-
-def _local_names(func: ast.FunctionDef) -> set:
-    a = func.args
-    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
-    names |= {x.arg for x in (a.vararg, a.kwarg) if x}
-    for node in ast.walk(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
-
-
 class _Builder(ast.NodeTransformer):
-    def __init__(self, fn, active, array_params):
+    def __init__(self, fn, active, array_params, classes=None):
         self.fn, self.active, self.array_params = fn, active, array_params
+        self.classes = classes or {}
         self.filename = fn.__code__.co_filename
         self.env = dict(fn.__globals__)
         cells = fn.__closure__ or ()
@@ -244,6 +118,12 @@ class _Builder(ast.NodeTransformer):
             if name in scope:
                 return scope[name]
         return MISSING
+
+    def global_value(self, name):
+        """The value of a global (or closure, or builtin) name, None for a local or a name not
+        defined."""
+        value = self.value_of(name)
+        return None if value is MISSING else value
 
     def path(self, node) -> str | None:
         """'cuda.x.y' for an expression rooted at numba.cuda (or numba.cuda.x...), else None."""
@@ -282,9 +162,10 @@ class _Builder(ast.NodeTransformer):
 
     # -- the rewrite ----------------------------------------------------------------------------
     def build(self) -> Transformed:
-        func, self.lines, self.first = _source_tree(self.fn)
-        self.locals = _local_names(func)
+        func, self.lines, self.first = source_tree(self.fn)
+        self.locals = local_names(func)
         self.arrays = self.known_arrays(func)
+        func = promote_function(func, self.classes, self.path, self.global_value, self.locals)
         func.decorator_list = []
         body = []
         for stmt in func.body:
@@ -304,7 +185,7 @@ class _Builder(ast.NodeTransformer):
         )
         ast.copy_location(factory, func)
         module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
-        _install_helpers(self.env)
+        install_helpers(self.env)
         code = compile(module, self.filename, "exec")
         scope: dict = {}
         exec(code, self.env, scope)  # noqa: S102 - the learner's own kernel, instrumented
@@ -340,7 +221,7 @@ class _Builder(ast.NodeTransformer):
     def known_arrays(self, func) -> set:
         """Names that are surely our arrays: array parameters never reassigned, and names only
         ever assigned a cuda.shared/local/const array."""
-        stored = _stored_names(func)
+        stored = stored_names(func)
         known = {name for name in self.array_params if name not in stored}
         makers = ("cuda.shared.array", "cuda.local.array", "cuda.const.array_like")
         for name, values in stored.items():
@@ -399,7 +280,10 @@ class _Builder(ast.NodeTransformer):
             fn, is_device = device
             if not is_device:
                 self.unsupported("launching a kernel from inside a kernel", node)
-            dev = transform(fn, frozenset(), self.active)
+            params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+            told = [(p, c) for p, c in zip(params, getattr(node, "zg_classes", ())) if c is not None]
+            arrays = frozenset(p for p, c in told if isinstance(c, tuple))
+            dev = transform(fn, arrays, self.active, tuple(told))
             self.devices.append(dev)
             for arg in node.args:  # a device function may write any array it is given
                 if isinstance(arg, ast.Name):
@@ -416,7 +300,7 @@ class _Builder(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def cuda_call(self, api, node):
-        text = ast.unparse(node)
+        text = text_of(node)
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         if api == "syncthreads":
@@ -436,7 +320,7 @@ class _Builder(ast.NodeTransformer):
         if api == "lanemask_lt":
             return self.helper("_zg_lanemask_lt", args, node)
         if api in ("grid", "gridsize") and len(args) == 1 and not kwargs:
-            fast = _grid_expression(api, args[0])
+            fast = grid_expression(api, args[0])
             if fast is not None:
                 for part in ast.walk(fast):
                     ast.copy_location(part, node)
@@ -462,7 +346,7 @@ class _Builder(ast.NodeTransformer):
     def atomic(self, op, node, args, kwargs, text):
         if kwargs:
             self.unsupported(f"`{text}` with keyword arguments", node)
-        array_text = ast.unparse(node.args[0]) if node.args else ""
+        array_text = text_of(node.args[0]) if node.args else ""
         if node.args:
             self.note_write(node.args[0])
         site = ast.Constant(self.site("atomic", node, text, array_text))
@@ -522,17 +406,17 @@ class _Builder(ast.NodeTransformer):
     def visit_Subscript(self, node):
         if not isinstance(node.ctx, ast.Load) or not self.instrumented(node):
             return self.generic_visit(node)
-        site = self.site("load", node, ast.unparse(node), ast.unparse(node.value))
+        site = self.site("load", node, text_of(node), text_of(node.value))
         return self.access("ld", node, [], site, node)
 
     def store(self, target, value, node, kind="store"):
         """Statements assigning `value` (an expression evaluated once) to `target`."""
         if isinstance(target, ast.Subscript):
             self.note_write(target.value)
-            site = self.site(kind, target, ast.unparse(target), ast.unparse(target.value))
+            site = self.site(kind, target, text_of(target), text_of(target.value))
             call = self.access("st", target, [value], site, node)
             return [ast.copy_location(ast.Expr(call), node)]
-        if isinstance(target, (ast.Tuple, ast.List)) and _has_subscript(target):
+        if isinstance(target, (ast.Tuple, ast.List)) and has_subscript(target):
             names = [f"_zg_tmp{next(self.temps)}" for _ in target.elts]
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 self.unsupported("starred assignment to array elements", node)
@@ -549,7 +433,7 @@ class _Builder(ast.NodeTransformer):
         self.assign_target = first.id if isinstance(first, ast.Name) else ""
         value = self.visit(node.value)
         self.assign_target = ""
-        if not any(_has_subscript(t) for t in node.targets):
+        if not any(has_subscript(t) for t in node.targets):
             node.value = value
             node.targets = [self.visit(t) for t in node.targets]
             return node
@@ -566,25 +450,26 @@ class _Builder(ast.NodeTransformer):
             return self.generic_visit(node)
         target = node.target
         self.note_write(target.value)
-        site = self.site("update", target, f"{ast.unparse(target)} {_op_text(node.op)}= ...", ast.unparse(target.value))
+        site = self.site("update", target, f"{text_of(target)} {op_text(node.op)}= ...", text_of(target.value))
         op = OPERATORS.get(type(node.op))
         if op is None:
-            self.unsupported(f"`{_op_text(node.op)}=` on an array element", node)
-        extra = [ast.Name(f"_zg_op_{op}", ast.Load()), self.visit(node.value)]
+            self.unsupported(f"`{op_text(node.op)}=` on an array element", node)
+        operator_name = getattr(node, "zg_op", None) or f"_zg_op_{op}"  # Numba's where Python's differs
+        extra = [ast.Name(operator_name, ast.Load()), self.visit(node.value)]
         return ast.copy_location(ast.Expr(self.access("upd", target, extra, site, node)), node)
 
     def visit_AnnAssign(self, node):
-        if _has_subscript(node.target):
+        if has_subscript(node.target):
             self.unsupported("an annotated assignment to an array element", node)
         return self.generic_visit(node)
 
     def visit_Delete(self, node):
-        if any(_has_subscript(t) for t in node.targets):
+        if any(has_subscript(t) for t in node.targets):
             self.unsupported("`del` of an array element", node)
         return self.generic_visit(node)
 
     def visit_For(self, node):
-        if _has_subscript(node.target):
+        if has_subscript(node.target):
             self.unsupported("a for loop assigning to an array element", node)
         node = self.generic_visit(node)
         node.iter = self.iterated(node.iter, node)
@@ -595,73 +480,11 @@ class _Builder(ast.NodeTransformer):
         checked load; `range(...)` stays as it is, `enumerate(a)` and `zip(a, b)` wrap theirs."""
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             builtin = self.value_of(expr.func.id)
-            if builtin is range:
+            if builtin is range or expr.func.id == "_zg_n_range":
                 return expr
             if builtin in (enumerate, zip):
                 expr.args = [self.iterated(a, loop) for a in expr.args]
                 return expr
-        text = ast.unparse(expr)
+        text = text_of(expr)
         site = self.site("load", loop, f"for ... in {text}", text)
         return self.helper("_zg_iter", [expr, ast.Constant(site)], expr)
-
-
-def _has_subscript(target) -> bool:
-    if isinstance(target, ast.Subscript):
-        return True
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_has_subscript(e) for e in target.elts)
-    if isinstance(target, ast.Starred):
-        return _has_subscript(target.value)
-    return False
-
-
-_GRID = {
-    ("grid", 1): "_zg_cuda.gx0 + _zg_cuda.threadIdx.x",
-    ("grid", 2): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y)",
-    ("grid", 3): "(_zg_cuda.gx0 + _zg_cuda.threadIdx.x, _zg_cuda.gy0 + _zg_cuda.threadIdx.y, "
-    "_zg_cuda.gz0 + _zg_cuda.threadIdx.z)",
-    ("gridsize", 1): "_zg_cuda.gs1",
-    ("gridsize", 2): "_zg_cuda.gs2",
-    ("gridsize", 3): "_zg_cuda.gs3",
-}
-"""`cuda.grid(n)` / `cuda.gridsize(n)` with a literal n, as attribute reads of what the scheduler
-sets per block and per launch (a method call costs several times more, once per thread)."""
-
-
-def _grid_expression(api, arg):
-    if isinstance(arg, ast.Constant) and arg.value.__class__ is int and (api, arg.value) in _GRID:
-        return ast.parse(_GRID[(api, arg.value)], mode="eval").body
-    return None
-
-
-def _op_text(op) -> str:
-    return {
-        ast.Add: "+",
-        ast.Sub: "-",
-        ast.Mult: "*",
-        ast.Div: "/",
-        ast.FloorDiv: "//",
-        ast.Mod: "%",
-        ast.Pow: "**",
-        ast.LShift: "<<",
-        ast.RShift: ">>",
-        ast.BitOr: "|",
-        ast.BitXor: "^",
-        ast.BitAnd: "&",
-        ast.MatMult: "@",
-    }.get(type(op), "?")
-
-
-def _iterate(a, site):
-    """The elements (or rows) of one of our arrays, each read as `a[k]` is; anything else as it is."""
-    load = getattr(a, "_ldn", None)
-    if load is None:
-        return a
-    return (load(k, site) for k in range(a.shape[0]))
-
-
-def _install_helpers(env: dict) -> None:
-    env.update(HELPERS)
-    env["_zg_iter"] = _iterate
-    for op in OPERATORS.values():
-        env[f"_zg_op_{op}"] = getattr(operator, op)
