@@ -177,7 +177,7 @@ def test_a_range_counts_in_the_type_numba_cuda_gives_its_bounds(numba):
 def test_a_correct_matmul_counting_tiles_with_math_ceil_passes():
     """CUDA MODE lecture 5's `for t in range(math.ceil(k / TILE))`: numba-cuda compiles it (the
     float bound is truncated); the doctor used to hand the float to Python's range."""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     path = Path(__file__).parent / "gpu_verdicts" / "matmul_tiled" / "range_of_ceil.py"
     result = check_file("matmul_tiled", path, seed=3)

@@ -135,7 +135,7 @@ def test_htanh_approx_is_refused_closed_not_approximated(tmp_path):
     """htanh_approx is an approximation (cuda_fp16.h) no CPU engine reproduces: is a kernel
     using it refused as the grader's failure (`crashed`), never run in another precision nor
     blamed on the learner?"""
-    from grader.checking.pipeline import check_file
+    from grader.checking.check import check_file
 
     with pytest.raises(NotImplementedError):
         FP16.htanh_approx(H(0.5))
