@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = [
-    {"grader.settings", "grader.sentinels", "grader.textsafe", "grader.kernel_names"},  # defaults, limits, names
+    {"grader.settings", "grader.sentinels", "grader.textsafe", "grader.kernel_names", "grader.pysource"},  # defaults, limits, names, parsing
     {"grader.backend", "grader.paths"},
     {"grader.authoring"},
     {"grader.exercises", "grader.result"},

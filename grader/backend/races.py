@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from grader import pysource
 
 CLASHES_KEPT = 16
 """Distinct clashes (kind, lines, array) kept per recording: enough to name the problem."""
@@ -305,7 +306,7 @@ def _is_update(statement: str) -> bool:
     found = _UPDATES.get(statement)
     if found is None:
         try:
-            node = ast.parse(statement).body[0]
+            node = pysource.parse(statement).body[0]
             found = isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript)
         except (SyntaxError, IndexError):
             found = False

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from grader.settings import ANSWER_SECONDS
+from grader import pysource
 
 ASKED, ANSWER = "where-asked", "where.json"
 POLL_SECONDS = 0.05
@@ -172,7 +173,7 @@ def _fmt(values: list) -> str:
 def _loop_around(source: str, line: int):
     """The innermost `for` or `while` loop whose lines hold `line` (an ast node), or None."""
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     loops = [

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import textwrap
 from pathlib import Path
+from grader import pysource
 
 
 def _kernel_names():
@@ -110,7 +111,7 @@ def _literal(text):
     if not isinstance(text, str) or len(text) > 100_000:
         raise Opaque("a constant too long to read")
     try:
-        return ast.literal_eval(text)
+        return ast.literal_eval(pysource.parse(text.lstrip(" \t"), mode="eval"))
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         raise Opaque("a constant that is not a literal") from None
 
@@ -151,13 +152,13 @@ def build_function(desc: dict, device: bool = False):
     namespace = {"__name__": "submission"}
     for name, value in desc["globals"].items():
         namespace[name] = _value(value, build_function)
-    tree = ast.parse(textwrap.dedent(desc["source"]))
+    tree = pysource.parse(textwrap.dedent(desc["source"]))
     fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     fn.decorator_list = []
     _only_constants(fn, device)
     ast.increment_lineno(tree, desc["firstline"] - 1)
     module = ast.Module(body=[fn], type_ignores=[])
-    exec(compile(module, desc["filename"], "exec"), namespace)  # noqa: S102 - a def, nothing else
+    exec(pysource.compile_tree(module, desc["filename"]), namespace)  # noqa: S102 - a def, nothing else
     pyfunc = namespace[fn.name]
     if device:
         return cuda.jit(device=True, **desc.get("options", {}))(pyfunc)

@@ -11,13 +11,14 @@ import textwrap
 from grader.steps.compile_errors import ARGUMENT_COUNT, DURING_AT, FILE_LINE, NO_IMPLEMENTATION, why
 from grader.steps.explain import ErrorInfo, missing_attribute
 from grader.compiler.describe import jit_python_function
+from grader import pysource
 
 
 def _return_line(py_func) -> int | None:
     """The line of the kernel's first `return <value>` (Numba's message names none)."""
     try:
         lines, first = inspect.getsourcelines(py_func)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = pysource.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return None
     for node in ast.walk(tree):
@@ -58,7 +59,7 @@ def _endless_loop(py_func):
     for fn in _functions_of(py_func):
         try:
             lines, first = inspect.getsourcelines(fn)
-            tree = ast.parse(textwrap.dedent("".join(lines)))
+            tree = pysource.parse(textwrap.dedent("".join(lines)))
         except (OSError, TypeError, SyntaxError):
             continue
         for node in ast.walk(tree):

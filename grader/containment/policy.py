@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from grader.containment.library_calls import RULE, library_message, refused_call
 from grader.kernel_names import IMPORTABLE_NUMBA, MODULES_IN_TYPES, NUMBA_HELPERS, TYPES_MODULES
 from grader.containment.scopes import ScopeTracker
+from grader import pysource
 
 DEFAULT_IMPORTS = ("numba", "numpy", "math")
 
@@ -347,7 +348,7 @@ def violations(source: str, allowed_imports=DEFAULT_IMPORTS, allowed_library_cal
     """Every rule the source breaks (it must already parse)."""
     checker = _Checker(allowed_imports, allowed_library_calls)
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
         checker.enter_scope(tree)
         checker.visit(tree)
     except (RecursionError, MemoryError):  # the walk recurses: a deep enough expression ends it
@@ -372,7 +373,7 @@ def shape_problems(source: str) -> list[Violation]:
     literal, a global constant, or a tuple of those — not arithmetic like `TILE + 1`."""
     found = []
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except (RecursionError, MemoryError):
         return [Violation(1, "nesting", TOO_DEEP)]
     for node in ast.walk(tree):

@@ -24,6 +24,7 @@ import io
 import re
 import textwrap
 import tokenize
+from grader import pysource
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -157,7 +158,7 @@ def _first_use(block: list[ast.stmt]) -> dict[str, str]:
 
 def _parse_block(lines: list[str]) -> list[ast.stmt] | None:
     try:
-        return ast.parse(textwrap.dedent("\n".join(lines))).body
+        return pysource.parse(textwrap.dedent("\n".join(lines))).body
     except SyntaxError:
         return None
 
@@ -201,7 +202,7 @@ def annotate(starter: str, solution: str, *, commented_only: bool = False) -> st
     (the fallback when keeping some of them would not compile)."""
     old_units, new_units = logical_units(starter), logical_units(solution)
     try:
-        solution_names = {n.id for n in ast.walk(ast.parse(solution)) if isinstance(n, ast.Name)}
+        solution_names = {n.id for n in ast.walk(pysource.parse(solution)) if isinstance(n, ast.Name)}
     except SyntaxError:
         solution_names = set()
     matcher = difflib.SequenceMatcher(

@@ -14,6 +14,7 @@ import textwrap
 from grader.doctor.errors import Unsupported
 from grader.doctor.numbaops import HELPERS as NUMBA_HELPERS
 from grader.doctor.runtime import HELPERS
+from grader import pysource
 
 CUDA_OK = (
     "threadIdx",
@@ -122,7 +123,7 @@ def source_tree(fn):
     except (OSError, TypeError) as exc:
         raise Unsupported(f"the source of `{fn.__name__}` cannot be read ({exc})") from None
     try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = pysource.parse(textwrap.dedent("".join(lines)))
     except SyntaxError:
         raise Unsupported(f"the source of `{fn.__name__}` cannot be parsed on its own") from None
     ast.increment_lineno(tree, first - 1)
@@ -190,7 +191,7 @@ sets per block and per launch (a method call costs several times more, once per 
 
 def grid_expression(api, arg):
     if isinstance(arg, ast.Constant) and arg.value.__class__ is int and (api, arg.value) in _GRID:
-        return ast.parse(_GRID[(api, arg.value)], mode="eval").body
+        return pysource.parse(_GRID[(api, arg.value)], mode="eval").body
     return None
 
 

@@ -30,6 +30,7 @@ from grader.doctor.errors import Unsupported
 from grader.doctor.devicemath import in_kernel
 from grader.doctor.fakecuda import FAKE_CUDA, FAKE_NUMBA, replacement
 from grader.doctor.promote import promote_function
+from grader import pysource
 from grader.doctor.kernel_source import (
     BARRIER_REDUCTIONS,
     CUDA_OK,
@@ -186,7 +187,7 @@ class _Builder(ast.NodeTransformer):
         ast.copy_location(factory, func)
         module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
         install_helpers(self.env)
-        code = compile(module, self.filename, "exec")
+        code = pysource.compile_tree(module, self.filename)
         scope: dict = {}
         exec(code, self.env, scope)  # noqa: S102 - the learner's own kernel, instrumented
         values = [self.free[n] for n in free]

@@ -14,6 +14,7 @@ from grader.doctor.memory import CTX, UNSET
 from grader.doctor.race_findings import as_tuple, index_text
 from grader.doctor.sites import SITES
 from grader.result.doctor import SEVERITY_ERROR, Finding
+from grader import pysource
 
 
 def unwritten_finding(findings, view, site, index):
@@ -151,7 +152,7 @@ def _swapped_tile_read(view, s, index) -> str:
     if not (b < view.n0 and a < view.n1) or view.mem.wr[view.off + b * view.s0 + a * view.s1] < 0:
         return ""
     try:
-        node = ast.parse(s.text, mode="eval").body
+        node = pysource.parse(s.text, mode="eval").body
     except SyntaxError:
         return ""
     if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:

@@ -23,6 +23,7 @@ import linecache
 from grader.doctor.findings import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from grader.doctor.sites import SITES
 from grader.doctor.warp_calls import NUMBA_NAME, SIGNATURES, WARP
+from grader import pysource
 
 UNDEFINED = "Undefined behaviour"
 
@@ -47,7 +48,7 @@ def has_return(filename: str, function: str) -> bool:
     """Does `function` in `filename` have a `return` statement (True when the source cannot be
     read: the wording that names a `return` is the older, general one)?"""
     try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
+        tree = pysource.parse("".join(linecache.getlines(filename)))
     except (SyntaxError, ValueError):
         return True
     for node in ast.walk(tree):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.steps.load import decoded
+from grader import pysource
 
 NOT_IN_FILE = (
     "the grader found no kernel `{name}` at line {line} of your file: write each kernel and device "
@@ -46,7 +47,7 @@ class HandIn:
         """The `def` (at any depth) whose first line, decorators included, is `firstline`."""
         if not self._defs:
             try:
-                tree = ast.parse(self.text)
+                tree = pysource.parse(self.text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = ast.Module(body=[], type_ignores=[])
             for node in ast.walk(tree):

@@ -26,6 +26,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from grader import pysource
 
 
 class NotExtractable(Exception):
@@ -43,7 +44,7 @@ def code_names(code) -> set:
 
 def _decorator_names(source: str) -> set:
     """Names a definition needs at definition time: its decorators (e.g. `cuda` in @cuda.jit)."""
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     names = set()
     for node in tree.body:
         for decorator in getattr(node, "decorator_list", []):
