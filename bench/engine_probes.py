@@ -194,7 +194,7 @@ import cProfile, io, pstats, time
 import grader
 from grader.exercises import exercise
 from grader.checking.notebook import record_here
-from grader.replay.replayer import launch_from, rebuild
+from grader.replay.launch import launch_from, rebuild
 from grader.gpu.speed import collect
 from numba import cuda
 ex = exercise("vector_add")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from grader.doctor.integration import where_it_ran
-from grader.doctor.report import report_rich
+from grader.doctor.summary import report_rich
 from grader.result import CheckResult
 from grader.textsafe import html_text, terminal_segments, terminal_text
 

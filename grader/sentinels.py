@@ -32,7 +32,7 @@ def poison_value(dtype) -> np.ndarray:
 
 def fresh_value(dtype) -> np.ndarray:
     """What a new device allocation holds before a kernel writes it, on every engine (grader/
-    replay/replayer.py): neither the outputs' poison nor their canary, so a kernel that copies
+    replay/launch.py): neither the outputs' poison nor their canary, so a kernel that copies
     memory nothing wrote into an output writes a wrong value, not an unwritten one."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":

@@ -69,6 +69,9 @@ class CheckOptions:
     same kept buffers; None: the task's secret."""
     unsandboxed: bool = False
     """Graded mode without bubblewrap (`--unsandboxed`): every result says so."""
+    task_timeout: float | None = None
+    """A class task's wall-clock seconds from hand-out to its result (`--task-timeout`); None:
+    its exercise's `time_limit` (grader/checking/verdicts.py)."""
 
 
 def variable(name: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from grader import render
 from grader.backend import simulator
 from grader.compiler import simulator_hook
-from grader.doctor import devicemath, fakecuda, kernel, memory, report, spaces
+from grader.doctor import devicemath, fakecuda, kernel, memory, spaces, summary
 from grader.result.views import VIEWS
 
 
@@ -31,8 +31,8 @@ def wiring() -> tuple:
             {
                 "text": render.result_text,
                 "html": render.result_html,
-                "doctor_text": report.report_text,
-                "doctor_html": report.report_html,
+                "doctor_text": summary.report_text,
+                "doctor_html": summary.report_html,
             },
         ),
     )

@@ -286,7 +286,7 @@ def test_progress_reset_asks_then_forgets(monkeypatch, tmp_path, capsys):
 USE_CASES = {
     # command module: the grader modules it may import (its use case, how results look, limits)
     "grade": {"grader.classroom.run", "grader.course.grade_course", "grader.classroom.kind", "grader.settings"},
-    "doctor": {"grader.doctor.checkup", "grader.doctor.report", "grader.settings"},
+    "doctor": {"grader.doctor.checkup", "grader.doctor.summary", "grader.settings"},
     "course": {"grader.course.build", "grader.course.config"},
     "check": {"grader.learner.attempt", "grader.render", "grader.settings"},
     "ladder": {"grader.learner.ladder", "grader.learner.progress", "grader.notebook.widgets"},
@@ -336,12 +336,12 @@ def test_grade_refuses_a_missing_folder_with_one_line(tmp_path, capsys):
 def test_the_doctors_checkup_stops_an_endless_kernel_at_its_limit(how, capsys):
     """Does the doctor's checkup, called as a library function or through `zerogpu doctor`,
     end an endless kernel's case at the limit asked for, as `timeout`, and run no case after it?"""
-    from grader.doctor.checkup import diagnose
+    from grader.doctor.checkup import run_checkup
 
     endless = ROOT / "tests/submissions/saxpy/forgets_stride.py"
     started = time.monotonic()
     if how == "library":
-        rows, _, seed = diagnose("saxpy", endless, seed=1, timeout=1)
+        rows, _, seed = run_checkup("saxpy", endless, seed=1, timeout=1)
         assert seed == 1
     else:
         assert main(["doctor", "saxpy", str(endless), "--json", "--seed", "1", "--timeout", "1"]) == 1

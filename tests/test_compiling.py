@@ -20,7 +20,7 @@ from grader.containment import sandbox
 from grader.exercises import LADDER, exercise
 from grader.replay.plan import Message
 from grader.replay.record import Recorder, record_cases, recording
-from grader.replay.replayer import launch_from, rebuild
+from grader.replay.launch import launch_from, rebuild
 from grader.replay.signatures import launch_types
 from grader.steps.cases import prepare
 from grader.steps.execute import launch_arguments
@@ -179,7 +179,7 @@ def test_an_exercises_references_are_compiled_ahead_for_the_dispatchers_the_repl
 
 def test_a_learners_recording_still_refuses_a_view_of_a_device_array(tmp_path):
     """`view(dtype)` is read for types only when the grader records its own references."""
-    from grader.replay.record import NotOnTheDevice
+    from grader.replay.placeholders import NotOnTheDevice
 
     recorder = Recorder()
     with recording(recorder):

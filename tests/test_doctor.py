@@ -15,7 +15,7 @@ from grader.checking.verdicts import RACE_RERUNS, judge_all, summarise
 from grader.doctor.efficiency import forget
 from grader.doctor.errors import Unsupported
 from grader.doctor.execute import execute, execute_or_simulate
-from grader.doctor.report import DoctorReport, merge
+from grader.doctor.summary import DoctorReport, merge
 from grader.exercises import LADDER, exercise
 from grader.steps.load import load_launch
 from grader.authoring.spec import Array, Spec

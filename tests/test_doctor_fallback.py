@@ -15,7 +15,7 @@ from grader.backend import races
 from grader.backend.simulator import install_if_simulating
 from grader.doctor.execute import execute_or_simulate
 from grader.doctor.findings import VERDICT
-from grader.doctor.report import SIMULATOR
+from grader.doctor.summary import SIMULATOR
 from grader.steps.judge import judge_case
 
 CASES = Path(__file__).parent / "doctor_cases" / "fallback"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.checking.check import check_file
-from grader.doctor.checkup import diagnose
+from grader.doctor.checkup import run_checkup
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -29,7 +29,7 @@ def test_slow_form_passes_with_the_estimate(path):
     """Right values, every case passed, and the doctor's speed warning of the expected kind,
     whose headline says a GPU would likely be too slow, without a number."""
     kind = re.fullmatch(r"# expect: (\w+)", path.read_text().splitlines()[0]).group(1)
-    rows, report, _ = diagnose(path.parent.name, path, seed=7)
+    rows, report, _ = run_checkup(path.parent.name, path, seed=7)
     assert all(r["verdict"] == "passed" for r in rows), rows
     found = [f for f in report.findings if f.kind == kind]
     assert found, [(f.kind, f.message) for f in report.findings]
@@ -44,7 +44,7 @@ def test_no_speed_warning_on_good_kernels(path):
     """Every solution and valid alternative: no estimate that a GPU would find it too slow.
     (`zerogpu doctor` runs `launch` itself: a grid sized from the device's SM count goes to the
     simulator there, which has no SM count; the whole check passes it, tests/test_replay.py.)"""
-    rows, report, _ = diagnose(_exercise(path), path, seed=7)
+    rows, report, _ = run_checkup(_exercise(path), path, seed=7)
     assert report.ran_on_doctor or "get_current_device" in report.reason
     assert all(r["verdict"] == "passed" for r in rows) or not report.ran_on_doctor, rows
     assert not [f.message for f in report.findings if f.kind in SPEED_KINDS]

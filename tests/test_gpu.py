@@ -283,7 +283,7 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_pass_every_case(exer
     from grader.compiler.prebuilt import arch_of
     from grader.replay.plan import Message
     from grader.replay.record import Recorder, record_cases, recording
-    from grader.replay.replayer import launch_from, rebuild
+    from grader.replay.launch import launch_from, rebuild
     from grader.replay.sources import hand_in_of, pinned
     from grader.steps.cases import prepare
     from grader.steps.execute import execute

@@ -76,7 +76,7 @@ def test_the_childs_own_imports_load_neither_numba_nor_the_gpu_timing():
     replaying child's) out?"""
     loaded = loaded_after("import grader.children.__main__, grader.children.roles.record")
     assert "grader.children.roles.record" in loaded
-    assert {"numba", "grader.gpu", "grader.replay.replayer"}.isdisjoint(loaded)
+    assert {"numba", "grader.gpu", "grader.replay.launch"}.isdisjoint(loaded)
 
 
 @pytest.fixture(scope="module")

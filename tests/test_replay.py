@@ -13,8 +13,9 @@ from grader.exercises import exercise
 from grader.replay.plan import MAX_STEPS, Failure, Message, Plan, Ref, Step, Value
 from grader.replay.schema import PlanError, read_message
 from grader.replay.sources import HandIn
-from grader.replay.record import DeviceRef, NoDataHere, Recorder, recording
-from grader.replay.replayer import RebuildError, launch_from, rebuild
+from grader.replay.placeholders import DeviceRef, NoDataHere
+from grader.replay.record import Recorder, recording
+from grader.replay.launch import RebuildError, launch_from, rebuild
 
 VALID = Path(__file__).parent / "valid"
 
@@ -131,7 +132,7 @@ def test_recording_puts_numba_back():
 def test_an_allocation_no_gpu_can_hold_is_named_as_memory():
     """Is a 10^13-element device array refused while recording, saying how much it asks and
     how much the GPU has, in a learner's words?"""
-    from grader.replay.record import NoRoomOnTheDevice
+    from grader.replay.placeholders import NoRoomOnTheDevice
     from grader.steps.explain import explain_exception
 
     launch = load(

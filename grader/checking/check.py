@@ -28,7 +28,7 @@ from grader.checking.verdicts import (
 )
 from grader.children.stuck import engine_of
 from grader.doctor.integration import result_report
-from grader.doctor.report import DOCTOR, DoctorReport
+from grader.doctor.summary import DOCTOR, DoctorReport
 from grader.exercises import Exercise, exercise
 from grader.result import CaseResult, CheckResult, Speed
 from grader.settings import EXPECTED_TIMEOUT, CheckOptions

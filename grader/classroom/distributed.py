@@ -68,9 +68,7 @@ STARTED = "zerogpu-task-started"
 """The Dask event topic a worker logs each task start under: {run, student, exercise, worker}."""
 
 
-def remote_task(
-    task: Task, secret: int, options: CheckOptions, *, task_timeout: float | None = None, run: str = ""
-) -> RemoteTask:
+def remote_task(task: Task, secret: int, options: CheckOptions, run: str = "") -> RemoteTask:
     """What travels to a worker for `task`: `options` with the task's own secret (from the
     host's `secret`)."""
     return RemoteTask(
@@ -84,7 +82,7 @@ def remote_task(
             bench_secret=benchmark_secret(secret, task.exercise),
             private=tuple(str(p) for p in options.private),
         ),
-        task_timeout or time_limit(exercise(task.exercise), options.case_timeout),
+        options.task_timeout or time_limit(exercise(task.exercise), options.case_timeout),
         run,
     )
 
@@ -159,7 +157,6 @@ def grade_class_on(
     backend: str,
     options: CheckOptions = CheckOptions(),
     on_done=None,
-    task_timeout: float | None = None,
     replaying: dict | None = None,
     **fields,
 ) -> int:
@@ -167,7 +164,7 @@ def grade_class_on(
     finish. `backend` names results the workers could not give (a task lost for good). Tasks
     started on a worker that was lost get a WORKER_LOST note; spares go when it ends."""
     try:
-        return _grade_on(client, tasks, book, backend, replace(options, **fields), on_done, task_timeout, replaying)
+        return _grade_on(client, tasks, book, backend, replace(options, **fields), on_done, replaying)
     finally:
         try:
             client.run(release_spares)
@@ -175,7 +172,7 @@ def grade_class_on(
             pass
 
 
-def _grade_on(client, tasks, book, backend, options, on_done, task_timeout, replaying) -> int:
+def _grade_on(client, tasks, book, backend, options, on_done, replaying) -> int:
     from distributed import as_completed
 
     secret, run = load_secret(), uuid.uuid4().hex
@@ -200,9 +197,7 @@ def _grade_on(client, tasks, book, backend, options, on_done, task_timeout, repl
         if task.source is None:
             finish(task, None, None, None)
             continue
-        job = remote_task(
-            task, secret, replace(options, seed=seed_for(task, replaying)), task_timeout=task_timeout, run=run
-        )
+        job = remote_task(task, secret, replace(options, seed=seed_for(task, replaying)), run=run)
         key = f"zerogpu-grade-{task.student}-{task.exercise}-{uuid.uuid4().hex[:8]}"
         futures[client.submit(grade_on_worker, job, key=key, pure=False, retries=RETRIES)] = (task, job)
     for future in as_completed(futures):

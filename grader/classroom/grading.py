@@ -414,14 +414,13 @@ def grade_class(
     backend: str,
     options: CheckOptions = CheckOptions(),
     on_done=None,
-    task_timeout: float | None = None,
     replaying: dict | None = None,
     **fields,
 ) -> int:
     """Grade `tasks` (graded mode), recording each with its seed; returns how many were graded.
     `options` (any of its `fields` also by name): `case_timeout`, `unsandboxed`, and `private`:
     folders no submission may read (the class folder: other students' work, the gradebook).
-    `task_timeout`: seconds a task may take from hand-out (default: `check.time_limit`).
+    `task_timeout`: seconds a task may take from hand-out (default: `time_limit`).
     `replaying`: {(student, exercise): stored row} of tasks regraded with their stored seed,
     each new row marked as a regrade of that one."""
     load_secret()  # made here once, before any worker could race to create it
@@ -447,7 +446,7 @@ def grade_class(
         while todo or running:
             while todo and slots:
                 task = todo.popleft()
-                limit = task_timeout or time_limit(exercise(task.exercise), options.case_timeout)
+                limit = options.task_timeout or time_limit(exercise(task.exercise), options.case_timeout)
                 state = _Running(
                     slots.pop(0), time.monotonic() + limit, limit, TaskProcesses(), seed_for(task, replaying)
                 )

@@ -41,8 +41,6 @@ class GradeRequest:
     """STUDENT/EXERCISE patterns (globs allowed): those rows alone, again on their stored seed."""
     failed: bool = False
     """Every row that did not pass, again on its stored seed (with `regrade`'s rows)."""
-    task_timeout: float | None = None
-    """Seconds one task may take in all (None: every per-case allowance spent in full)."""
     db: str | None = None
     """The gradebook file (None: DIR/gradebook.sqlite)."""
 
@@ -133,7 +131,7 @@ def grade_tasks(todo, book, request: GradeRequest, private, heading: str, listen
     options = replace(request.check, private=tuple(str(p) for p in private))
     with graders(request.workers, request.scheduler) as where:
         listener.starting(f"{heading} {where.description}; results in {book.path}", len(todo))
-        where.grade(todo, book, options, request.task_timeout, listener.done, replaying)
+        where.grade(todo, book, options, listener.done, replaying)
     return lost_workers(book, todo) if request.scheduler else []
 
 
@@ -151,9 +149,9 @@ class Graders:
             return f"on the {self.backend} with {self.workers} worker(s)"
         return f"on the Dask cluster at {self.client.scheduler.address} with {self.workers} worker(s) now"
 
-    def grade(self, tasks, book, options: CheckOptions, task_timeout=None, on_done=None, replaying=None) -> int:
+    def grade(self, tasks, book, options: CheckOptions, on_done=None, replaying=None) -> int:
         """grade_class here, or grade_class_on the cluster: the same rows either way."""
-        common = {"backend": self.backend, "options": options, "task_timeout": task_timeout, "on_done": on_done}
+        common = {"backend": self.backend, "options": options, "on_done": on_done}
         if self.client is None:
             return grade_class(tasks, book, workers=self.workers, replaying=replaying, **common)
         return grade_class_on(self.client, tasks, book, replaying=replaying, **common)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.doctor.checkup import SubmissionError, diagnose
-from grader.doctor.report import report_rich
+from grader.doctor.checkup import SubmissionError, run_checkup
+from grader.doctor.summary import report_rich
 from grader.settings import CASE_TIMEOUT
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
@@ -26,7 +26,7 @@ def cmd_doctor(args) -> int:
         Console(stderr=True).print(f"[red]error:[/] no such file: {path}")
         return EXIT_USAGE
     try:
-        rows, report, seed = diagnose(args.exercise, path, args.seed, args.timeout)
+        rows, report, seed = run_checkup(args.exercise, path, args.seed, args.timeout)
     except SubmissionError as err:
         where = f" (line {err.line}: {err.source})" if err.line else ""
         if args.json:

@@ -17,13 +17,12 @@ def cmd_grade(args) -> int:
     from grader.classroom.run import GradeRequest, GradingError, grade_folder  # noqa: PLC0415 - the sandbox, child processes and replayers: loaded by `zerogpu grade`, not by every command's start
 
     request = GradeRequest(
-        check=CheckOptions(case_timeout=args.timeout, unsandboxed=args.unsandboxed),
+        check=CheckOptions(case_timeout=args.timeout, unsandboxed=args.unsandboxed, task_timeout=args.task_timeout),
         exercises=tuple(args.exercises.split(",")) if args.exercises else None,
         workers=args.workers,
         scheduler=args.scheduler,
         regrade=tuple(args.regrade or ()),
         failed=args.failed,
-        task_timeout=args.task_timeout,
         db=args.db,
     )
     out = console()

@@ -29,7 +29,7 @@ CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
 MODULE_NAMES = set(KERNEL_MODULES)
 LARGEST_CONSTANT_ARRAY = 1 << 16
 DESCRIPTION = "zerogpu_description"
-"""The attribute a function rebuilt from a description keeps it in (grader/replay/replayer.py)."""
+"""The attribute a function rebuilt from a description keeps it in (grader/replay/launch.py)."""
 CONSTANT_FIX = (
     "a kernel reads module-level numbers, tuples, NumPy arrays and device arrays as constants; "
     "pass anything else as a kernel argument"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader.doctor.efficiency import forget
 from grader.doctor.execute import execute_or_simulate
-from grader.doctor.report import merge
+from grader.doctor.summary import merge
 from grader.exercises import exercise
 from grader.settings import CASE_TIMEOUT
 from grader.steps.cases import new_seed, prepare
@@ -22,8 +22,8 @@ from grader.steps.judge import judge_case
 from grader.steps.load import SubmissionError, load_launch
 
 
-__all__ = ["CaseTimeout", "SubmissionError", "diagnose", "time_limit"]
-"""SubmissionError: what `diagnose` raises for a file it cannot load."""
+__all__ = ["CaseTimeout", "SubmissionError", "run_checkup", "time_limit"]
+"""SubmissionError: what `run_checkup` raises for a file it cannot load."""
 
 
 class CaseTimeout(Exception):
@@ -56,7 +56,7 @@ def late(seconds: float) -> str:
     return f"no result within {seconds:g} s (an endless loop?)"
 
 
-def diagnose(exercise_id: str, path: Path, seed: int | None = None, timeout: float = CASE_TIMEOUT):
+def run_checkup(exercise_id: str, path: Path, seed: int | None = None, timeout: float = CASE_TIMEOUT):
     """(case rows, merged DoctorReport, the seed) for every case of the exercise, up to the
     first that runs out of time; raises SubmissionError when the file cannot be loaded."""
     ex = exercise(exercise_id)

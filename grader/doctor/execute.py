@@ -15,14 +15,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader.doctor.efficiency import slow_memory_findings
+from grader.doctor.access_patterns import slow_memory_findings
 from grader.doctor.errors import OutOfBounds, Unsupported
 from grader.doctor.findings import SEVERITY_ERROR, VERDICT, mistake_of
 from grader.doctor.race_findings import fmt
 from grader.doctor.kernel import session
 from grader.doctor.arrays import global_array
 from grader.doctor.rebind import doctor_launch
-from grader.doctor.report import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
+from grader.doctor.summary import DOCTOR, SIMULATOR, DoctorReport, kernel_reports
 from grader.doctor.sites import SITES
 from grader.steps.explain import ErrorInfo, bounds_hint, explain_exception
 from grader.sentinels import PAD, fenced_buffer

@@ -226,7 +226,7 @@ class FakeCuda:
         if strides is not None or order != "C":
             raise Unsupported("cuda.device_array with strides or Fortran order")
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return scratch_array(fresh(shape, numpy_dtype(dtype)), "device_array")  # as the replayer's (replay/replayer.py)
+        return scratch_array(fresh(shape, numpy_dtype(dtype)), "device_array")  # as the replayer's (replay/launch.py)
 
     def device_array_like(self, ary, stream=0):
         return self.device_array(ary.shape, ary.dtype)

@@ -13,7 +13,7 @@ there to every reader it is a DoctorReport (grader/result/doctor.py).
 
 from __future__ import annotations
 
-from grader.doctor.report import DoctorReport, merge
+from grader.doctor.summary import DoctorReport, merge
 from grader.settings import doctor_allowed
 from grader.doctor.efficiency import forget
 from grader.steps.execute import execute

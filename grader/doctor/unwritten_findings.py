@@ -9,6 +9,7 @@ grader/doctor/findings.py calls `unwritten_finding` when the shadow memory repor
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from grader.doctor.memory import CTX, UNSET
 from grader.doctor.race_findings import as_tuple, index_text
@@ -41,7 +42,7 @@ def unwritten_finding(findings, view, site, index):
         f"Write every element of `{view.name}` before any thread reads it (e.g. "
         "zero it), then cuda.syncthreads(): shared memory does not start at 0."
     )
-    return _unwritten_read(findings, "uninitialised_shared", s, view.name, index, block, CTX.lin, message, fix)
+    return _unwritten_read(findings, "uninitialised_shared", Read(s, view.name, index, block, CTX.lin), message, fix)
 
 
 def _tile_not_swapped(findings, view, s, index, swapped, block, lin):
@@ -57,7 +58,7 @@ def _tile_not_swapped(findings, view, s, index, swapped, block, lin):
         f"written with. {fix}"
     )
     return _unwritten_read(
-        findings, "uninitialised_shared", s, view.name, index, block, lin, message, fix, "tile_not_swapped"
+        findings, "uninitialised_shared", Read(s, view.name, index, block, lin), message, fix, "tile_not_swapped"
     )
 
 
@@ -73,7 +74,7 @@ def _unset_global(findings, view, s, index, what, block, lin):
         f"{s.line}), but nothing had written that element: `{name}` is scratch memory from "
         "cuda.device_array, which holds whatever was there before (garbage), not zeros. " + fix
     )
-    return _unwritten_read(findings, "uninitialised_global", s, name, index, block, lin, message, fix)
+    return _unwritten_read(findings, "uninitialised_global", Read(s, name, index, block, lin), message, fix)
 
 
 def _unset_local(findings, view, s, index, what, block, lin):
@@ -90,12 +91,23 @@ def _unset_local(findings, view, s, index, what, block, lin):
         f"Set every element of the local array `{view.name}` before reading it, "
         f"e.g. a loop `{view.name}[k] = 0` at the start of the kernel."
     )
-    return _unwritten_read(findings, "uninitialised_local", s, view.name, index, block, lin, message, fix)
+    return _unwritten_read(findings, "uninitialised_local", Read(s, view.name, index, block, lin), message, fix)
 
 
-def _unwritten_read(findings, kind, s, array, index, block, lin, message: str, fix: str, mistake: str = ""):
-    """The finding of a read, by thread `lin` of `block` at site `s`, of an element of
-    `array` that nothing had written (shared, global scratch or local memory)."""
+class Read(NamedTuple):
+    """A read of `array[index]` by thread `lin` of `block` at site `site`."""
+
+    site: object
+    array: str
+    index: object
+    block: tuple
+    lin: int
+
+
+def _unwritten_read(findings, kind, read: Read, message: str, fix: str, mistake: str = ""):
+    """The finding of `read`, of an element that nothing had written (shared, global scratch
+    or local memory)."""
+    s, lin = read.site, read.lin
     return Finding(
         kind,
         SEVERITY_ERROR,
@@ -106,11 +118,11 @@ def _unwritten_read(findings, kind, s, array, index, block, lin, message: str, f
         s.statement,
         None,
         findings.launch.thread(lin),
-        block,
+        read.block,
         None,
         None,
-        array,
-        as_tuple(index),
+        read.array,
+        as_tuple(read.index),
         fix=fix,
         mistake=mistake,
     )
@@ -137,7 +149,7 @@ def _local_not_shared(findings, view, s, index, what, block, lin):
         "wrote others, as if the threads shared the array). " + fix
     )
     return _unwritten_read(
-        findings, "uninitialised_local", s, view.name, index, block, lin, message, fix, "local_not_shared"
+        findings, "uninitialised_local", Read(s, view.name, index, block, lin), message, fix, "local_not_shared"
     )
 
 

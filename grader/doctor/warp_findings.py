@@ -61,7 +61,9 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _finding(findings, kind, severity, message, call, lin, other_lin=None, other_line=None, fix=""):
+def _finding(findings, kind, severity, message, call, lin, fix="", other=(None, None)):
+    """The finding at lane `lin`'s `call`; `other`: (the other lane, its line), when one is named."""
+    other_lin, other_line = other
     site = SITES[call.site]
     launch = findings.launch
     block = findings.current_block[: launch.rank]
@@ -114,8 +116,7 @@ def divergence(findings, call, lin, missing, where: str, other_line) -> None:
             message,
             call,
             lin,
-            missing,
-            other_line,
+            other=(missing, other_line),
             fix=(
                 "Call it where every lane its mask names arrives (outside the `if`, before "
                 "any `return`; lanes without work take part with a neutral value such as "

@@ -50,21 +50,35 @@ class WarpOrder:
         self.forward(kind, view, f, other, other_site, site, index)
 
 
+class Lanes:
+    """One block's threads as the warp scheduler holds them: each one's generator, what it is
+    sent next, the call it waits at, whether it has returned; those that returned since the
+    block's last barrier."""
+
+    __slots__ = ("threads", "gens", "sends", "waits", "gone", "left")
+
+    def __init__(self, func, args, threads):
+        n = len(threads)
+        self.threads = threads
+        self.gens = [func(*args) for _ in threads]
+        self.sends: list = [None] * n
+        self.waits: list = [None] * n
+        self.gone = [False] * n
+        self.left: list = []
+
+
 def run_warps(func, args, threads, s, watch, barrier) -> None:
     """Run one block of a kernel with warp collectives; `barrier` is the block scheduler's
     (grader/doctor/kernel.py), for `cuda.syncthreads()` and its reductions."""
     n = len(threads)
-    gens = [func(*args) for _ in threads]
-    sends: list = [None] * n
-    waits: list = [None] * n
-    gone = [False] * n
-    left: list = []  # threads that returned since the last block barrier
+    lanes = Lanes(func, args, threads)
+    waits, gone, sends = lanes.waits, lanes.gone, lanes.sends
     order = WarpOrder(CTX.on_conflict)
     CTX.on_conflict = order.conflict
     segment, runnable = s.epoch, list(range(n))
     try:
         while True:
-            _step(runnable, gens, sends, waits, gone, left, threads, s, segment, watch)
+            _step(lanes, runnable, s, segment, watch)
             s.epoch += 1
             runnable = _meet(waits, gone, sends, n, s, order, force=False)
             if runnable:
@@ -75,17 +89,25 @@ def run_warps(func, args, threads, s, watch, barrier) -> None:
             if any(waits[lin].__class__ is WarpCall for lin in waiting):
                 runnable = _meet(waits, gone, sends, n, s, order, force=True)
                 continue
-            barrier([(lin, waits[lin]) for lin in waiting], left, sends, s)
+            barrier([(lin, waits[lin]) for lin in waiting], lanes.left, sends, s)
             for lin in waiting:
                 waits[lin] = None
-            left, order.syncs, segment, runnable = [], {}, s.epoch, waiting
+            lanes.left, order.syncs, segment, runnable = [], {}, s.epoch, waiting
     finally:
         CTX.on_conflict = order.forward
 
 
-def _step(runnable, gens, sends, waits, gone, left, threads, s, segment, watch) -> None:
+def _step(lanes: Lanes, runnable, s, segment, watch) -> None:
     """Each runnable thread, in linear order, to its next yield (or its end)."""
     cuda, ctx = FAKE_CUDA, CTX
+    gens, sends, waits, gone, left, threads = (
+        lanes.gens,
+        lanes.sends,
+        lanes.waits,
+        lanes.gone,
+        lanes.left,
+        lanes.threads,
+    )
     ctx.set_epoch(segment)  # conflicts are looked for since the last block barrier ...
     stamp = s.epoch << EPOCH_SHIFT  # ... and stamped with this round's sub-epoch
     logging = watch is not None

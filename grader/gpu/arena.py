@@ -163,7 +163,7 @@ def _as_shape(shape) -> tuple:
 
 class Scratch:
     """Where a timed launch's own device arrays go (a scan's block sums, a reduction's partial
-    sums: its plan's allocations, grader/replay/replayer.py): the Pool's room after the arena,
+    sums: its plan's allocations, grader/replay/launch.py): the Pool's room after the arena,
     from the same offset at every launch (`start`). Numba's allocator would put them wherever
     its last frees left room, a place that differs from process to process and moves the
     speed of a kernel whose atomics or reads land there. No Pool, or no room: None, and the

@@ -35,21 +35,22 @@ def png_bytes(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def cell(
-    ax,
-    x,
-    y,
-    text="",
-    face="white",
-    edge="#555555",
-    hatch=None,
-    size=9,
-    colour="black",
-    width=1.0,
-    height=1.0,
-    weight="normal",
-):
-    ax.add_patch(Rectangle((x, y), width, height, facecolor=face, edgecolor=edge, hatch=hatch, linewidth=0.8))
+CELL_LOOK = {"face": "white", "edge": "#555555", "hatch": None, "size": 9, "colour": "black", "weight": "normal"}
+"""How a cell looks unless told otherwise: its fill, border, hatching, and its text's size,
+colour and weight."""
+
+
+def cell(ax, x, y, text="", width=1.0, height=1.0, **look):
+    """One box of a picture at (x, y), `text` in its middle; `look`: any of CELL_LOOK's keys."""
+    unknown = set(look) - set(CELL_LOOK)
+    if unknown:
+        raise TypeError(f"cell() has no look {sorted(unknown)}")
+    look = {**CELL_LOOK, **look}
+    ax.add_patch(
+        Rectangle(
+            (x, y), width, height, facecolor=look["face"], edgecolor=look["edge"], hatch=look["hatch"], linewidth=0.8
+        )
+    )
     if text != "":
         ax.text(
             x + width / 2,
@@ -57,9 +58,9 @@ def cell(
             str(text),
             ha="center",
             va="center",
-            fontsize=size,
-            color=colour,
-            fontweight=weight,
+            fontsize=look["size"],
+            color=look["colour"],
+            fontweight=look["weight"],
         )
 
 

@@ -2,7 +2,7 @@
 
 What the grading process asks to have compiled ahead for a GPU's replayer
 (grader/children/compiling.py): each kernel with the types numba-cuda will see when the
-replayer launches it (grader/replay/replayer.py). Buffers are stood in for by arrays of their
+replayer launches it (grader/replay/launch.py). Buffers are stood in for by arrays of their
 shape and strides over one element, never read; the types follow numba-cuda's typing of
 device arrays. Where the plan does what the stand-ins cannot follow (a reshape of a strided
 view, an index out of range), the walk stops: launches after it compile in the replayer, as
@@ -15,8 +15,8 @@ import numpy as np
 
 from grader.compiler.describe import describe_argument
 from grader.replay.plan import Param, Ref, Value
-from grader.replay.record import c_strides
-from grader.replay.replayer import value_of
+from grader.replay.placeholders import c_strides
+from grader.replay.launch import value_of
 
 
 class _Unfollowable(Exception):

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from grader.result.doctor import DoctorReport, mistake_of
 from grader.result.speed import Speed, SpeedDetails  # noqa: F401 - part of a CheckResult
-from grader.result.stored import known
+from grader.result.stored import known, rebuilt
 from grader.result.views import VIEWS
 from grader.textsafe import capped, unsurrogate
 
@@ -250,8 +250,7 @@ class CaseResult:
     def from_dict(cls, data: dict) -> "CaseResult":
         fields = known(cls, data)
         fields["mismatches"] = tuple(
-            Mismatch(**known(Mismatch, m) | {"index": tuple(m.get("index") or ())})
-            for m in data.get("mismatches") or ()
+            rebuilt(Mismatch, m, index=tuple(m.get("index") or ())) for m in data.get("mismatches") or ()
         )
         return cls(**fields)
 

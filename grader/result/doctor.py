@@ -2,13 +2,14 @@
 
 The doctor (grader/doctor/) builds it, the checking child sends it as JSON, `from_dict` makes it
 a report again in the grading process, and a CheckResult carries it to every reader; renderers
-show it (grader/doctor/report.py, through `VIEWS`).
+show it (grader/doctor/summary.py, through `VIEWS`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from grader.result.stored import rebuilt
 from grader.result.views import VIEWS
 
 DOCTOR, SIMULATOR = "kernel doctor", "simulator"
@@ -57,9 +58,7 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Finding":
-        names = cls.__dataclass_fields__
-        fields = {k: v for k, v in data.items() if k in names}
-        return cls(**fields | {k: tuple(fields[k]) for k in _POINTS if fields.get(k) is not None})
+        return rebuilt(cls, data, tuples=_POINTS)
 
 
 def mistake_of(finding: Finding) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.result import CheckResult
-from grader.result.stored import known
+from grader.result.stored import known, rebuilt
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Regraded:
     def from_dict(cls, data: dict | None) -> Regraded | None:
         if not data:
             return None
-        return cls(**known(cls, data) | {"regraded_from": cls.from_dict(data.get("regraded_from"))})
+        return rebuilt(cls, data, regraded_from=cls.from_dict(data.get("regraded_from")))
 
 
 @dataclass(frozen=True)

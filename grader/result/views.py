@@ -1,5 +1,5 @@
 """How results show themselves (`__str__`, `_repr_html_`): this data layer sits below the
-renderers, so grader/wiring.py installs the real views (grader/render.py, grader/doctor/report.py)
+renderers, so grader/wiring.py installs the real views (grader/render.py, grader/doctor/summary.py)
 in place of these plain ones."""
 
 from __future__ import annotations

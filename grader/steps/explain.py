@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.steps import compile_errors
+from grader.result.stored import rebuilt
 
 _GRADER_DIR = str(Path(__file__).resolve().parent)
 _LIBRARY_DIRS = tuple(
@@ -47,11 +48,7 @@ class ErrorInfo:
 
     @classmethod
     def from_dict(cls, data: dict) -> "ErrorInfo":
-        data = dict(data)
-        for key in ("thread", "block"):
-            if data.get(key) is not None:
-                data[key] = tuple(data[key])
-        return cls(**data)
+        return rebuilt(cls, data, tuples=("thread", "block"))
 
 
 def is_learner_frame(filename: str, learner_files=()) -> bool:

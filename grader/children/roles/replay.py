@@ -1,6 +1,6 @@
 """The `replay` role: a task's recorded plans replayed on its cases' inputs, then (on a GPU)
 timed. No code of the submission's runs here: its kernels are rebuilt from the hand-in's text of
-their `def` (grader/replay/replayer.py). A checking child of its own runs one task; a GPU's
+their `def` (grader/replay/launch.py). A checking child of its own runs one task; a GPU's
 replayer (grader/children/roles/serve.py) runs one after another (`served`).
 
 The child reads task.json and plans.json, then each case's inputs just before it runs (the file
@@ -123,7 +123,7 @@ _REFERENCES_LOADED: set = set()
 def import_replay_code() -> None:
     """Import what a task runs before its clock starts: loading the file is timed from after."""
     import grader.gpu.speed  # noqa: F401 - timing code bound before the kernels run
-    import grader.replay.replayer  # noqa: F401
+    import grader.replay.launch  # noqa: F401
 
 
 def _guard_and_lookout(folder: Path, task: dict, served: bool):
@@ -145,7 +145,7 @@ def _rebuilt_launches(folder: Path, task: dict, message) -> tuple | None:
     """(kernel key -> its rebuilt function, plan key -> a `launch` replaying that plan with
     those kernels); None, with load-error.json written, when a kernel cannot be rebuilt."""
     from grader.gpu.arena import scratch
-    from grader.replay.replayer import RebuildError, launch_from, rebuild
+    from grader.replay.launch import RebuildError, launch_from, rebuild
 
     path = task["submission"]
     try:

@@ -19,7 +19,7 @@ from grader.result.doctor import (  # noqa: F401 - the report's types, named whe
     KernelReport,
     SiteReport,
 )
-from grader.doctor.efficiency import describe, interleaved, slow_memory_findings, strided_run
+from grader.doctor.access_patterns import describe, interleaved, slow_memory_findings, strided_run
 from grader.doctor.sites import SITES
 
 
