@@ -141,3 +141,41 @@ def test_serial_work_is_named_in_a_passed_headline(tmp_path, source, kernel):
 def test_a_parallel_scan_gets_no_speed_warning():
     result = check_file("scan", ROOT / "solutions" / "scan.py", seed=7)
     assert result.passed and result.warnings == (), result.warnings
+
+
+@pytest.mark.parametrize(
+    "name, verdict, wanted, unwanted, mistake_line, fixed_lines",
+    [
+        # block 0 adds the total of the block before it: `block > 0`, not "guard both ends"
+        (
+            "first_block_adds_the_one_before",
+            "out_of_bounds",
+            "`if block > 0:`",
+            "0 <= j < n",
+            "        out[i] += scanned_totals[block - 1]\n",
+            "        if block > 0:\n            out[i] += scanned_totals[block - 1]\n",
+        ),
+        # no barrier after warp 0 scans the warps' totals: between the two lines, not "loop step"
+        (
+            "no_second_barrier",
+            "race",
+            "between line 46 and line 50",
+            "loop step",
+            "            warp_totals[lane] = total\n",
+            "            warp_totals[lane] = total\n    cuda.syncthreads()\n",
+        ),
+    ],
+)
+def test_a_hint_followed_fixes_the_kernel(name, verdict, wanted, unwanted, mistake_line, fixed_lines, tmp_path):
+    """A scan mistake whose hint once sent the learner elsewhere: does the hint say the fix, and
+    does the kernel with that fix made pass?"""
+    path = SUBMISSIONS / "scan" / f"{name}.py"
+    result = check_file("scan", path, seed=7, case_timeout=30)
+    assert result.verdict == verdict, result.message
+    assert wanted in result.hint and unwanted not in result.hint, result.hint
+    source = path.read_text()
+    assert source.count(mistake_line) == 1
+    fixed = tmp_path / "scan.py"
+    fixed.write_text(source.replace(mistake_line, fixed_lines))
+    after = check_file("scan", fixed, seed=7, case_timeout=30)
+    assert after.passed, after.message

@@ -10,6 +10,7 @@ becomes a `race` ErrorInfo (the judge reports an error before looking at values)
 
 from __future__ import annotations
 
+import ast
 import time
 from dataclasses import dataclass, replace
 
@@ -32,6 +33,7 @@ from grader.authoring.spec import Dims, Spec
 from grader.backend.races import recording
 from grader.doctor.fallback import blame_the_grader, race_findings
 from grader.steps.load import load_launch
+from grader import pysource
 
 
 @dataclass
@@ -124,6 +126,8 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
     if site.kind == "update":
         verb = "updated"
     name, index, shape, axis = exc.array, exc.index, exc.shape, exc.axis
+    if site.array.isidentifier():  # the name in the learner's line (a scratch array's own is generic)
+        name = site.array
     shown = f"`{name}[{', '.join(map(str, index))}]`"
     value, size = index[axis], shape[axis]
     if len(shape) == 1:
@@ -152,6 +156,17 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
             "Guard both ends: a neighbour's index can go below 0 as well as past the end "
             "(`if 0 <= j < n:` before reading x[j])."
         )
+        before = _one_before(site.statement, value)
+        if before:  # `x[b - 1]` where b is 0: the first has nothing before it
+            name, step = before
+            guard = f"`if {name} > 0:`" if step == 1 else f"`if {name} >= {step}:`"
+            message = message.replace(
+                "Test `j >= 0` before using j.", f"Read it only where `{name}` is at least {step}."
+            )
+            hint = (
+                f"Guard that read with {guard}: where `{name}` is {value + step}, `{name} - {step}` "
+                f"is {value}, and there is nothing before the first element."
+            )
         thread, block = (where[0], where[1]) if where else (None, None)
         return ErrorInfo(
             "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint, "negative_index"
@@ -165,6 +180,29 @@ def out_of_bounds(exc: OutOfBounds, where) -> ErrorInfo:
     return ErrorInfo(
         "out_of_bounds", message, "IndexError", site.line, site.statement, thread, block, hint, "missing_bounds_guard"
     )
+
+
+def _one_before(statement: str, value: int) -> tuple | None:
+    """(name, step) when `statement` indexes with `name - step` (a constant step) and `value`
+    is what that gives for a `name` of 0 up to step - 1: the element before the first."""
+    try:
+        tree = pysource.parse(statement.rstrip(":"))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript):
+            continue
+        for index in node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]:
+            if (
+                isinstance(index, ast.BinOp)
+                and isinstance(index.op, ast.Sub)
+                and isinstance(index.left, ast.Name)
+                and isinstance(index.right, ast.Constant)
+                and type(index.right.value) is int
+                and 0 <= value + index.right.value < index.right.value
+            ):
+                return index.left.id, index.right.value
+    return None
 
 
 def _explained(exc, learner_files, kwargs, where) -> ErrorInfo:

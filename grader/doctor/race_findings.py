@@ -11,10 +11,13 @@ the doctor cannot.
 
 from __future__ import annotations
 
+import ast
+import linecache
 from dataclasses import dataclass
 
 from grader.doctor.sites import Site
 from grader.result.doctor import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from grader import pysource
 
 
 def fmt(values) -> str:
@@ -195,6 +198,35 @@ _WITHIN_BLOCK_FIX = {
 }
 
 
+def _barrier_fix(c: Clash) -> str:
+    """Where the missing barrier goes: between the two lines, when no loop holds them both (a
+    loop's step is then not where it belongs), else the fix for a read or write in a loop."""
+    first, second = sorted((c.them_site.line, c.me_site.line))
+    if first == second or _in_one_loop(c.them_site, c.me_site) is not False:
+        return _WITHIN_BLOCK_FIX[c.kind]
+    return (
+        f"Put a cuda.syncthreads() between line {first} and line {second}, where every thread of "
+        f"the block passes (not inside an `if`): no thread then reaches line {second} before "
+        f"every thread is done with line {first}."
+    )
+
+
+def _in_one_loop(a: Site, b: Site) -> bool | None:
+    """Does one `for` or `while` of the kernel's file hold both sites (None: its text cannot be
+    read)?"""
+    if a.filename != b.filename:
+        return None
+    try:
+        tree = pysource.parse("".join(linecache.getlines(a.filename)))
+    except (SyntaxError, ValueError):
+        return None
+    if not tree.body:
+        return None
+    lines = sorted((a.line, b.line))
+    loops = (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While)))
+    return any(n.lineno <= lines[0] and lines[1] <= n.end_lineno for n in loops)
+
+
 def _within_block_words(c: Clash) -> tuple:
     atomic = _with_atomic(c)
     mistake = "threads_write_one_element" if c.kind == "ww" and not atomic else "missing_barrier"
@@ -210,7 +242,7 @@ def _within_block_words(c: Clash) -> tuple:
             f"the values with cuda.atomic.add({c.array}, index, value) when many must add to it."
         )
     else:
-        fix = _WITHIN_BLOCK_FIX[c.kind]
+        fix = _barrier_fix(c)
     if c.kind == "ww" and not atomic:
         message = (
             f"Race on {c.space} array `{c.array}`: {_who(c.them)} wrote {c.element} (line "
