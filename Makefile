@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-ci bytecode lint lab course-lab browser-test gpu-test bench clean
+.PHONY: test test-slow test-thorough test-ci bytecode lint lab course-lab browser-test gpu-test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,17 +20,24 @@ bytecode: $(STAMP)
 # The whole suite on Numba's CUDA simulator (no GPU needed), two workers; every bundled
 # kernel must compile to PTX (tests/test_gpucompile.py), which proves the [cu12] pieces work.
 test: bytecode
-	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --durations=10
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal --durations=10
 
 # The slow tier (classes and courses graded, every lesson run with its solutions, checks that wait
 # out a time limit).
 test-slow: bytecode
-	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 -m slow --durations=10
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal -m 'slow and not thorough' --durations=10
+
+# The thorough tier, not run by CI: a second engine or path over a corpus the other tiers
+# already check one way (every cheat and valid file on the simulator and with the policy off,
+# every wrong submission through the whole check, every lesson with its solutions, the oldest
+# course layout, Dask's command line). Run it before a release and after changing an engine.
+test-thorough: bytecode
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal -m thorough --durations=10
 
 # CI: both tiers in one run, so the default tier's tests fill the time a worker would
 # otherwise spend idle at the end of each tier (one xdist start-up, one tail, not two).
 test-ci: bytecode
-	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 -m 'not gpu and not browser' --durations=20
+	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal -m 'not gpu and not browser and not thorough' --durations=20
 
 # ruff: lint and format check (CI runs it before the tests).
 lint: $(STAMP)

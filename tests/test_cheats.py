@@ -52,7 +52,7 @@ def engine_dependent():
     return [p for p in corpus() if p.values[2] != "forbidden"]
 
 
-@pytest.mark.slow
+@pytest.mark.thorough
 @pytest.mark.parametrize("exercise_id, path, expected", engine_dependent())
 def test_a_cheat_gets_the_same_verdict_on_the_simulator(exercise_id, path, expected, monkeypatch):
     """One verdict on every engine: with the kernel doctor off, Numba's simulator runs every
@@ -108,6 +108,7 @@ def _marked(token: str) -> list:
     return found
 
 
+@pytest.mark.thorough
 @pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
 @pytest.mark.parametrize("exercise_id, path, expected", list(corpus()))
 def test_cheat_is_contained_without_the_policy(exercise_id, path, expected, tmp_path):

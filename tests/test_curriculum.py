@@ -154,6 +154,7 @@ def test_links_to_other_notebooks_resolve(path):
                 assert (CURRICULUM / target).is_file(), f"{path.name} links to missing {target}"
 
 
+@pytest.mark.slow  # every lesson run through as a learner first gets it: about two minutes on 2 cores
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_as_shipped(path):
     """Does the notebook run to the end with the starter code, every check saying "Not yet"?"""
@@ -164,7 +165,7 @@ def test_runs_as_shipped(path):
         assert f"<b>{checked_id(cell)}</b>" in html and "Not yet" in html, html
 
 
-@pytest.mark.slow  # every lesson run through with its solutions: about a minute on 2 cores
+@pytest.mark.thorough  # every lesson run through with its solutions (test_ladder checks each solution)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_with_solutions(path):
     """With solutions/<id>.py in every exercise cell, does every check pass?"""

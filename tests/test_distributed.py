@@ -269,7 +269,7 @@ def wait_for_rows(db, count: int, proc) -> None:
     raise AssertionError(f"fewer than {count} rows arrived")
 
 
-@pytest.mark.slow
+@pytest.mark.thorough
 def test_workers_started_with_the_dask_command_line_give_the_same_verdicts(class_dir, tmp_path, cluster):
     db = tmp_path / "book.sqlite"
     proc = grade(class_dir, db, cluster.address)
@@ -332,7 +332,7 @@ def test_a_coordinator_killed_mid_run_resumes_without_grading_again(class_dir, t
     assert all(after[key] == when for key, when in before.items()), "a finished row was graded again"
 
 
-@pytest.mark.slow
+@pytest.mark.thorough
 def test_a_task_past_its_deadline_on_a_worker_is_a_timeout(tmp_path, cluster):
     """Does a worker end an endless loop at the task deadline, record `timeout`, and go on?"""
     class_dir = tmp_path / "class"

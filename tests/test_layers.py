@@ -10,7 +10,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = [
-    {"grader.settings", "grader.sentinels", "grader.textsafe", "grader.kernel_names", "grader.pysource"},  # defaults, limits, names, parsing
+    {
+        "grader.settings",
+        "grader.sentinels",
+        "grader.textsafe",
+        "grader.kernel_names",
+        "grader.pysource",
+    },  # defaults, limits, names, parsing
     {"grader.backend", "grader.paths"},
     {"grader.authoring"},
     {"grader.exercises", "grader.result"},

@@ -51,9 +51,9 @@ def _errors_parsing_in_threads(parse, threads=4, rounds=30):
 def test_parsing_in_several_threads_at_once_never_fails():
     """On CPython 3.11 plain `ast.parse` from 4 threads raises 'AST constructor recursion depth
     mismatch' now and then (it crashed a correct hand-in); the grader's parse never does."""
-    if not any(_errors_parsing_in_threads(ast.parse) for _ in range(5)):
+    if not any(_errors_parsing_in_threads(ast.parse) for _ in range(3)):
         pytest.skip("this Python parses safely from several threads; nothing to guard against")
-    assert _errors_parsing_in_threads(pysource.parse, rounds=60) == []
+    assert _errors_parsing_in_threads(pysource.parse) == []
 
 
 def _names_text(arg):

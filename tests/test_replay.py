@@ -398,8 +398,22 @@ def test_a_valid_alternative_passes(path):
     assert result.verdict == "passed", result.message
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", sorted(VALID.glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+SIMULATOR_TOO_SLOW = {
+    "saxpy/grid_from_device": "528 blocks of 256 threads (4 per SM of the recorded H200), every "
+    "thread a Python thread: over 3 minutes on the simulator; the kernel doctor runs it above",
+}
+
+
+@pytest.mark.thorough
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.skip(reason=SIMULATOR_TOO_SLOW[key])) if key in SIMULATOR_TOO_SLOW else p
+        for p in sorted(VALID.glob("*/*.py"))
+        for key in [f"{p.parent.name}/{p.stem}"]
+    ],
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
 def test_a_valid_alternative_passes_on_the_simulator(path, monkeypatch):
     """The same, with the kernel doctor off: Numba's simulator runs every case."""
     monkeypatch.setenv("ZEROGPU_DOCTOR", "0")
