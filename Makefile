@@ -29,8 +29,8 @@ test-slow: bytecode
 
 # The thorough tier, not run by CI: a second engine or path over a corpus the other tiers
 # already check one way (every cheat and valid file on the simulator and with the policy off,
-# every wrong submission through the whole check, every lesson with its solutions, the oldest
-# course layout, Dask's command line). Run it before a release and after changing an engine.
+# every wrong submission through the whole check, every lesson with its solutions, older
+# courses, Dask's command line). Run it before a release and after changing an engine.
 test-thorough: bytecode
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal -m thorough --durations=10
 

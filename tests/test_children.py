@@ -203,10 +203,16 @@ def runtime_cheats():
             yield exercise_id, path, expected
 
 
-@pytest.mark.slow
-def test_hostile_submissions_in_spares_get_their_verdicts(monkeypatch):
+@pytest.mark.parametrize(
+    "family",
+    [
+        pytest.param("process", marks=pytest.mark.slow),  # exits, bombs, endless loops, host reads
+        pytest.param("record_", marks=pytest.mark.thorough),  # forged recordings (test_cheats grades each)
+    ],
+)
+def test_hostile_submissions_in_spares_get_their_verdicts(family, monkeypatch):
     monkeypatch.setenv("ZEROGPU_SECRET", "test-secret")
-    cheats = list(runtime_cheats())
+    cheats = [c for c in runtime_cheats() if c[1].stem.startswith("record_") == (family == "record_")]
     assert len(cheats) >= 5
     wrong = []
     with pool.keep_warm():

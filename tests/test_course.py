@@ -486,7 +486,9 @@ def test_a_course_graded_without_a_gpu_names_the_speed_points_nobody_could_earn(
         pytest.param(
             "grader.nbgrader_cells", "grader.nbgrader_plugins", marks=pytest.mark.thorough, id="before the relayout"
         ),
-        pytest.param("grader.course.cells", "grader.course.plugins", id="before the renames"),
+        pytest.param(
+            "grader.course.cells", "grader.course.plugins", marks=pytest.mark.thorough, id="before the renames"
+        ),
     ],
 )
 def test_a_course_made_before_still_autogrades(tmp_path, env, cells, preprocessors):
