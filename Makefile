@@ -22,8 +22,8 @@ bytecode: $(STAMP)
 test: bytecode
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal --durations=10
 
-# The slow tier (classes and courses graded, every lesson run with its solutions, checks that wait
-# out a time limit).
+# The slow tier (classes and courses graded, every lesson run as shipped, the forged recordings and
+# the GPU-verdict corpus checked whole, checks that wait out a time limit).
 test-slow: bytecode
 	ZEROGPU_BACKEND=simulator ZEROGPU_REQUIRE_PTX=1 $(PY) -m pytest -n 2 --dist worksteal -m 'slow and not thorough' --durations=10
 

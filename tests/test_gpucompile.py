@@ -79,6 +79,7 @@ def corpus():
         yield pytest.param(path.parent.name, path, expected, id=f"{path.parent.name}/{path.stem}")
 
 
+@pytest.mark.slow  # 27 whole checks, about 90 s of a worker on 2 cores
 @pytest.mark.parametrize("exercise_id, path, expected", list(corpus()))
 def test_cpu_verdict_is_the_gpu_verdict(exercise_id, path, expected):
     """Does a real-world-style kernel get, without a GPU, the verdict a GPU gives it (each
