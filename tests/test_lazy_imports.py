@@ -96,3 +96,17 @@ def test_zerogpu_leaves_the_checks_machinery_for_the_commands_that_check(after_i
     """Does every `zerogpu` command (its parser loads each command's module) start without the
     sandbox and the child-process machinery, which `zerogpu check` and `grade` load as they run?"""
     assert module not in after_import_cli
+
+
+def test_the_compile_helper_loads_no_grader_package():
+    """The compile helper runs grader/compiler/server.py as a script, which loads rebuild.py and
+    what it needs by their paths: `import grader` there would choose a back end and load the
+    grader's wiring (a third of a second) in a process that only compiles."""
+    server = ROOT / "grader" / "compiler" / "server.py"
+    code = (
+        "import runpy, sys\n"
+        f"sys.path[0] = {str(server.parent)!r}\n"
+        f"runpy.run_path({str(server)!r}, run_name='zerogpu_compile_helper')"
+    )
+    loaded = loaded_after(code)
+    assert not {m for m in loaded if m == "grader" or m.startswith("grader.")}

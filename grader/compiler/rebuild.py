@@ -17,19 +17,24 @@ import importlib
 import importlib.util
 import textwrap
 from pathlib import Path
-from grader import pysource
 
 
-def _kernel_names():
-    """grader/kernel_names.py, loaded by its path: the compile helper loads this file outside the
-    grader package."""
-    spec = importlib.util.spec_from_file_location("zerogpu_kernel_names", Path(__file__).parents[1] / "kernel_names.py")
+def _grader_file(name: str):
+    """grader/<name>.py loaded by its path: the compile helper loads this file outside the grader
+    package, and `import grader` would choose a back end and load the grader's wiring there."""
+    spec = importlib.util.spec_from_file_location(f"zerogpu_{name}", Path(__file__).parents[1] / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-MODULES = _kernel_names().KERNEL_MODULES
+if __package__:  # imported as grader.compiler.rebuild: the one parser lock of the process
+    from grader import pysource
+else:
+    pysource = _grader_file("pysource")
+
+
+MODULES = _grader_file("kernel_names").KERNEL_MODULES
 """The modules a kernel's globals may name (grader/kernel_names.py; describe.py describes no other)."""
 
 
