@@ -21,26 +21,13 @@ import numpy as np
 
 from grader.doctor.devicemath import HALF, in_kernel, result_type
 from grader.doctor.fakecuda import replacement
+from grader.doctor.kernel_source import OPERATORS
 from grader.doctor.memory import element_class
 from grader.doctor.numbaops import BUILTINS
 from grader.doctor.scalars import F64, I64, TYPE_OF, binary_type, range_type, unary_type
 
 BOTTOM = object()
 """Not known yet (the fixed point's start): a name nothing has been worked out for."""
-OPS = {
-    ast.Add: "add",
-    ast.Sub: "sub",
-    ast.Mult: "mul",
-    ast.Div: "truediv",
-    ast.FloorDiv: "floordiv",
-    ast.Mod: "mod",
-    ast.Pow: "pow",
-    ast.LShift: "lshift",
-    ast.RShift: "rshift",
-    ast.BitOr: "or_",
-    ast.BitXor: "xor",
-    ast.BitAnd: "and_",
-}
 COMPARISONS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}
 CUDA_INTS = ("cuda.laneid", "cuda.warpsize")
@@ -199,7 +186,7 @@ class Known:
 
     def _of_BinOp(self, node):
         a, b = self.of(node.left), self.of(node.right)
-        return self.result(OPS.get(type(node.op)), a, b)
+        return self.result(OPERATORS.get(type(node.op)), a, b)
 
     def result(self, op, a, b):
         if a is BOTTOM or b is BOTTOM:

@@ -23,7 +23,8 @@ import ast
 
 import numpy as np
 
-from grader.doctor.known import BIG, BOTTOM, COMPARISONS, OPS, SIGNED, UNARY, Known, canon, literal
+from grader.doctor.kernel_source import OPERATORS
+from grader.doctor.known import BIG, BOTTOM, COMPARISONS, SIGNED, UNARY, Known, canon, literal
 from grader.doctor.numbaops import BUILTINS, type_name
 from grader.doctor.scalars import TYPE_OF, unify
 
@@ -83,7 +84,7 @@ class Promote(ast.NodeTransformer):
     visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = nested
 
     def visit_BinOp(self, node):
-        op = OPS.get(type(node.op))
+        op = OPERATORS.get(type(node.op))
         a, b = self.known.of(node.left), self.known.of(node.right)
         node = self.generic_visit(node)
         if op is None or native(op, a, b, node.right, node.left):
@@ -140,7 +141,7 @@ class Promote(ast.NodeTransformer):
         return node
 
     def visit_AugAssign(self, node):
-        op = OPS.get(type(node.op))
+        op = OPERATORS.get(type(node.op))
         target = node.target
         if isinstance(target, ast.Name):
             a, b = self.known.names.get(target.id), self.known.of(node.value)
