@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One verdict on every engine, on a GPU host: `bash bench/device_engines.sh` from the repository
-# root (wheels in .whl/ and Debian's bubblewrap package in .debs/, as bench/device_trust.sh says).
+# root (wheels in .whl/ and Debian's bubblewrap package in .debs/, as bench/gpu_host.sh says).
 # 1. bench/engine_probes.py: what this GPU does with shared memory past 48 KiB, registers,
 #    cuda.fp16 on float32, range(math.ceil(...)), views with negative strides;
 # 2. every tests/gpu_verdicts/ file checked on this GPU beside the verdict the CPU engines give
@@ -9,9 +9,7 @@
 #    (GPU_TESTS overrides the -k expression);
 # 4. candidate targets beside the bundled ones and their libraries (CANDIDATES=none skips).
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
-dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
-export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
+source bench/gpu_host.sh  # wheels, bubblewrap, the grader on the GPU
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

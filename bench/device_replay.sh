@@ -12,9 +12,7 @@
 #    (`zerogpu check --json`: verdict, speedup, fraction of the target, tier), then the cheats
 #    against the recording channel graded in the sandbox.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
-dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
-export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
+source bench/gpu_host.sh  # wheels, bubblewrap, the grader on the GPU
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import numba, numba_cuda, numpy; print('numba', numba.__version__, 'numba-cuda', numba_cuda.__version__, 'numpy', numpy.__version__)"
 if [ -n "${PROCESSES:-}" ]; then

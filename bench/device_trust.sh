@@ -12,9 +12,7 @@
 # GPU_TESTS="caching or opaque" runs only those GPU tests; STUDENTS sizes the class (8);
 # VARIANTS=none skips step 5.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
-dpkg -x .debs/bubblewrap_*.deb /tmp/bw || exit 1
-export PATH=/tmp/bw/usr/bin:$PATH PYTHONPATH=/tmp/site:$PWD ZEROGPU_BACKEND=gpu ZEROGPU_HOME=/tmp/zerogpu-home PYTHONUNBUFFERED=1
+source bench/gpu_host.sh  # wheels, bubblewrap, the grader on the GPU
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
