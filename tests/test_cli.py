@@ -15,7 +15,7 @@ import pytest
 from grader.settings import STARTUP_SECONDS
 from grader.checking.check import check_file
 from grader.cli import main
-from grader.exercises import ROOT
+from grader.exercises import LADDER, ROOT
 
 
 def run_cli(*args):
@@ -213,6 +213,27 @@ def test_list_shows_every_exercise():
     assert proc.returncode == 0
     for exercise_id in ("thread_ids", "matmul_tiled", "softmax_fused"):
         assert exercise_id in proc.stdout
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_list_fits_a_small_terminal_with_its_header_in_view(monkeypatch, capsys, columns):
+    """A lab terminal of 80 columns and 24 rows: one line per rung, none wider than the
+    terminal, so the header is still on screen after the last rung (a wrapped table scrolled
+    it away)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 24 - 2 and max(len(line) for line in lines) <= columns, "\n".join(lines)
+    assert lines[0].strip() == "Zero to GPU — the ladder" and "stage" in lines[2] and "status" in lines[2]
+    for exercise_id in LADDER:
+        assert any(f" {exercise_id} " in line for line in lines), exercise_id
+
+
+def test_list_in_a_wide_terminal_says_what_each_lesson_teaches(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "lesson" in out.splitlines()[2] and "blockIdx.x" in out and "What each lesson teaches" not in out
 
 
 def test_device_prints_each_ceiling_with_its_method_and_both_copy_figures(monkeypatch, capsys):

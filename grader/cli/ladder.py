@@ -20,15 +20,33 @@ def _state(state: str) -> str:
     return f"[{STYLES.get(state, 'dim')}]{state}[/]"
 
 
+LESSON_COLUMN_FROM = 120
+"""Terminal width (columns) from which `zerogpu list` also shows what each lesson teaches."""
+
+
 def cmd_list(args) -> int:
     from rich.table import Table
+    from rich.text import Text
 
+    out = console()
+    standings = my_ladder().standings
+    rows = [[str(s.stage), s.exercise, _state(s.state), s.title, s.lesson] for s in standings]
+    columns = ["stage", "id", "status", "title", "lesson"]
+    if out.width < LESSON_COLUMN_FROM:
+        columns, rows = columns[:-1], [row[:-1] for row in rows]
+    # One line per rung, so the whole ladder fits a lab terminal's screen (80 columns, 24
+    # rows) with its header in view: the short columns whole, the last one cut to what is left.
+    widths = [max(len(col), *(len(Text.from_markup(row[i]).plain) for row in rows)) for i, col in enumerate(columns)]
+    left = out.width - (3 * len(columns) + 1) - sum(widths[:-1])  # 3 columns of border and padding each
+    widths[-1] = max(min(widths[-1], left), 8)
     table = Table(title="Zero to GPU — the ladder")
-    for col in ("stage", "id", "title", "lesson", "status"):
-        table.add_column(col)
-    for s in my_ladder().standings:
-        table.add_row(str(s.stage), s.exercise, s.title, s.lesson, _state(s.state))
-    console().print(table)
+    for col, width in zip(columns, widths):
+        table.add_column(col, width=width, no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    if len(columns) < 5:
+        out.print(f"[dim]What each lesson teaches: {LESSON_COLUMN_FROM} columns wide.[/]")
     return EXIT_PASSED
 
 
