@@ -20,7 +20,7 @@ def doctors_verdict(exercise_id: str, path: Path):
     ex = exercise(exercise_id)
     prepared = prepare(ex, 7)
     hand_in = hand_in_of(path)
-    message = record_in_child(exercise_id, hand_in, plans_wanted(ex, prepared), 30)
+    message = record_in_child(ex, hand_in, plans_wanted(ex, prepared), 30)
     cases = beside.smallest(prepared)
     future = beside.start(ReplayTask(ex, hand_in, message, tuple(cases), 30.0, backend="simulator"))
     return beside.doctors_failure(ex, cases, future), beside.doctors_report(future)

@@ -334,7 +334,7 @@ def test_a_child_asked_to_time_a_failing_submission_is_told_not_to(tmp_path):
     from grader.children.task import Hooks, ReplayTask, Timing
     from grader.replay.sources import hand_in_of
 
-    message = record_in_child("vector_add", hand_in_of(wrong), plans_wanted(ex, prepared), 30)
+    message = record_in_child(ex, hand_in_of(wrong), plans_wanted(ex, prepared), 30)
     task = ReplayTask(ex, hand_in_of(wrong), message, tuple(prepared), 30, timing=Timing(7, 1234))
     run = run_in_child(task, Hooks(worth_timing=worth_timing))
     assert judged == [[p.index for p in prepared]], "judged once, with every case's outcome"

@@ -38,7 +38,7 @@ ENDLESS = textwrap.dedent(
 
 def replay(replayer, path, prepared, timeout=30.0):
     ex = exercise("vector_add")
-    message = record_in_child("vector_add", hand_in_of(path), plans_wanted(ex, prepared), timeout)
+    message = record_in_child(ex, hand_in_of(path), plans_wanted(ex, prepared), timeout)
     return replayer.run(ReplayTask(ex, hand_in_of(path), message, tuple(prepared), timeout))
 
 
@@ -166,7 +166,7 @@ def test_a_sandboxed_replayer_serves_from_its_inbox(tmp_path):
     def check(path):
         ex = exercise(path.stem)
         prepared = prepare(ex, 3)[:2]
-        message = record_in_child(path.stem, hand_in_of(path), plans_wanted(ex, prepared), 30)
+        message = record_in_child(ex, hand_in_of(path), plans_wanted(ex, prepared), 30)
         run = serving.run(ReplayTask(ex, hand_in_of(path), message, tuple(prepared), 30))
         assert all_passed(ex, prepared, run.outcomes), (run.stopped, run.detail)
 
@@ -207,7 +207,7 @@ def test_a_check_whose_kernels_compiled_ahead_cannot_be_written_is_replayed_as_b
     monkeypatch.setattr(Path, "write_text", full)
     ex = exercise("vector_add")
     prepared = prepare(ex, 3)[:2]
-    message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30.0)
+    message = record_in_child(ex, hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30.0)
     task = ReplayTask(ex, hand_in_of(ex.solution_file), message, tuple(prepared), 30.0)
     run = replayer.run(task, compiled={"k0_add": [{}]})
     assert run.stopped is None and all_passed(ex, prepared, run.outcomes)

@@ -135,7 +135,7 @@ def test_a_check_whose_task_folder_holds_thousands_of_nested_folders_gives_its_r
     monkeypatch.setattr(runs, "follow", follow_then_nest)
     ex = exercise("vector_add")
     prepared = prepare(ex, 5)[:2]
-    message = record_in_child("vector_add", hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30)
+    message = record_in_child(ex, hand_in_of(ex.solution_file), plans_wanted(ex, prepared), 30)
     run = runs.run_in_child(ReplayTask(ex, hand_in_of(ex.solution_file), message, tuple(prepared), 30))
     assert run.stopped is None and sorted(run.outcomes) == [p.index for p in prepared], run.detail
     assert made and not made[0].exists()

@@ -227,7 +227,7 @@ def _record_and_replay(check: _FileCheck, recorded) -> tuple:
             recorded(wanted)
             if recorded is not None
             else record_in_child(
-                ex.id, check.hand_in, wanted, check.case_timeout, private=check.private, sandboxed=check.sandboxed
+                ex, check.hand_in, wanted, check.case_timeout, private=check.private, sandboxed=check.sandboxed
             )
         )
     except BaseException:

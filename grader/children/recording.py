@@ -24,7 +24,7 @@ from grader.children.spawn import Role, contained, spawn
 from grader.children.stuck import MOST_PLACES, _place
 from grader.containment import sandbox, scratch
 from grader.containment.guard import scrubbed_env
-from grader.exercises import ROOT, exercise
+from grader.exercises import ROOT, Exercise
 from grader.replay.plan import MAX_MESSAGE_BYTES, Message
 from grader.replay.schema import NotTheHandIns, PlanError, read_message
 from grader.replay.sources import HandIn
@@ -43,7 +43,7 @@ class RecordingStopped(Exception):
 
 
 def record_in_child(
-    exercise_id: str,
+    ex: Exercise,
     hand_in: HandIn,
     wanted: dict,
     seconds: float,
@@ -51,17 +51,17 @@ def record_in_child(
     sandboxed: bool = False,
     device: dict | None = None,
 ) -> Message:
-    """The checked message for `wanted` (plan key -> {"dims", "scalars"}), its kernels' texts
+    """The checked message for `wanted` (plan key -> {"dims", "scalars"}) of exercise `ex`, its kernels' texts
     taken from `hand_in` (the bytes the grader read, which the child gets a copy of). Raises
     SubmissionError when the file cannot be loaded or the message is not a plan,
     RecordingStopped when the child hangs or dies."""
     cpu = int(STARTUP_SECONDS + seconds * 2)
 
     def write(task_dir: Path) -> None:
-        _write_task(task_dir, exercise_id, hand_in, wanted, private, sandboxed, device, cpu)
+        _write_task(task_dir, ex.id, hand_in, wanted, private, sandboxed, device, cpu)
 
     waiting = None if sandboxed else _take_waiting()
-    child = waiting or _new_child(cpu, contained(exercise_id, private) if sandboxed else None, write)
+    child = waiting or _new_child(cpu, contained(ex.id, private) if sandboxed else None, write)
     tmp, task_dir, proc, read_end, where_read = child
     try:
         if waiting is not None:  # started ahead: it starts on its task.json
@@ -71,7 +71,7 @@ def record_in_child(
         os.close(read_end)
         os.close(where_read)
         end_child(proc, tmp)
-    return _checked(data, exercise_id, hand_in)
+    return _checked(data, ex.spec, hand_in)
 
 
 _waiting: list = []
@@ -167,10 +167,10 @@ def _file_name(name: str) -> str:
     return name if name.endswith(".py") and name.isprintable() and "/" not in name else "submission.py"
 
 
-def _checked(data: bytes, exercise_id: str, hand_in: HandIn) -> Message:
-    """The child's message, checked (grader/replay/schema.py), its kernels' texts the hand-in's;
-    SubmissionError when it is not a plan, or when it says the file did not load."""
-    spec = exercise(exercise_id).spec
+def _checked(data: bytes, spec, hand_in: HandIn) -> Message:
+    """The child's message, checked (grader/replay/schema.py) against the exercise's `spec`, its
+    kernels' texts the hand-in's; SubmissionError when it is not a plan, or when it says the
+    file did not load."""
     try:
         message = read_message(
             data, outputs=[a.name for a in spec.outputs], hand_in=hand_in, host_data=spec.answer_from_inputs
