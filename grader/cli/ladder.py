@@ -25,12 +25,13 @@ LESSON_COLUMN_FROM = 120
 
 
 def cmd_list(args) -> int:
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
     out = console()
     standings = my_ladder().standings
-    rows = [[str(s.stage), s.exercise, _state(s.state), s.title, s.lesson] for s in standings]
+    rows = [[str(s.stage), s.exercise, _state(s.state), escape(s.title), escape(s.lesson)] for s in standings]
     columns = ["stage", "id", "status", "title", "lesson"]
     if out.width < LESSON_COLUMN_FROM:
         columns, rows = columns[:-1], [row[:-1] for row in rows]
