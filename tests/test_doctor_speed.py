@@ -12,10 +12,12 @@ import pytest
 
 from grader.checking.check import check_file
 from grader.doctor.checkup import run_checkup
+from grader.exercises import LADDER
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
-SLOW = sorted((TESTS / "doctor_cases" / "slow").glob("*/*.py"))
+SLOW_DIR = TESTS / "doctor_cases" / "slow"
+SLOW = sorted(SLOW_DIR.glob("*/*.py"))
 SPEED_KINDS = ("serial_work", "slow_memory")
 GOOD = sorted(ROOT.glob("solutions/*.py")) + sorted((TESTS / "valid").glob("*/*.py"))
 
@@ -57,3 +59,52 @@ def test_the_estimate_heads_a_passed_check():
     assert result.passed and result.score == result.max_score, result.message
     assert result.warnings[0].startswith("a GPU would likely grade it too slow: kernel `transpose_kernel` writes")
     assert result.mistake == "uncoalesced"
+
+
+ONE_BLOCK_SHORT = '''
+from numba import cuda
+
+
+@cuda.jit
+def add_kernel(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+def launch(a, b, c):
+    add_kernel[1, 128](a, b, c)
+'''
+
+
+@pytest.mark.parametrize("exercise_id", LADDER)
+def test_a_starter_gets_no_speed_estimate(exercise_id):
+    """A learner's first check, on the starter as shipped (a kernel that stores nothing, or a
+    grid of one block): the verdict says what is missing, and no estimate that a GPU would find
+    it too slow ("one block does all the work") sits beside a kernel that did no work."""
+    rows, report, _ = run_checkup(exercise_id, ROOT / "exercises" / f"{exercise_id}.py", seed=7)
+    assert not all(r["verdict"] == "passed" for r in rows)
+    assert not [f.message for f in report.findings if f.kind in SPEED_KINDS]
+
+
+def test_a_grid_left_one_block_short_is_told_its_verdict_not_a_speed_estimate(tmp_path):
+    """The starter with its store written but `blocks = 1` left: the tail of `c` is unwritten,
+    and the hint says to round the block count up; nothing claims one block does all the work."""
+    path = tmp_path / "vector_add.py"
+    path.write_text(ONE_BLOCK_SHORT)
+    result = check_file("vector_add", path, seed=7)
+    assert result.verdict == "unwritten_output" and "round up" in result.hint, result.hint
+    assert result.doctor is not None and result.doctor.ran_on_doctor
+    assert not [f.message for f in result.doctor.findings if f.kind in SPEED_KINDS]
+
+
+def test_the_scan_advice_goes_only_to_a_serial_scan_or_carry():
+    """One block walking a reduction's whole array is told to spread the work over the grid, not
+    how a scan carries between blocks; a serial carry between blocks is told both."""
+    _, reduce_report, _ = run_checkup("reduce_sum", SLOW_DIR / "reduce_sum" / "one_block_grid_stride.py", seed=7)
+    _, scan_report, _ = run_checkup("scan", SLOW_DIR / "scan" / "serial_carry_thread.py", seed=7)
+    (one_block,) = [f for f in reduce_report.findings if f.kind == "serial_work"]
+    (carry,) = [f for f in scan_report.findings if f.kind == "serial_work"]
+    assert "blocks = ceil(n / threads_per_block)" in one_block.fix and "scan" not in one_block.fix
+    assert "blocks' totals" in carry.fix
+    assert "correct" not in one_block.message, "the doctor does not know whether the values are right"
