@@ -61,6 +61,10 @@ SPEC = Spec(
         "start = cuda.grid(1) and stride = cuda.gridsize(1) (the number of threads in the "
         "whole grid). Starting at threadIdx.x alone leaves the other blocks' elements to "
         "nobody.",
+        # the judge's "the grid stops short of the end" would say "launch more blocks": not here
+        "unwritten_tail": "The grid stops short of the end on purpose: keep it, and let each "
+        "thread loop, i = start, start + stride, … while i < n, with start = cuda.grid(1) and "
+        "stride = cuda.gridsize(1) (the number of threads in the whole grid).",
         "too_slow": "Keep the grid `launch` sets (a quarter as many threads as elements, at "
         "most 4096 blocks) and let neighbouring threads take neighbouring elements: start at "
         "cuda.grid(1) and step by cuda.gridsize(1). A thread that walks its own contiguous "

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 from grader.checking.check import check_file
+from grader.exercises import ladder
+from grader.result import MISTAKES, VERDICTS
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent
@@ -50,6 +52,8 @@ def test_hint_is_the_first_findings_fix(exercise_id, name, wanted, unwanted):
         # shfl_up in a reduction: lane 0 doubles its own value, not "1024 threads each add"
         ("warp_reduce", "shuffle_up", "shuffle_direction", "cuda.shfl_down_sync", "threads each add"),
         ("warp_reduce", "result_from_lane_31", "result_lane", "`if lane == 0:`", "shfl_up"),
+        # saxpy keeps its grid on purpose: its unwritten tail wants the loop, not more blocks
+        ("saxpy", "no_loop", "unwritten_tail", "cuda.gridsize(1)", "Launch enough blocks"),
     ],
 )
 def test_the_hint_names_the_mistake_made(exercise_id, name, mistake, wanted, unwanted):
@@ -179,3 +183,37 @@ def test_a_hint_followed_fixes_the_kernel(name, verdict, wanted, unwanted, mista
     fixed.write_text(source.replace(mistake_line, fixed_lines))
     after = check_file("scan", fixed, seed=7, case_timeout=30)
     assert after.passed, after.message
+
+
+def test_an_exercises_hints_are_for_verdicts_and_named_mistakes():
+    """A hint keyed by anything else would never be shown."""
+    for ex in ladder():
+        assert set(ex.spec.hints) <= set(VERDICTS) | set(MISTAKES), (ex.id, set(ex.spec.hints))
+
+
+def test_the_saxpy_starter_is_taught_one_step_at_a_time(tmp_path):
+    """The starter writes `out[i] = x[i]` on a grid a quarter of n: the smallest cases hold wrong
+    values, the larger ones an unwritten tail too. The hint teaches the values first (not "launch
+    more blocks", which this exercise forbids), then the loop; each step followed, the kernel
+    passes."""
+    source = (ROOT / "exercises" / "saxpy.py").read_text()
+    path = tmp_path / "saxpy.py"
+    path.write_text(source)
+    first = check_file("saxpy", path, seed=7)
+    assert first.verdict == "wrong_result" and "alpha * x[i] + y[i]" in first.hint, first.hint
+    assert first.mistake == "", first.mistake  # the values' own case, not the tail of a later one
+    formula = "        out[i] = x[i]  # TODO: out[i] = alpha * x[i] + y[i]\n"
+    assert source.count(formula) == 1
+    source = source.replace(formula, "        out[i] = alpha * x[i] + y[i]\n")
+    path.write_text(source)
+    second = check_file("saxpy", path, seed=7)
+    assert second.verdict == "unwritten_output" and "cuda.gridsize(1)" in second.hint, second.hint
+    assert "Launch enough blocks" not in second.hint
+    guard = "    if i < out.size:\n        out[i] = alpha * x[i] + y[i]\n"
+    assert source.count(guard) == 1
+    path.write_text(
+        source.replace(
+            guard, "    for j in range(i, out.size, cuda.gridsize(1)):\n        out[j] = alpha * x[j] + y[j]\n"
+        )
+    )
+    assert check_file("saxpy", path, seed=7).passed

@@ -14,7 +14,7 @@ from grader import backend as _backend
 from grader.children.stuck import timeout_message
 from grader.doctor.findings import mistake_of
 from grader.exercises import Exercise
-from grader.result import DEFAULT_HINTS, GENERIC_MISTAKES, CaseResult, CheckResult, Speed, telling_case
+from grader.result import DEFAULT_HINTS, CaseResult, CheckResult, Speed, names_no_cause, telling_case
 from grader.settings import SPEED_TIMEOUT, STARTUP_SECONDS, ANSWER_SECONDS
 from grader.steps.cases import PreparedCase
 from grader.steps.execute import Outcome
@@ -72,12 +72,16 @@ def with_speed(result: CheckResult, ex: Exercise, speed: Speed, wrong: str | Non
 
 
 def hint_for(ex: Exercise, verdict: str, failing: CaseResult | None = None, doctor=None) -> str:
-    """What to change, from the first diagnosis that knows: the failing case's own (a doctor
-    finding that became its verdict, a pattern the judge recognised), then the doctor's first
-    finding, then the exercise's hint for the verdict, then the default one. A finding's fix
-    always matches the mistake named, where a verdict's hint only guesses."""
+    """What to change, from the first diagnosis that knows: the exercise's own fix for the
+    mistake the failing case names (saxpy keeps its grid: an unwritten tail there wants a loop,
+    not more blocks), the failing case's own hint (a doctor finding that became its verdict, a
+    pattern the judge recognised), then the doctor's first finding, then the exercise's hint
+    for the verdict, then the default one. A finding's fix always matches the mistake named,
+    where a verdict's hint only guesses."""
     if verdict == "passed":
         return ""
+    if failing is not None and failing.mistake in ex.spec.hints:
+        return ex.spec.hints[failing.mistake]
     if failing is not None and failing.hint:
         return failing.hint
     finding = next((f for f in (doctor.findings if doctor else ()) if f.fix), None)
@@ -121,8 +125,7 @@ def summarise(
         message = f"Case '{failing.name}' {fmt_dims(failing.dims)}: {failing.message}{where}"
     # a first failing case that only says what its output shows ("nothing written") takes its
     # hint and mistake from the first one that names a cause (a guard `< n - 1`)
-    named = failing is None or (failing.mistake and failing.mistake not in GENERIC_MISTAKES)
-    teller = failing if named else (telling_case(case_results) or failing)
+    teller = failing if failing is None or not names_no_cause(failing) else (telling_case(case_results) or failing)
     return CheckResult(
         exercise=ex.id,
         title=ex.spec.title,
