@@ -9,7 +9,7 @@ import pytest
 from grader.course.scores import part_scores
 from grader.exercises import exercise
 from grader.report.data import analyse
-from grader.result import CaseResult, CheckResult, Mismatch, Speed, SpeedDetails
+from grader.result import DEFAULT_HINTS, CaseResult, CheckResult, Mismatch, Speed, SpeedDetails
 from grader.result.doctor import DoctorReport, Finding, KernelReport, SiteReport, mistake_of
 from grader.result.row import ClassRow
 from grader.result.scoring import ALL_OR_NOTHING, PER_CASE, credited
@@ -239,3 +239,31 @@ def test_a_result_is_counted_under_the_finding_its_feedback_names():
     assert telling_mistake(race) == "missing_barrier"
     assert telling_mistake(replace(floor, cases=(case("one", "exception", ""),))) == ""
     assert telling_mistake(replace(guard, cases=guard.cases[:1])) == "nothing_written"
+    # wrong values, or a race the doctor did not see, are their own evidence: not a later tail
+    tail = case("255", "unwritten_output", "unwritten_tail")
+    values = replace(
+        guard, verdict="wrong_result", mistake="", doctor=None, cases=(case("one", "wrong_result", ""), tail)
+    )
+    assert telling_mistake(values) == ""
+    unseen_race = replace(values, verdict="race", cases=(case("one", "race", ""), tail))
+    assert telling_mistake(unseen_race) == ""
+
+
+def test_a_hint_comes_from_a_later_case_only_when_the_first_gave_no_values():
+    """The check's hint: a case that wrote wrong values or raced is taught its own fix (the
+    exercise's hint for its verdict), never the fix of a later case's unwritten tail; a case
+    that launched nothing is taught the later case's ("round the block count up")."""
+    import time
+
+    from grader.checking.verdicts import summarise
+
+    ex = exercise("vector_add")
+    tail = CaseResult("255", {"n": 255}, "unwritten_output", "m", mistake="unwritten_tail", hint="Round up.")
+    for verdict in ("wrong_result", "race", "out_of_bounds"):
+        first = CaseResult("one", {"n": 1}, verdict, "m")
+        result = summarise(ex, "simulator", 7, [first, tail], time.perf_counter())
+        own = ex.spec.hints.get(verdict) or DEFAULT_HINTS[verdict]
+        assert result.hint == own and result.mistake == "", (verdict, result.hint)
+    launched_nothing = CaseResult("one", {"n": 1}, "exception", "m")
+    result = summarise(ex, "simulator", 7, [launched_nothing, tail], time.perf_counter())
+    assert result.hint == "Round up." and result.mistake == "unwritten_tail"

@@ -174,13 +174,20 @@ def _fit_fields(obj, **limits) -> None:
         object.__setattr__(obj, name, _fitted(getattr(obj, name), limit))
 
 
+NO_VALUES = ("exception", "unwritten_output")
+"""Verdicts of a case that gave no values to judge: a later case may show why."""
+
+
 def names_no_cause(case) -> bool:
     """A failing case whose own output names no cause a learner can act on: its mistake is
     generic (nothing written), or it gave no values at all (an exception, a launch that never
-    ran) and names none. A later failing case that names a cause speaks for it (0 blocks at
-    n = 1 fails to launch; at n = 300 the tail is unwritten: "round the block count up"). Wrong
-    values written are their own evidence: that case's hint, not a later case's, applies."""
-    return case.mistake in GENERIC_MISTAKES or (not case.mistake and case.verdict != "wrong_result")
+    ran) and names no mistake and no fix. A later failing case that names a cause speaks for it
+    (0 blocks at n = 1 fails to launch; at n = 300 the tail is unwritten: "round the block count
+    up"). Wrong values, a race, an index out of bounds are their own evidence: that case's
+    hint, not a later case's, applies."""
+    if case.mistake:
+        return case.mistake in GENERIC_MISTAKES
+    return not case.hint and case.verdict in NO_VALUES
 
 
 def telling_case(cases) -> CaseResult | None:
@@ -192,13 +199,13 @@ def telling_case(cases) -> CaseResult | None:
 def telling_mistake(result) -> str:
     """The mistake a class report counts a result under: the finding its feedback names. The
     result's own (its first failing case's, else the doctor's first finding with a fix) unless
-    that one is generic (`GENERIC_MISTAKES`), or missing where no wrong values were written
-    (`names_no_cause`): then `telling_case`'s. A passed
+    that one is generic (`GENERIC_MISTAKES`), or missing where the case gave no values
+    (`NO_VALUES`, as `names_no_cause`): then `telling_case`'s. A passed
     result's is what its first warning measured. "" when nothing names one."""
     named = result.mistake
     if not named and not result.passed and result.doctor:
         named = next((mistake_of(f) for f in result.doctor.findings if f.fix), "")
-    if result.passed or (named and named not in GENERIC_MISTAKES) or (not named and result.verdict == "wrong_result"):
+    if result.passed or (named and named not in GENERIC_MISTAKES) or (not named and result.verdict not in NO_VALUES):
         return named
     case = telling_case(result.cases)
     return case.mistake if case is not None else named
