@@ -83,6 +83,10 @@ SPEC = Spec(
         "unwritten_output": "Every element must be written: launch one block per row "
         "(blocks = rows), and let each thread loop over columns tid, tid + THREADS, ... so "
         "that rows longer than a block are covered.",
+        # columns past the block unwritten: the loop over columns, not more blocks along x
+        "unwritten_region": "One block per row (blocks = rows) covers every row; the columns are "
+        "the threads' to loop over: columns tid, tid + THREADS, ... while < cols, for the max, "
+        "the sum and the output alike, so that rows longer than a block are covered.",
         "race": "A thread read a shared-memory slot before it was written, or after another "
         "thread had overwritten it: a cuda.syncthreads() is missing after filling the shared "
         "array or after a step of a tree.",

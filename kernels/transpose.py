@@ -74,6 +74,14 @@ SPEC = Spec(
         "transactions per warp: go through a shared 32 × 33 tile so that both the reads of "
         "`a` and the writes of `out` run along rows. Without the padding column, reading the "
         "tile down a column puts all 32 threads on one bank.",
+        # whole rows or columns of `out` unwritten: most often the tile's corner left unswapped
+        "unwritten_region": "Check where each block writes its tile of `out`: the tile of "
+        "block (bx, by) comes from row by * TILE and column bx * TILE of `a`, and goes to row "
+        "bx * TILE and column by * TILE of `out` (the corner swapped), and the grid must cover "
+        "`a` along x (its columns) and y (its rows).",
+        "unwritten_stretches": "Each thread of a 32 × 8 block moves 4 rows of its tile: loop "
+        "over ty, ty + 8, ty + 16, ty + 24, both when it fills the tile from `a` and when it "
+        "writes the tile back to `out`.",
         "unwritten_output": "Cover `a` with tiles: blocks = (ceil(n / 32), ceil(m / 32)), x "
         "across the columns of `a`, and each thread of a 32 × 8 block moves 4 rows of the "
         "tile (ty, ty + 8, ty + 16, ty + 24).",

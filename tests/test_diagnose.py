@@ -126,6 +126,27 @@ def test_unwritten_patterns_without_a_launch_record():
     assert diagnose.unwritten("out", never)[2] == "unwritten_tail"
 
 
+def test_unwritten_rows_say_which_fix_their_pattern_points_to():
+    """Whole rows of a 2-D output unwritten: the last ones are a grid that stops short along y
+    (or x and y crossed); the same rows of every stretch are a thread that moves one row of its
+    tile where it owns several; others, blocks that write their tile elsewhere. None of the
+    three speaks of a transpose: an exercise adds its own (kernels/transpose.py)."""
+    never = np.zeros((45, 3), bool)
+    never[32:] = True
+    message, hint, mistake = diagnose.unwritten("out", never)
+    assert mistake == "unwritten_region" and "Rows 32..44" in message
+    assert "blocks along y" in hint and "transpose" not in hint, hint
+    assert "blocks along x" in diagnose.unwritten("out", never.T.copy())[1]
+    holes = np.zeros((45, 3), bool)
+    holes[[r for r in range(45) if r % 32 >= 8]] = True
+    message, hint, mistake = diagnose.unwritten("out", holes)
+    assert mistake == "unwritten_stretches" and "rows 8..31 of each" in message and "loop" in hint, message
+    middle = np.zeros((45, 3), bool)
+    middle[10:20] = True
+    message, hint, mistake = diagnose.unwritten("out", middle)
+    assert mistake == "unwritten_region" and "where each block writes its tile" in hint and "transpose" not in hint
+
+
 @pytest.mark.parametrize(
     "exercise_id, name, verdict, mistake",
     [

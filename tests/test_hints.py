@@ -54,6 +54,13 @@ def test_hint_is_the_first_findings_fix(exercise_id, name, wanted, unwanted):
         ("warp_reduce", "result_from_lane_31", "result_lane", "`if lane == 0:`", "shfl_up"),
         # saxpy keeps its grid on purpose: its unwritten tail wants the loop, not more blocks
         ("saxpy", "no_loop", "unwritten_tail", "cuda.gridsize(1)", "Launch enough blocks"),
+        # softmax keeps one block per row: columns past the block want the loop over columns
+        ("softmax_fused", "one_column_per_thread", "unwritten_region", "tid + THREADS", "blocks along x"),
+        # the same rows of every tile unwritten: each thread moves 4 rows, not the tile's corner
+        ("transpose", "one_row_per_thread", "unwritten_stretches", "ty + 8", "corner"),
+        # the last rows or columns unwritten in a 2-D image: the grid, and no word of a transpose
+        ("rgb_to_gray", "one_block_row", "unwritten_region", "blocks along y", "transpose"),
+        ("rgb_to_gray", "crossed_grid", "unwritten_region", "blocks along x", "transpose"),
     ],
 )
 def test_the_hint_names_the_mistake_made(exercise_id, name, mistake, wanted, unwanted):

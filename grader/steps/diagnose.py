@@ -99,6 +99,36 @@ def unwritten(name: str, never: np.ndarray, report=None) -> tuple[str, str, str]
     return None
 
 
+def _period(lines: np.ndarray) -> int | None:
+    """The stretch (a power of 2) whose pattern of unwritten lines every later stretch repeats,
+    the last one cut short, when some but not all of the first stretch's lines are unwritten."""
+    for period in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        first = lines[:period]
+        if lines.size <= period or not first.any() or first.all():
+            continue
+        if np.array_equal(lines, np.resize(first, lines.size)):
+            return period
+    return None
+
+
+def _region_hint(noun: str, missing: np.ndarray, count: int) -> str:
+    """The fix for whole rows or columns unwritten: the last ones, a grid that stops short along
+    that axis (or x and y crossed); others, blocks writing their tile somewhere else. (An
+    exercise may give its own: transpose's names its swapped tile corner, kernels/transpose.py.)"""
+    axis, along = ("y", "down the rows") if noun == "rows" else ("x", "along a row's columns")
+    if missing[-1] == count - 1 and missing.size == missing[-1] - missing[0] + 1:
+        return (
+            f"The grid stops short of the last {noun}: launch enough blocks along {axis} to cover "
+            f"every one (blocks = ceil({noun} / threads along {axis}), rounded up), and let {axis} "
+            f"run {along} (cuda.grid(2) gives x first)."
+        )
+    return (
+        "Check where each block writes its tile of the output: its first row comes from one "
+        "block index and its first column from the other, and the grid must have enough blocks "
+        "along x and y."
+    )
+
+
 def _unwritten_lines(name: str, never: np.ndarray) -> tuple[str, str, str] | None:
     """Whole rows or whole columns of a 2-D output never written: blocks that do not reach
     them, or that write their tile somewhere else."""
@@ -107,13 +137,21 @@ def _unwritten_lines(name: str, never: np.ndarray) -> tuple[str, str, str] | Non
         lines = never.all(axis=axis)
         missing = np.flatnonzero(lines)
         if missing.size and missing.size < count and np.array_equal(never, np.expand_dims(lines, axis) & never):
+            period = _period(lines)
+            if period is not None:
+                return (
+                    f"The same {noun} are unwritten in every stretch of {period} {noun} of `{name}` "
+                    f"({rows} × {cols}): {noun} {_ranges(np.flatnonzero(lines[:period]))} of each "
+                    f"({int(never.sum())} of {never.size} elements never written).",
+                    f"Every thread must store every one of the {noun} it owns: a thread that moves "
+                    f"several {noun} of its block's tile needs a loop over them (ty, ty + "
+                    "cuda.blockDim.y, …), and no `if` may keep some of them from storing.",
+                    "unwritten_stretches",
+                )
             return (
                 f"{noun.capitalize()} {_ranges(missing)} of `{name}` ({rows} × {cols}) were never "
                 f"written ({int(never.sum())} of {never.size} elements): no block wrote there.",
-                "Check where each block writes its tile of the output: the first row comes from "
-                "one block index and the first column from the other (in a transpose the output "
-                "tile of block (bx, by) starts at row bx * TILE and column by * TILE, the input "
-                "tile's position swapped), and the grid must have enough blocks along x and y.",
+                _region_hint(noun, missing, count),
                 "unwritten_region",
             )
     return None
