@@ -141,6 +141,8 @@ def test_unwritten_rows_say_which_fix_their_pattern_points_to():
     holes[[r for r in range(45) if r % 32 >= 8]] = True
     message, hint, mistake = diagnose.unwritten("out", holes)
     assert mistake == "unwritten_stretches" and "rows 8..31 of each" in message and "loop" in hint, message
+    message, hint, mistake = diagnose.unwritten("out", holes.T.copy())
+    assert mistake == "unwritten_stretches" and "columns 8..31 of each" in message and "tx, tx +" in hint, hint
     middle = np.zeros((45, 3), bool)
     middle[10:20] = True
     message, hint, mistake = diagnose.unwritten("out", middle)

@@ -123,8 +123,8 @@ def summarise(
         said = failing.line and re.search(rf"\bline {failing.line}\b", failing.message)  # named already
         where = f" (line {failing.line}: {failing.source})" if failing.line and not said else ""
         message = f"Case '{failing.name}' {fmt_dims(failing.dims)}: {failing.message}{where}"
-    # a first failing case that only says what its output shows ("nothing written") takes its
-    # hint and mistake from the first one that names a cause (a guard `< n - 1`)
+    # a failing case that names no cause (nothing written, or no values at all) takes its hint
+    # and mistake from the first one that names one (a guard `< n - 1`, blocks rounded down)
     teller = failing if failing is None or not names_no_cause(failing) else (telling_case(case_results) or failing)
     return CheckResult(
         exercise=ex.id,

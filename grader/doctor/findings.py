@@ -90,11 +90,12 @@ def _touched(views, launch) -> tuple[int, int, np.ndarray, float]:
         touched += int(np.count_nonzero((wr >= floor) | (rd >= floor)))
         stores.append(wr[wr >= floor])
         if stores[-1].size:
-            filled = min(filled or 1.0, stores[-1].size / wr.size)
+            share = stores[-1].size / wr.size
+            filled = share if filled is None else min(filled, share)
     stamps = np.concatenate(stores) if stores else np.zeros(0, np.int64)
     block = np.searchsorted(np.asarray(launch.block_starts), stamps >> EPOCH_SHIFT, side="right")
     writer = block * 4096 + ((stamps >> 1) & 2047)
-    return touched, given, np.unique(writer, return_counts=True)[1], filled or 0.0
+    return touched, given, np.unique(writer, return_counts=True)[1], 0.0 if filled is None else filled
 
 
 def _serial_worker(

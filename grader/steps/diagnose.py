@@ -111,6 +111,11 @@ def _period(lines: np.ndarray) -> int | None:
     return None
 
 
+def _tile_loop(noun: str) -> str:
+    """A thread's loop over the rows (or columns) of its block's tile."""
+    return "ty, ty + cuda.blockDim.y" if noun == "rows" else "tx, tx + cuda.blockDim.x"
+
+
 def _region_hint(noun: str, missing: np.ndarray, count: int) -> str:
     """The fix for whole rows or columns unwritten: the last ones, a grid that stops short along
     that axis (or x and y crossed); others, blocks writing their tile somewhere else. (An
@@ -144,8 +149,8 @@ def _unwritten_lines(name: str, never: np.ndarray) -> tuple[str, str, str] | Non
                     f"({rows} × {cols}): {noun} {_ranges(np.flatnonzero(lines[:period]))} of each "
                     f"({int(never.sum())} of {never.size} elements never written).",
                     f"Every thread must store every one of the {noun} it owns: a thread that moves "
-                    f"several {noun} of its block's tile needs a loop over them (ty, ty + "
-                    "cuda.blockDim.y, …), and no `if` may keep some of them from storing.",
+                    f"several {noun} of its block's tile needs a loop over them ({_tile_loop(noun)}, …), "
+                    "and no `if` may keep some of them from storing.",
                     "unwritten_stretches",
                 )
             return (
