@@ -61,22 +61,6 @@ def test_the_estimate_heads_a_passed_check():
     assert result.mistake == "uncoalesced"
 
 
-ONE_BLOCK_SHORT = '''
-from numba import cuda
-
-
-@cuda.jit
-def add_kernel(a, b, c):
-    i = cuda.grid(1)
-    if i < c.size:
-        c[i] = a[i] + b[i]
-
-
-def launch(a, b, c):
-    add_kernel[1, 128](a, b, c)
-'''
-
-
 @pytest.mark.parametrize("exercise_id", LADDER)
 def test_a_starter_gets_no_speed_estimate(exercise_id):
     """A learner's first check, on the starter as shipped (a kernel that stores nothing, or a
@@ -87,12 +71,10 @@ def test_a_starter_gets_no_speed_estimate(exercise_id):
     assert not [f.message for f in report.findings if f.kind in SPEED_KINDS]
 
 
-def test_a_grid_left_one_block_short_is_told_its_verdict_not_a_speed_estimate(tmp_path):
+def test_a_grid_left_one_block_short_is_told_its_verdict_not_a_speed_estimate():
     """The starter with its store written but `blocks = 1` left: the tail of `c` is unwritten,
     and the hint says to round the block count up; nothing claims one block does all the work."""
-    path = tmp_path / "vector_add.py"
-    path.write_text(ONE_BLOCK_SHORT)
-    result = check_file("vector_add", path, seed=7)
+    result = check_file("vector_add", TESTS / "submissions" / "vector_add" / "one_block_grid.py", seed=7)
     assert result.verdict == "unwritten_output" and "round up" in result.hint, result.hint
     assert result.doctor is not None and result.doctor.ran_on_doctor
     assert not [f.message for f in result.doctor.findings if f.kind in SPEED_KINDS]
